@@ -1,0 +1,209 @@
+"""``python -m engine``: run, presets, theory, list, export.
+
+Exit codes: 0 success; 2 bad input (one clear line on stderr, traceback only with
+``--debug``); 3 the run diverged; 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DIVERGED = 0, 1, 2, 3
+
+
+class BadInputError(Exception):
+    """User error: printed as one line, exit code 2."""
+
+
+def _parse_sets(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise BadInputError(f"--set expects key=value (e.g. optim.eta_y=10), got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _load_config(args: argparse.Namespace) -> Any:
+    from .config import RunConfig
+    from .presets import get_preset
+
+    if bool(args.config) == bool(args.preset):
+        raise BadInputError("give exactly one of --config FILE or --preset NAME (see `python -m engine presets`)")
+    if args.config:
+        path = Path(args.config)
+        if not path.is_file():
+            raise BadInputError(f"config file {path} does not exist")
+        cfg = RunConfig.from_json(path.read_text())
+    else:
+        cfg = get_preset(args.preset).config
+    return cfg.with_overrides(_parse_sets(args.set or []))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .export import export_run
+    from .runner import RunJob
+    from .store import RunStore
+
+    cfg = _load_config(args)
+    store = RunStore(args.data_dir)
+    job = RunJob(cfg, store, name=args.name)
+    bar = tqdm(total=cfg.optim.steps, unit="step", disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr)
+    first: dict[str, np.ndarray] = {}
+    last: dict[str, np.ndarray] = {}
+
+    def on_snapshot(s: Any) -> None:
+        if not first:
+            first.update(s.scalars)
+        last.clear()
+        last.update(s.scalars)
+        bar.update(s.step - bar.n)
+
+    t0 = time.perf_counter()
+    status = job.run(on_snapshot=on_snapshot)
+    wall = time.perf_counter() - t0
+    bar.close()
+    files = export_run(store, job.run_id, args.out, args.format) if args.out else []
+    if not args.quiet:
+        print(summary(job, status, wall, first, last, files))
+    return EXIT_DIVERGED if status == "diverged" else EXIT_OK
+
+
+def summary(job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path]) -> str:
+    from . import theory
+
+    cfg, pb = job.cfg, job.trainer.problem
+    steps = job.step
+    lines = [
+        f"run {job.run_id}  {cfg.name or ''}  status={status}" + (f"  ({job.message})" if job.message else ""),
+        f"device {job.device}  replicas {job.trainer.R}  steps {steps}  wall {wall:.2f}s  "
+        f"{steps / wall if wall > 0 else float('inf'):.0f} steps/s",
+        f"data: K={pb.K} classes, Q={pb.Q} queries, M={pb.M} tokens ({pb.M_ctx} contextual), T={cfg.data.T}",
+    ]
+    if first and last:
+        lines.append(f"{'metric':<20}{'step 0':>12}{f'step {steps}':>12}   (mean over replicas and classes)")
+        for k in ("loss", "accuracy", "entropy_distinct", "entropy_all", "common_mass", "B_hat", "dz_dominant",
+                  "share_distinct_up", "share_common_down"):
+            lines.append(f"{k:<20}{np.nanmean(first[k]):>12.4f}{np.nanmean(last[k]):>12.4f}")
+    eta_y = cfg.lr_pairs[0][0]
+    lines.append(f"theory (M={pb.M}, K={pb.K}, η_Y={eta_y:g}): t'_0 = {theory.t0_prime(pb.M, pb.K, eta_y):.2f}, "
+                 f"t_0 = {theory.t0(pb.M, pb.K, eta_y):.2f} (batch-size-1 gradient-flow time, science §2.8)")
+    lines += [f"wrote {p}" for p in files]
+    return "\n".join(lines)
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    from .presets import load_presets
+
+    for p in load_presets().values():
+        print(f"{p.name:<26}{p.title}\n{'':<26}{p.description}")
+    return EXIT_OK
+
+
+def cmd_theory(args: argparse.Namespace) -> int:
+    from . import theory
+
+    for name in ("M", "K"):
+        if getattr(args, name) < (2 if name == "M" else 1):
+            raise BadInputError(f"--{name} must be ≥ {2 if name == 'M' else 1}")
+    t = np.asarray(args.t, dtype=float)
+    if (t < 0).any():
+        raise BadInputError("--t values must be ≥ 0")
+    kw = dict(M=args.M, K=args.K, eta_y=args.eta_y, eta_z=args.eta_z, C0=args.C0)
+    B = theory.B_exact(t, **kw)
+    out = {"M": args.M, "K": args.K, "eta_y": args.eta_y, "eta_z": args.eta_z, "C0": args.C0,
+           "t": t.tolist(), "B_n": np.atleast_1d(B).tolist(),
+           "t0_prime": theory.t0_prime(args.M, args.K, args.eta_y), "t0": theory.t0(args.M, args.K, args.eta_y)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"t'_0 = {out['t0_prime']:.4f}   t_0 = {out['t0']:.4f}")
+        for ti, bi in zip(out["t"], out["B_n"], strict=True):
+            print(f"t = {ti:<12g} B_n = {bi:.6f}")
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .store import RunStore
+
+    runs = RunStore(args.data_dir).list_runs()
+    if not runs:
+        print("no runs stored yet")
+    for r in runs:
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created"]))
+        print(f"{r['id']}  {stamp}  {r['status']:<11} step {r['last_step'] if r['last_step'] is not None else '-':<8} "
+              f"{r['name']}")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import export_run
+    from .store import RunStore
+
+    store = RunStore(args.data_dir)
+    if store.get_run(args.run_id) is None:
+        raise BadInputError(f"no stored run {args.run_id!r} (see `python -m engine list`)")
+    for p in export_run(store, args.run_id, args.out, args.format):
+        print(f"wrote {p}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m engine", description="Scan & Snap lab engine")
+    ap.add_argument("--debug", action="store_true", help="show tracebacks")
+    ap.add_argument("--data-dir", default=None, help="run store directory (default $SCANSNAP_DATA_DIR or ./data)")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="train a config or preset and store it")
+    r.add_argument("--config", help="config JSON file")
+    r.add_argument("--preset", help="preset name")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override, e.g. optim.eta_y=10")
+    r.add_argument("--out", help="also export config.json, trajectory and scalars here")
+    r.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    r.add_argument("--name")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_run)
+    sub.add_parser("presets", help="list presets").set_defaults(func=cmd_presets)
+    t = sub.add_parser("theory", help="Theorem 4's B_n(t), t'_0 and t_0")
+    t.add_argument("--M", type=int, required=True)
+    t.add_argument("--K", type=int, default=1)
+    t.add_argument("--eta-y", type=float, default=1.0)
+    t.add_argument("--eta-z", type=float, default=1.0)
+    t.add_argument("--C0", type=float, default=1.0)
+    t.add_argument("--t", type=float, nargs="+", required=True)
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=cmd_theory)
+    sub.add_parser("list", help="list stored runs").set_defaults(func=cmd_list)
+    e = sub.add_parser("export", help="export a stored run")
+    e.add_argument("run_id")
+    e.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    e.add_argument("--out", required=True)
+    e.set_defaults(func=cmd_export)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .config import ConfigError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (BadInputError, ConfigError, ValueError) as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as e:
+        if args.debug:
+            raise
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_ERROR

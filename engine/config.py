@@ -1,0 +1,275 @@
+"""One frozen, validated run configuration (pydantic v2).
+
+Every field is checked on creation; unknown keys are rejected.  ``RunConfig`` round-trips
+through JSON (``to_json`` / ``from_json``) and through flat ``key=value`` pairs
+(``with_overrides``), which is what the CLI's ``--set`` and the dashboard's URL use.
+Errors are re-raised as :class:`ConfigError` whose message names the field, the value and
+what is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+PositiveFloat = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+MAX_VOCAB = 200_000
+MAX_T = 10**9
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message says what is wrong and what is allowed."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+class DataConfig(_Frozen):
+    """Sequence classes: the paper's ``Dataset2`` generator or an explicit P(l|n) table.
+
+    Generator layout (science §1.3): ``num_common`` global common tokens, then
+    ``num_common_per_last``·num_last per-query common tokens, then ``num_distinct_per_next``
+    distinct tokens per class; K = num_last · num_next_per_last classes.
+    Table mode: ``table`` is K×M_ctx with P(l|n) (rows are normalised), ``psi[n]`` the query
+    index of class n.
+    """
+
+    source: Literal["generator", "table"] = "generator"
+    num_last: int = Field(2, ge=1, le=1000)
+    num_next_per_last: int = Field(1, ge=1, le=1000)
+    num_common: int = Field(10, ge=0, le=MAX_VOCAB)
+    num_common_per_last: int = Field(0, ge=0, le=MAX_VOCAB)
+    num_distinct_per_next: int = Field(10, ge=1, le=MAX_VOCAB)
+    distinct_weights: Literal["linspace", "uniform", "zipf", "dirichlet"] = "linspace"
+    distinct_min: float = Field(0.1, gt=0, le=1e6, allow_inf_nan=False)
+    distinct_max: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
+    zipf_s: float = Field(1.0, ge=0, le=10, allow_inf_nan=False)
+    dirichlet_alpha: float = Field(1.0, gt=0, le=1e3, allow_inf_nan=False)
+    dirichlet_seed: int = Field(0, ge=0, le=2**31 - 1)
+    common_weight: float = Field(1.0, ge=0, le=1e6, allow_inf_nan=False)
+    table: tuple[tuple[float, ...], ...] | None = None
+    psi: tuple[int, ...] | None = None
+    T: int | Literal["inf"] = 128
+    layout: Literal["paper", "compact"] = "paper"
+
+    @field_validator("T", mode="before")
+    @classmethod
+    def _parse_T(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.strip().lower() in {"inf", "infinity", "∞"}:
+            return "inf"
+        if isinstance(v, float) and math.isinf(v) and v > 0:
+            return "inf"
+        if isinstance(v, int | float | str) and not isinstance(v, bool):
+            try:
+                iv = int(str(v))
+            except ValueError:
+                raise ValueError(f"T must be an integer from 2 to {MAX_T} or 'inf'") from None
+            if not 2 <= iv <= MAX_T:
+                raise ValueError(f"T must be an integer from 2 to {MAX_T} or 'inf'")
+            return iv
+        raise ValueError(f"T must be an integer from 2 to {MAX_T} or 'inf'")
+
+    @model_validator(mode="after")
+    def _check(self) -> DataConfig:
+        if self.source == "generator":
+            if self.table is not None or self.psi is not None:
+                raise ValueError("table/psi are only allowed with source='table'")
+            if self.distinct_weights == "linspace" and self.distinct_min > self.distinct_max:
+                raise ValueError(
+                    f"distinct_min={self.distinct_min} must be ≤ distinct_max={self.distinct_max}"
+                )
+            return self
+        _check_table(self.table, self.psi)
+        return self
+
+    @property
+    def infinite_T(self) -> bool:
+        return self.T == "inf"
+
+
+def _check_table(table: tuple[tuple[float, ...], ...] | None, psi: tuple[int, ...] | None) -> None:
+    if not table:
+        raise ValueError("source='table' needs a non-empty table (K rows × M_ctx columns of P(l|n))")
+    width = len(table[0])
+    if width < 1 or width > MAX_VOCAB:
+        raise ValueError(f"table rows must have 1..{MAX_VOCAB} columns, got {width}")
+    for n, row in enumerate(table):
+        if len(row) != width:
+            raise ValueError(f"table row {n} has {len(row)} columns; every row needs {width}")
+        bad = [x for x in row if not math.isfinite(x) or x < 0]
+        if bad:
+            raise ValueError(f"table row {n} has {bad[0]!r}: entries must be finite and ≥ 0")
+        if sum(row) <= 0:
+            raise ValueError(f"table row {n} has no positive mass: every class needs P(l|n) > 0 somewhere")
+    if psi is None or len(psi) != len(table):
+        raise ValueError(f"psi must list the query index of each of the {len(table)} classes")
+    if min(psi) < 0:
+        raise ValueError("psi entries are query indices and must be ≥ 0")
+    if sorted(set(psi)) != list(range(max(psi) + 1)):
+        raise ValueError("psi must use every query index 0..Q-1 at least once")
+
+
+class ModelConfig(_Frozen):
+    """``yz``: sampled finite-T contexts; ``yz-meanfield``: T→∞ expected dynamics over all
+    classes (``meanfield_decoder='lemma3'`` keeps Y in span(F) as the paper's analysis does);
+    ``standard``: embeddings U, W_Q, W_K, W_V (d dims) with ℓ2 normalisation."""
+
+    kind: Literal["yz", "yz-meanfield", "standard"] = "yz"
+    meanfield_decoder: Literal["plain", "lemma3"] = "plain"
+    d: int = Field(64, ge=1, le=4096)
+    init: Literal["zero", "torch-default", "normal"] = "zero"
+    init_std: float = Field(0.01, gt=0, le=10, allow_inf_nan=False)
+    dtype: Literal["float32", "float64"] = "float32"
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelConfig:
+        if self.kind == "standard" and self.init == "zero":
+            raise ValueError("init='zero' is a saddle point of the standard model: use 'torch-default' or 'normal'")
+        return self
+
+
+class OptimConfig(_Frozen):
+    """Two optimisers as in the paper's code: one on Y (η_Y), one on Z (η_Z)."""
+
+    method: Literal["sgd", "adam"] = "sgd"
+    eta_y: PositiveFloat = 1.0
+    eta_z: PositiveFloat = 1.0
+    momentum: float = Field(0.9, ge=0, lt=1)
+    beta1: float = Field(0.9, ge=0, lt=1)
+    beta2: float = Field(0.999, ge=0, lt=1)
+    eps: float = Field(1e-8, gt=0, le=1)
+    weight_decay: float = Field(0.0, ge=0, le=10, allow_inf_nan=False)
+    batch: int = Field(128, ge=1, le=65536)
+    steps: int = Field(100, ge=0, le=10**7)
+
+
+class ReplicaConfig(_Frozen):
+    """Replicas trained together on one replica axis: every (η_Y, η_Z) pair × every seed.
+    ``lr_pairs=None`` uses the optimiser's single (η_Y, η_Z)."""
+
+    seeds: tuple[int, ...] = Field((1,), min_length=1, max_length=1024)
+    lr_pairs: tuple[tuple[PositiveFloat, PositiveFloat], ...] | None = Field(None, min_length=1, max_length=4096)
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        if any(s < 0 or s > 2**31 - 1 for s in v):
+            raise ValueError(f"seeds must be integers in [0, {2**31 - 1}]")
+        return v
+
+
+class SnapshotConfig(_Frozen):
+    """Snapshot schedule: every ``linear_every`` steps plus ``log_count`` log-spaced steps,
+    thinned to at most ``max_count`` (step 0 and the last step always included)."""
+
+    linear_every: int | None = Field(None, ge=1)
+    log_count: int = Field(60, ge=0, le=2000)
+    max_count: int = Field(300, ge=2, le=2000)
+
+
+class RunConfig(_Frozen):
+    name: str = Field("", max_length=200)
+    data: DataConfig = DataConfig()
+    model: ModelConfig = ModelConfig()
+    optim: OptimConfig = OptimConfig()
+    replicas: ReplicaConfig = ReplicaConfig()
+    snapshots: SnapshotConfig = SnapshotConfig()
+
+    @property
+    def lr_pairs(self) -> list[tuple[float, float]]:
+        return list(self.replicas.lr_pairs or [(self.optim.eta_y, self.optim.eta_z)])
+
+    @property
+    def n_replicas(self) -> int:
+        return len(self.lr_pairs) * len(self.replicas.seeds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunConfig:
+        try:
+            return cls.model_validate(d)
+        except ValidationError as e:
+            raise ConfigError(format_validation_error(e)) from None
+
+    @classmethod
+    def from_json(cls, text: str) -> RunConfig:
+        try:
+            d = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise ConfigError(f"config is not valid JSON: {e}") from None
+        if not isinstance(d, dict):
+            raise ConfigError("config JSON must be an object with keys: " + ", ".join(RunConfig.model_fields))
+        return cls.from_dict(d)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> RunConfig:
+        """Apply dotted overrides, e.g. ``{"optim.eta_y": "10", "data.T": "inf"}``."""
+        d = self.to_dict()
+        for key, value in overrides.items():
+            set_dotted(d, key, value)
+        return RunConfig.from_dict(d)
+
+
+def set_dotted(d: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``d["a"]["b"] = parse(value)`` for key ``"a.b"``; unknown paths raise ConfigError."""
+    parts = key.split(".")
+    node: Any = d
+    for i, part in enumerate(parts):
+        if not isinstance(node, dict) or part not in node:
+            where = ".".join(parts[:i]) or "config"
+            allowed = ", ".join(sorted(node)) if isinstance(node, dict) else "(none)"
+            raise ConfigError(f"unknown key {key!r}: {where} has keys {allowed}")
+        if i == len(parts) - 1:
+            node[part] = parse_value(value)
+        else:
+            node = node[part]
+
+
+def parse_value(value: Any) -> Any:
+    """Strings from a command line or URL: JSON if it parses ("10", "[1,2]", "null"), else the text."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        return value
+
+
+def format_validation_error(e: ValidationError) -> str:
+    """One line per problem: ``field = value: what is allowed``."""
+    lines = []
+    for err in e.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+        loc = loc or "config"
+        value = err.get("input")
+        shown = repr(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            parent = loc.rsplit(".", 1)[0] if "." in loc else ""
+            msg = f"unknown key; allowed keys: {', '.join(_allowed_keys(parent))}"
+            lines.append(f"{loc}: {msg}")
+            continue
+        msg = msg.removeprefix("Value error, ")
+        lines.append(f"{loc} = {shown}: {msg}")
+    return "; ".join(lines)
+
+
+def _allowed_keys(parent: str) -> list[str]:
+    model: type[BaseModel] = RunConfig
+    for part in filter(None, parent.split(".")):
+        ann = model.model_fields[part].annotation
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return []
+        model = ann
+    return list(model.model_fields)

@@ -1,0 +1,34 @@
+"""Device choice: CUDA when present (and allowed), else CPU; described in every run's metadata."""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+import torch
+
+
+def resolve_device(preference: str = "auto") -> torch.device:
+    """'auto' → cuda if available else cpu; 'cuda' without a GPU is an error with a clear message."""
+    if preference == "cpu":
+        return torch.device("cpu")
+    if preference == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device='cuda' was asked for but no CUDA GPU is available; use 'auto' or 'cpu'")
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def describe_device(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda:{device.index or 0} ({torch.cuda.get_device_name(device)})"
+    return f"cpu ({torch.get_num_threads()} threads)"
+
+
+def library_versions() -> dict[str, str]:
+    import numpy
+
+    return {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "platform": platform.platform(),
+    }

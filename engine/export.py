@@ -1,0 +1,155 @@
+"""Tidy exports of a stored run (pandas + pyarrow).
+
+Statics the engine writes per run: ``P`` (K×M float64, P(l|n)), ``psi`` (K int, the
+vocabulary id ψ(n) of each class's query token), ``query_tokens`` (Q int; row q of the
+stored z arrays is token ``query_tokens[q]``) and ``token_kind`` (K×M int8: 0 = not in
+supp(n), 1 = distinct token of n, 2 = common token).  Snapshots use one of two layouts:
+
+* full: ``z`` (R×Q×M float32, the query rows of Z) and ``c`` (R×K×M float32, c_n);
+* top-k: ``topk_idx`` (R×K×k int32 token ids), ``topk_c`` and ``topk_z`` (R×K×k float32).
+
+:func:`trajectory_frame` gives one row per (step, replica, n, l): for the full layout
+l ranges over supp(n) only; for top-k every stored entry is kept (negative ids are
+padding and dropped; a stored token outside supp(n) has ``kind`` missing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+FORMATS = ("parquet", "csv")
+KIND_CATEGORIES = ("distinct", "common")
+_KIND_DTYPE = pd.CategoricalDtype(list(KIND_CATEGORIES))
+TRAJECTORY_DTYPES: dict[str, Any] = {
+    "step": np.int64, "replica": np.int32, "m": np.int32, "n": np.int32, "l": np.int32,
+    "kind": _KIND_DTYPE, "P": np.float64, "z": np.float32, "c": np.float32,
+}
+REQUIRED_STATICS = ("P", "psi", "query_tokens", "token_kind")
+
+
+def _empty_trajectory() -> pd.DataFrame:
+    return pd.DataFrame({k: pd.Series([], dtype=v) for k, v in TRAJECTORY_DTYPES.items()})
+
+
+def _kind(codes: np.ndarray) -> pd.Categorical:
+    # token_kind 1 -> "distinct" (code 0), 2 -> "common" (code 1), anything else -> missing
+    c = np.asarray(codes, dtype=np.int64)
+    cat_codes = np.where((c == 1) | (c == 2), c - 1, -1)
+    return pd.Categorical.from_codes(cat_codes, dtype=_KIND_DTYPE)
+
+
+def _query_rows(psi: np.ndarray, query_tokens: np.ndarray) -> np.ndarray:
+    """Row q of the z arrays for each class n (query_tokens[q] == psi[n])."""
+    order = np.argsort(query_tokens, kind="stable")
+    pos = np.clip(np.searchsorted(query_tokens[order], psi), 0, len(order) - 1)
+    rows = order[pos]
+    bad = query_tokens[rows] != psi
+    if bad.any():
+        raise ValueError(f"psi of classes {np.flatnonzero(bad).tolist()[:10]} is not among "
+                         "the stored query_tokens")
+    return rows
+
+
+def _frame(step: int, replica: np.ndarray, n: np.ndarray, l_: np.ndarray, st: dict,
+           z: np.ndarray, c: np.ndarray) -> dict[str, Any]:
+    # a top-k token beyond the columns of P/token_kind has P = 0 and no kind
+    P, kind = st["P"], st["token_kind"]
+    inside = l_ < P.shape[1]
+    lc = np.where(inside, l_, 0)
+    return {"step": np.full(len(n), step, dtype=np.int64), "replica": replica,
+            "m": st["psi"][n], "n": n, "l": l_, "kind": np.where(inside, kind[n, lc], 0),
+            "P": np.where(inside, P[n, lc], 0.0), "z": z, "c": c}
+
+
+def trajectory_frame(store: Any, run_id: str) -> pd.DataFrame:
+    """Tidy per-token trajectories: step, replica, m, n, l, kind, P, z, c (see module doc)."""
+    steps = store.steps(run_id)
+    if not steps:
+        return _empty_trajectory()
+    st = store.statics(run_id)
+    missing = [k for k in REQUIRED_STATICS if k not in st]
+    if missing:
+        raise ValueError(f"run {run_id} lacks the statics {missing} needed for a trajectory")
+    st["psi"] = np.asarray(st["psi"], dtype=np.int64)
+    qrow = _query_rows(st["psi"], np.asarray(st["query_tokens"], dtype=np.int64))
+    supp_n, supp_l = np.nonzero(np.asarray(st["token_kind"]) != 0)  # row-major: n, then l
+    parts: list[dict[str, Any]] = []
+    for step in steps:
+        snap = store.snapshot(run_id, step)
+        if "z" in snap and "c" in snap:
+            z, c = snap["z"], snap["c"]
+            R, S = z.shape[0], len(supp_n)
+            parts.append(_frame(step, np.repeat(np.arange(R), S), np.tile(supp_n, R),
+                                np.tile(supp_l, R), st, z[:, qrow[supp_n], supp_l].ravel(),
+                                c[:, supp_n, supp_l].ravel()))
+        elif "topk_idx" in snap:
+            idx = np.asarray(snap["topk_idx"], dtype=np.int64)
+            R, K, _ = idx.shape
+            rep = np.broadcast_to(np.arange(R)[:, None, None], idx.shape).ravel()
+            n = np.broadcast_to(np.arange(K)[None, :, None], idx.shape).ravel()
+            l_, keep = idx.ravel(), idx.ravel() >= 0
+            parts.append(_frame(step, rep[keep], n[keep], l_[keep], st,
+                                snap["topk_z"].ravel()[keep], snap["topk_c"].ravel()[keep]))
+        else:
+            raise ValueError(f"snapshot {step} of run {run_id} has neither z/c nor topk_* arrays "
+                             f"(has {sorted(snap)})")
+    cols = {k: np.concatenate([p[k] for p in parts]) for k in TRAJECTORY_DTYPES}
+    cols["kind"] = _kind(cols["kind"])
+    out = pd.DataFrame(cols)
+    return out.astype({k: v for k, v in TRAJECTORY_DTYPES.items() if k != "kind"})
+
+
+def scalars_frame(store: Any, run_id: str) -> pd.DataFrame:
+    """step (int64), replica (int32), n (Int64), metric (string), value (float64)."""
+    df = store.scalars(run_id)
+    return pd.DataFrame({
+        "step": df["step"].to_numpy(dtype=np.int64),
+        "replica": df["replica"].to_numpy(dtype=np.int32),
+        "n": df["n"].astype("Int64").array,
+        "metric": df["metric"].astype("string").array,
+        "value": df["value"].to_numpy(dtype=np.float64),
+    })
+
+
+def _atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_table(df: pd.DataFrame, path: Path, fmt: str) -> Path:
+    if fmt == "parquet":
+        return _atomic_write(path, lambda p: df.to_parquet(p, engine="pyarrow", index=False))
+    return _atomic_write(path, lambda p: df.to_csv(p, index=False))
+
+
+def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
+    """Write config.json, trajectory.<fmt> and scalars.<fmt> into ``out_dir``; each file is
+    written to a temporary name in the same directory and moved into place atomically."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
+    run = store.get_run(run_id)
+    if run is None:
+        raise KeyError(f"no run {run_id!r}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    config = json.dumps(json.loads(run["config_json"]), indent=2) + "\n"
+    return [
+        _atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),
+        _write_table(trajectory_frame(store, run_id), out / f"trajectory.{fmt}", fmt),
+        _write_table(scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
+    ]

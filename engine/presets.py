@@ -1,0 +1,43 @@
+"""Named presets: ``assets/presets/<name>.json`` = {title, order, description, config}."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .config import ConfigError, RunConfig
+
+PRESET_DIR = Path(__file__).resolve().parent.parent / "assets" / "presets"
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    title: str
+    description: str
+    config: RunConfig
+    order: int = 100
+
+
+@lru_cache(maxsize=1)
+def load_presets(directory: str = str(PRESET_DIR)) -> dict[str, Preset]:
+    """All presets, sorted by their ``order``; a malformed file raises ConfigError naming it."""
+    out = []
+    for path in sorted(Path(directory).glob("*.json")):
+        try:
+            raw = json.loads(path.read_text())
+            cfg = RunConfig.from_dict(raw["config"])
+        except (ConfigError, KeyError, json.JSONDecodeError) as e:
+            raise ConfigError(f"preset {path.name} is invalid: {e}") from None
+        out.append(Preset(path.stem, raw.get("title", path.stem), raw.get("description", ""), cfg,
+                          int(raw.get("order", 100))))
+    return {p.name: p for p in sorted(out, key=lambda p: (p.order, p.name))}
+
+
+def get_preset(name: str) -> Preset:
+    presets = load_presets()
+    if name not in presets:
+        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(presets)}")
+    return presets[name]

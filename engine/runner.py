@@ -1,0 +1,138 @@
+"""Where training meets storage: run a config, write its snapshots to the run store.
+
+The trainer never does I/O; :class:`RunJob` owns one trainer and one store run, advances in
+short chunks (so pause/stop act within a fraction of a second), and writes every scheduled
+snapshot in its own transaction.  Final statuses: finished, stopped, diverged, failed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .config import RunConfig
+from .device import describe_device, library_versions
+from .store import RunStore
+from .train import DivergedError, Snapshot, Trainer
+
+CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
+
+
+@dataclass
+class RunControl:
+    """Thread-safe controls for a running job (the dashboard's buttons end up here).
+
+    ``paused`` blocks training; ``grant_steps(n)`` lets a paused run take n steps;
+    ``max_steps_per_s`` throttles a run so a lecture can follow it."""
+
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    pause_event: threading.Event = field(default_factory=threading.Event)
+    max_steps_per_s: float | None = None
+    _granted: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def pause(self) -> None:
+        self.pause_event.set()
+
+    def resume(self) -> None:
+        self.pause_event.clear()
+
+    @property
+    def paused(self) -> bool:
+        return self.pause_event.is_set()
+
+    def grant_steps(self, n: int) -> None:
+        with self._lock:
+            self._granted += max(0, int(n))
+
+    def allowance(self, wanted: int) -> int:
+        """How many of ``wanted`` steps may run now (all, unless paused)."""
+        if not self.paused:
+            return wanted
+        with self._lock:
+            take = min(wanted, self._granted)
+            self._granted -= take
+            return take
+
+
+class RunJob:
+    """One run: a trainer plus its row in the store (created in the constructor)."""
+
+    def __init__(self, cfg: RunConfig, store: RunStore, name: str | None = None, owner: str | None = None,
+                 status: str = "running"):
+        self.cfg = cfg
+        self.store = store
+        self.trainer = Trainer(cfg)
+        self.device = describe_device(self.trainer.device)
+        self.run_id = store.create_run(name or cfg.name or "run", cfg.to_json(), self.device, library_versions(),
+                                       owner=owner, statics=self.trainer.statics(), status=status)
+        self.status = status
+        self.message: str | None = None
+
+    @property
+    def step(self) -> int:
+        return self.trainer.step_count
+
+    def run(self, control: RunControl | None = None,
+            on_snapshot: Callable[[Snapshot], None] | None = None) -> str:
+        """Train to the end (or until stopped); returns the final status."""
+        control = control or RunControl()
+        self._set_status("running")
+        try:
+            for target in self.trainer.schedule:
+                if not self._advance_to(int(target), control):
+                    self._set_status("stopped", f"stopped at step {self.step}")
+                    return self.status
+                snap = self.trainer.snapshot()
+                self.store.append_snapshot(self.run_id, snap.step, snap.arrays, snap.scalar_rows())
+                if on_snapshot:
+                    on_snapshot(snap)
+        except DivergedError as e:
+            self._set_status("diverged", str(e))
+            return self.status
+        except Exception as e:
+            self._set_status("failed", f"{type(e).__name__}: {e}")
+            raise
+        self._set_status("finished")
+        return self.status
+
+    def _advance_to(self, target: int, control: RunControl) -> bool:
+        """Step until ``target``, honouring stop/pause/throttle; False when stopped."""
+        chunk = 1
+        while self.step < target:
+            if control.stop_event.is_set():
+                return False
+            n = control.allowance(min(chunk, target - self.step))
+            if n == 0:
+                if self.status != "paused":
+                    self._set_status("paused")
+                control.stop_event.wait(0.05)
+                continue
+            if self.status != "running":
+                self._set_status("running")
+            t0 = time.perf_counter()
+            self.trainer.advance(n)
+            dt = time.perf_counter() - t0
+            if control.max_steps_per_s:
+                time.sleep(max(0.0, n / control.max_steps_per_s - dt))
+                chunk = max(1, int(control.max_steps_per_s * CHUNK_SECONDS))
+            else:
+                chunk = max(1, min(10_000, int(chunk * CHUNK_SECONDS / max(dt, 1e-6)))) if dt > 0 else chunk * 2
+        return True
+
+    def _set_status(self, status: str, message: str | None = None) -> None:
+        self.status, self.message = status, message
+        self.store.set_status(self.run_id, status, message)
+
+
+def run_config(cfg: RunConfig, store: RunStore, name: str | None = None,
+               on_snapshot: Callable[[Snapshot], None] | None = None) -> tuple[str, str]:
+    """Run ``cfg`` to completion in this thread; returns (run_id, final status)."""
+    job = RunJob(cfg, store, name=name)
+    status = job.run(on_snapshot=on_snapshot)
+    return job.run_id, status

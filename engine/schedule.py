@@ -1,0 +1,33 @@
+"""Snapshot schedules: linear and log-spaced steps with a bounded count per run."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import SnapshotConfig
+
+
+def snapshot_steps(steps: int, cfg: SnapshotConfig) -> np.ndarray:
+    """Sorted unique steps in [0, steps]: 0 and ``steps``, ``log_count`` log-spaced steps, and
+    every ``linear_every``-th step, thinned evenly so that at most ``max_count`` remain
+    (log-spaced steps are kept first: they carry the early, fast part of the dynamics)."""
+    ends = np.array([0, steps])
+    log = np.unique(np.round(np.logspace(0, np.log10(max(steps, 1)), cfg.log_count)).astype(np.int64))
+    log = log[(log > 0) & (log <= steps)] if cfg.log_count else np.array([], dtype=np.int64)
+    lin = np.arange(0, steps + 1, cfg.linear_every) if cfg.linear_every else np.array([], dtype=np.int64)
+    keep = np.unique(np.concatenate([ends, log])).astype(np.int64)
+    if len(keep) > cfg.max_count:
+        keep = _thin(keep, cfg.max_count)
+    room = cfg.max_count - len(keep)
+    extra = np.setdiff1d(lin, keep)
+    if room > 0 and len(extra):
+        keep = np.union1d(keep, _thin(extra, room) if len(extra) > room else extra)
+    return keep.astype(np.int64)
+
+
+def _thin(values: np.ndarray, count: int) -> np.ndarray:
+    """``count`` values spread evenly over ``values`` (first and last kept)."""
+    if count >= len(values):
+        return values
+    idx = np.unique(np.round(np.linspace(0, len(values) - 1, count)).astype(np.int64))
+    return values[idx]

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Everything CI gates on: lint, type check of engine/, then the whole pytest suite (nothing skipped).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+echo "== ruff"; .venv/bin/ruff check .
+echo "== mypy engine/"; .venv/bin/mypy engine
+echo "== pytest"; .venv/bin/python -m pytest "$@"
