@@ -128,7 +128,9 @@ def build_problem(cfg: DataConfig) -> Problem:
 class ContextSampler:
     """Draws mini-batches (classes n ~ Uniform[K], counts x ~ Multinomial(T−1, P(·|n))).
 
-    One numpy Generator per seed, so a seed fixes the data stream whatever else the run does.
+    A seed fixes the data stream whatever else the run does.  Classes and contexts come from
+    two independent streams spawned from the seed, so runs that differ only in T see the same
+    class sequence (finite-T runs can then be compared with T = ∞ sample by sample).
     Counts are drawn by the cheaper exact method: inverse-CDF draws + bincount when
     T−1 ≤ M_ctx/4 (O(T) per sample), else numpy's conditional-binomial multinomial (O(M) per
     sample, independent of T).  No B×T×M one-hot tensor is ever built.
@@ -140,13 +142,15 @@ class ContextSampler:
         self.n_draws = None if T is None else T - 1
         self.cdf = np.cumsum(self.P, axis=1)
         self.cdf[:, -1] = 1.0
-        self.rng = np.random.default_rng(seed)
+        class_seq, count_seq = np.random.SeedSequence(seed).spawn(2)
+        self.rng_classes = np.random.default_rng(class_seq)
+        self.rng = np.random.default_rng(count_seq)
 
     def sample(self, batch: int) -> tuple[np.ndarray, np.ndarray]:
         """Returns (classes (B,) int64, context weights (B, M_ctx) float64).
 
         For T = ∞ the weights are P(·|n) itself (the context histogram's limit)."""
-        classes = self.rng.integers(0, self.K, size=batch)
+        classes = self.rng_classes.integers(0, self.K, size=batch)
         if self.n_draws is None:
             return classes, self.P[classes]
         if self.n_draws * 4 <= self.M:
