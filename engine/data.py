@@ -8,6 +8,7 @@ of T−1 i.i.d. tokens is exactly its count vector x ~ Multinomial(T−1, P(·|n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -63,6 +64,27 @@ class Problem:
     @property
     def common_mask(self) -> np.ndarray:
         return self.token_kind == KIND_COMMON
+
+    @cached_property
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        """supp(n) as (K, s) token ids and (K, s) probabilities, s = max_n |supp(n)|; short rows
+        are padded with their first token id and probability 0 (so they never draw a count)."""
+        sizes = (self.P > 0).sum(1)
+        ids = np.zeros((self.K, int(sizes.max())), dtype=np.int64)
+        probs = np.zeros(ids.shape)
+        for n in range(self.K):
+            nz = np.flatnonzero(self.P[n])
+            ids[n] = nz[0]
+            ids[n, : len(nz)] = nz
+            probs[n, : len(nz)] = self.P[n, nz]
+        return ids, probs
+
+    def dense_counts(self, classes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """(B, s) support-coordinate counts → (B, M_ctx) counts over the vocabulary."""
+        ids = self.support[0][classes]
+        out = np.zeros((len(classes), self.M_ctx))
+        np.add.at(out, (np.arange(len(classes))[:, None], ids), counts)
+        return out
 
     @property
     def query_of_class_id(self) -> np.ndarray:
@@ -131,14 +153,15 @@ class ContextSampler:
     A seed fixes the data stream whatever else the run does.  Classes and contexts come from
     two independent streams spawned from the seed, so runs that differ only in T see the same
     class sequence (finite-T runs can then be compared with T = ∞ sample by sample).
-    Counts are drawn by the cheaper exact method: inverse-CDF draws + bincount when
-    T−1 ≤ M_ctx/4 (O(T) per sample), else numpy's conditional-binomial multinomial (O(M) per
-    sample, independent of T).  No B×T×M one-hot tensor is ever built.
+    Counts live in support coordinates (slot j of class n is token ``support[0][n, j]``) and
+    are drawn by the cheaper exact method: inverse-CDF draws + bincount when T−1 ≤ s/4
+    (O(T) per sample), else numpy's conditional-binomial multinomial (O(s) per sample,
+    independent of T).  No B×T×M one-hot tensor is ever built.
     """
 
     def __init__(self, problem: Problem, T: int | None, seed: int):
-        self.P = problem.P
-        self.K, self.M = problem.P.shape
+        self.P = problem.support[1]
+        self.K, self.M = self.P.shape
         self.n_draws = None if T is None else T - 1
         self.cdf = np.cumsum(self.P, axis=1)
         self.cdf[:, -1] = 1.0
@@ -147,7 +170,7 @@ class ContextSampler:
         self.rng = np.random.default_rng(count_seq)
 
     def sample(self, batch: int) -> tuple[np.ndarray, np.ndarray]:
-        """Returns (classes (B,) int64, context weights (B, M_ctx) float64).
+        """Returns (classes (B,) int64, context counts (B, s) float64 in support coordinates).
 
         For T = ∞ the weights are P(·|n) itself (the context histogram's limit)."""
         classes = self.rng_classes.integers(0, self.K, size=batch)
@@ -158,6 +181,7 @@ class ContextSampler:
         return classes, self.rng.multinomial(self.n_draws, self.P[classes]).astype(np.float64)
 
     def _counts_by_draws(self, classes: np.ndarray) -> np.ndarray:
+        assert self.n_draws is not None
         B, M, n = len(classes), self.M, self.n_draws
         offsets = np.arange(B)[:, None]
         cdf = (self.cdf[classes] + offsets).ravel()  # row b's CDF shifted into [b, b+1]

@@ -119,7 +119,7 @@ def scalars_frame(store: Any, run_id: str) -> pd.DataFrame:
     })
 
 
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
+def _atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:

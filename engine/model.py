@@ -63,6 +63,43 @@ def loss_and_grads_yz(
     return loss, acc, dY, dZq
 
 
+def loss_and_grads_grouped(
+    Y: torch.Tensor, Zq: torch.Tensor, xs: torch.Tensor, w: torch.Tensor,
+    support: torch.Tensor, psi: torch.Tensor, labels: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The same loss and gradients as :func:`loss_and_grads_yz`, computed in support coordinates.
+
+    A sample of class n only has tokens of supp(n), so the batch is grouped by class:
+    xs (R, K, G, s) holds counts of slot g of class n over the s tokens ``support[n]``
+    (K, s); w (R, K, G) is each sample's weight (1/B, 0 for padding slots, whose counts must
+    be positive somewhere).  Work drops from O(B·M·O) to O(K·G·s·O), G·K ≈ B, s = |supp|.
+    """
+    R, K, G, s_ = xs.shape
+    M, n_out = Zq.shape[-1], Y.shape[-1]
+    z_S = torch.gather(Zq[:, psi], 2, support.unsqueeze(0).expand(R, -1, -1))  # (R, K, s)
+    s = attention_mass(z_S.unsqueeze(2), xs)  # (R, K, G, s)
+    norm = s.norm(dim=-1, keepdim=True)
+    f = s / norm
+    Y_S = Y[:, support.reshape(-1)].view(R, K, s_, n_out)  # rows of Y on each class's support
+    o = torch.matmul(f, Y_S)  # (R, K, G, O)
+    logp = torch.log_softmax(o, dim=-1)
+    lab = labels.view(1, K, 1, 1).expand(R, K, G, 1)
+    logp_y = torch.gather(logp, 3, lab).squeeze(-1)
+    loss = -(w * logp_y).sum((1, 2))
+    acc = (w * (o.argmax(-1) == lab.squeeze(-1)).to(o.dtype)).sum((1, 2))
+    delta = logp.exp()
+    delta.scatter_add_(3, lab, torch.full_like(lab, -1, dtype=o.dtype))
+    delta *= w.unsqueeze(-1)  # (α − e_n)·w
+    dY = torch.zeros_like(Y)
+    dY.index_add_(1, support.reshape(-1), torch.matmul(f.transpose(2, 3), delta).reshape(R, K * s_, n_out))
+    g = torch.matmul(delta, Y_S.transpose(2, 3))  # (R, K, G, s)
+    u = (g - f * (f * g).sum(-1, keepdim=True)) / norm
+    dz_S = (s * u).sum(2)  # (R, K, s)
+    flat = (psi.unsqueeze(1) * M + support).reshape(-1)
+    dZq = torch.zeros_like(Zq).view(R, -1).index_add_(1, flat, dz_S.reshape(R, -1)).view_as(Zq)
+    return loss, acc, dY, dZq
+
+
 def loss_and_grads_lemma3(
     W: torch.Tensor, Zq: torch.Tensor, P: torch.Tensor, psi: torch.Tensor, y: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

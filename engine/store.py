@@ -369,7 +369,8 @@ class RunStore:
     def scalars(self, run_id: str, metrics: list[str] | None = None,
                 since_step: int | None = None) -> pd.DataFrame:
         """Scalar rows sorted by step (then write order); ``since_step`` keeps step > since_step."""
-        sql, args = "SELECT step, replica, n, metric, value FROM scalars WHERE run_id = ?", [run_id]
+        sql = "SELECT step, replica, n, metric, value FROM scalars WHERE run_id = ?"
+        args: list[str | int] = [run_id]
         if metrics is not None:
             sql += f" AND metric IN ({','.join('?' * len(metrics))})"
             args += list(metrics)

@@ -18,7 +18,13 @@ from . import metrics as mx
 from .config import RunConfig
 from .data import ContextSampler, Problem, build_problem
 from .device import resolve_device
-from .model import effective_yz_standard, loss_and_grads_lemma3, loss_and_grads_yz, loss_yz
+from .model import (
+    effective_yz_standard,
+    loss_and_grads_grouped,
+    loss_and_grads_lemma3,
+    loss_and_grads_yz,
+    loss_yz,
+)
 from .optim import ReplicaOptimizer
 from .schedule import snapshot_steps
 
@@ -92,6 +98,7 @@ class Trainer:
         self.labels = torch.as_tensor(pb.label_ids, device=self.device)
         self.distinct = torch.as_tensor(pb.distinct_mask, device=self.device)
         self.common = torch.as_tensor(pb.common_mask, device=self.device)
+        self.support = torch.as_tensor(pb.support[0], device=self.device)
         self.params = self._init_params()
         lr_y = t([p[0] for p in self.replica_lr])
         lr_z = t([p[1] for p in self.replica_lr])
@@ -103,7 +110,7 @@ class Trainer:
         self.schedule = snapshot_steps(cfg.optim.steps, cfg.snapshots)
         self._train_loss_sum = torch.zeros(self.R, dtype=torch.float64, device=self.device)
         self._train_loss_n = 0
-        self._init_tracking()
+        self.Z0, self._f_cache, self.f0, self.B_hat = self._init_tracking()
 
     def _t(self, a: object) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a), dtype=self.dtype, device=self.device)
@@ -118,7 +125,7 @@ class Trainer:
             shapes = {"Zq": (pb.Q, pb.M_ctx), "W": (pb.K, pb.M_out)}
         else:
             shapes = {"Zq": (pb.Q, pb.M_ctx), "Y": (pb.M_ctx, pb.M_out)}
-        per_seed = {}
+        per_seed: dict[int, dict[str, torch.Tensor]] = {}
         for s in self.unique_seeds:
             gen = torch.Generator().manual_seed(s)
             per_seed[s] = {}
@@ -157,15 +164,38 @@ class Trainer:
         return c / c.norm(dim=-1, keepdim=True)
 
     # ----------------------------------------------------------------- stepping
-    def _batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(x (R, B, M), q (R, B), y (R, B)); mean-field: all K classes, x = P(·|n)."""
+    def _grouped_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """A mini-batch grouped by class in support coordinates: xs (R, K, G, s), w (R, K, G).
+
+        Mean field: every class once with x = P(·|n) and weight 1/K."""
+        probs = self.problem.support[1]
+        K, s = probs.shape
         if self.cfg.model.kind == "yz-meanfield":
-            K = self.problem.K
-            return (self.P.unsqueeze(0).expand(self.R, -1, -1), self.psi.expand(self.R, K),
-                    self.labels.expand(self.R, K))
-        draws = [s.sample(self.cfg.optim.batch) for s in self.samplers]
+            xp = self._t(probs).view(1, K, 1, s).expand(self.R, -1, -1, -1)
+            return xp, torch.full((self.R, K, 1), 1 / K, dtype=self.dtype, device=self.device)
+        B = self.cfg.optim.batch
+        draws = [sm.sample(B) for sm in self.samplers]
+        G = max(int(np.bincount(cls, minlength=K).max()) for cls, _ in draws)
+        xs = np.zeros((len(draws), K, G, s))
+        w = np.zeros((len(draws), K, G))
+        for i, (cls, counts) in enumerate(draws):
+            order = np.argsort(cls, kind="stable")
+            start = np.concatenate([[0], np.cumsum(np.bincount(cls, minlength=K))[:-1]])
+            slot = np.empty(B, dtype=np.int64)
+            slot[order] = np.arange(B) - start[cls[order]]
+            xs[i, cls, slot] = counts
+            w[i, cls, slot] = 1 / B
+        xs[..., 0][w == 0] = 1.0  # padding slots: any valid context, weight 0
+        xs_t, w_t = self._t(xs), self._t(w)
+        if len(draws) == 1:
+            return xs_t.expand(self.R, -1, -1, -1), w_t.expand(self.R, -1, -1)
+        return xs_t[self.seed_index], w_t[self.seed_index]
+
+    def _dense_batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(x (R, B, M_ctx), q (R, B), y (R, B)) for the autograd (standard model) path."""
+        draws = [sm.sample(self.cfg.optim.batch) for sm in self.samplers]
         cls = torch.as_tensor(np.stack([d[0] for d in draws]), device=self.device)[self.seed_index]
-        x = self._t(np.stack([d[1] for d in draws]))[self.seed_index]
+        x = self._t(np.stack([self.problem.dense_counts(*d) for d in draws]))[self.seed_index]
         return x, self.psi[cls], self.labels[cls]
 
     def _grads(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -173,10 +203,11 @@ class Trainer:
         if "W" in p:
             loss, _, dW, dZ = loss_and_grads_lemma3(p["W"], p["Zq"], self.P, self.psi, self.labels)
             return loss, {"W": dW, "Zq": dZ}
-        x, q, y = self._batch()
         if "Y" in p:
-            loss, _, dY, dZ = loss_and_grads_yz(p["Y"], p["Zq"], x, q, y)
+            xs, w = self._grouped_batch()
+            loss, _, dY, dZ = loss_and_grads_grouped(p["Y"], p["Zq"], xs, w, self.support, self.psi, self.labels)
             return loss, {"Y": dY, "Zq": dZ}
+        x, q, y = self._dense_batch()
         leaves = {k: v.detach().requires_grad_(k != "U") for k, v in p.items()}
         with torch.enable_grad():
             Y, Zq = effective_yz_standard(leaves["U"], leaves["WQ"], leaves["WK"], leaves["WV"],
@@ -224,18 +255,18 @@ class Trainer:
         return self.yz()[1] if "U" in self.params else self.params["Zq"]
 
     # ----------------------------------------------------------------- tracking
-    def _init_tracking(self) -> None:
-        """Fix Z(0), f_n(0), the dominant distinct token l_0 (largest initial c̃) and the runner-up l_1."""
+    def _init_tracking(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Fix Z(0), f_n(0), the dominant distinct token l_0 (largest initial c̃) and the
+        runner-up l_1; returns (Z(0), f(0) as the step cache, f(0), B̂ = 0)."""
         z0 = self._zq_now().clone()
-        self.Z0 = z0
-        self._f_cache = self._f(z0)
-        self.f0 = self._f_cache.clone()
-        score = torch.where(self.distinct, self.f0, torch.full_like(self.f0, -1.0))
+        f0 = self._f(z0)
+        score = torch.where(self.distinct, f0, torch.full_like(f0, -1.0))
         top = torch.topk(score, k=min(2, self.problem.M_ctx), dim=-1).indices  # (R, K, 2)
         self.l0 = top[..., 0]
         self.l1 = top[..., -1]
-        self.r0 = mx.relative_gain(self._g(self.f0, self.l0), self._g(self.f0, self.l1))
-        self.B_hat = torch.zeros(self.R, self.problem.K, dtype=torch.float64, device=self.device)
+        self.r0 = mx.relative_gain(self._g(f0, self.l0), self._g(f0, self.l1))
+        B_hat = torch.zeros(self.R, self.problem.K, dtype=torch.float64, device=self.device)
+        return z0, f0.clone(), f0, B_hat
 
     @staticmethod
     def _g(t: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:

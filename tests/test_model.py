@@ -150,3 +150,37 @@ def test_standard_model_effective_yz():
         for l_ in out:
             # logit_l = u_l^T W_V ũ with ũ = U^T f, i.e. o = Y^T f with Y[k, l] = u_l^T W_V u_k
             assert torch.isclose(Y[0, k, l_], u[l_] @ WV[0] @ u[k])
+
+
+def test_grouped_support_coordinates_equal_dense_computation():
+    """The trainer's class-grouped, support-coordinate path equals the dense one (padding included)."""
+    from engine.config import DataConfig
+    from engine.data import ContextSampler, build_problem
+    from engine.model import loss_and_grads_grouped
+
+    pb = build_problem(DataConfig(num_last=2, num_next_per_last=2, num_common=3, num_common_per_last=1,
+                                  num_distinct_per_next=4))
+    ids, _ = pb.support
+    K, s = ids.shape
+    R, B = 2, 9
+    g = torch.Generator().manual_seed(11)
+    Y = torch.randn(R, pb.M_ctx, pb.M_out, generator=g)
+    Zq = torch.randn(R, pb.Q, pb.M_ctx, generator=g)
+    cls, counts = ContextSampler(pb, 16, seed=3).sample(B)
+    G = int(np.bincount(cls, minlength=K).max())
+    xs = torch.zeros(R, K, G, s)
+    w = torch.zeros(R, K, G)
+    slot = [0] * K
+    for b in range(B):
+        xs[:, cls[b], slot[cls[b]]] = torch.as_tensor(counts[b])
+        w[:, cls[b], slot[cls[b]]] = 1 / B
+        slot[cls[b]] += 1
+    xs[..., 0][w == 0] = 1.0
+    psi, labels = torch.as_tensor(pb.psi), torch.as_tensor(pb.label_ids)
+    out = loss_and_grads_grouped(Y, Zq, xs, w, torch.as_tensor(ids), psi, labels)
+    x = torch.as_tensor(pb.dense_counts(cls, counts)).expand(R, -1, -1)
+    c = torch.as_tensor(cls)
+    ref = loss_and_grads_yz(Y, Zq, x, psi[c].expand(R, -1), labels[c].expand(R, -1))
+    for a, b_ in zip(out, ref, strict=True):
+        assert torch.allclose(a, b_, atol=1e-12), (a - b_).abs().max()
+    assert ref[3].abs().max() > 1e-3

@@ -1,0 +1,298 @@
+"""Data shaping for the dashboard's charts (pure numpy/pandas; no streamlit, no plotly).
+
+Everything here turns stored runs (``RunStore``) or configs into plain arrays that the
+figure builders in ``ui/charts.py`` draw.  Names follow the engine's vocabulary: ``c``,
+``z``, ``entropy_distinct``, ``B_hat``, ``B_n`` ...
+
+Theory time vs code steps (science §2.8): a mean-reduced batch of B samples at rate η moves
+each class by η/K per step, the same as one single-sample update per unit of theory time t
+(class drawn with probability 1/K), so the batch size cancels; SGD momentum μ multiplies the
+effective rate by 1/(1−μ) once warmed up.  Since B_n(t) depends on t only through η_Y·t,
+we draw theory at t = step/(1−μ) (:func:`theory_time`).  There is no theory for Adam.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .config import RunConfig
+from .data import KIND_COMMON, KIND_DISTINCT, build_problem
+from .theory import theory_curve
+
+SNAP_DECADE_RATIO = 0.1  # Thm 4 verdict: entropy change in the last decade < 10 % of the first
+
+
+# ---------------------------------------------------------------------------- helpers
+def decimate(n: int, max_points: int) -> np.ndarray:
+    """Indices of at most ``max_points`` of ``n`` samples: half log-spaced (the fast early
+    dynamics), half evenly spaced; first and last always kept."""
+    if n <= max_points:
+        return np.arange(n)
+    half = max(2, max_points // 2)
+    log = np.unique(np.round(np.logspace(0, np.log10(n), half)).astype(np.int64) - 1)
+    lin = np.round(np.linspace(0, n - 1, max_points - len(log))).astype(np.int64)
+    return np.union1d(np.union1d(log, lin), [0, n - 1])[:max_points]
+
+
+def rnd(a: Any, digits: int = 4) -> np.ndarray:
+    """Round to ``digits`` significant digits (smaller JSON payloads, same picture)."""
+    x = np.asarray(a, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mag = np.where(np.isfinite(x) & (x != 0), np.floor(np.log10(np.abs(x))), 0)
+        scale = 10.0 ** np.clip(digits - 1 - mag, -300, 300)
+        return np.round(x * scale) / scale
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """Per contextual token l: global kind (1 distinct, 2 common, 0 unused), owner class
+    (distinct tokens; −1 otherwise), P(l|owner) (max over classes for common tokens) and the
+    token's P-rank within its class in [0, 1] (used to colour distinct tokens by P)."""
+
+    kind: np.ndarray
+    owner: np.ndarray
+    p: np.ndarray
+    rank: np.ndarray
+
+
+def token_info(P: np.ndarray, token_kind: np.ndarray) -> TokenInfo:
+    K, M = P.shape
+    kind = np.zeros(M, dtype=np.int64)
+    kind[(token_kind == KIND_DISTINCT).any(0)] = KIND_DISTINCT
+    kind[(token_kind == KIND_COMMON).any(0)] = KIND_COMMON
+    owner = np.where(kind == KIND_DISTINCT, np.argmax(token_kind == KIND_DISTINCT, axis=0), -1)
+    p = np.where(owner >= 0, P[np.maximum(owner, 0), np.arange(M)], P.max(0))
+    rank = np.zeros(M)
+    for n in range(K):
+        idx = np.flatnonzero(owner == n)
+        if len(idx) > 1:
+            lo, hi = P[n, idx].min(), P[n, idx].max()
+            rank[idx] = (P[n, idx] - lo) / (hi - lo) if hi > lo else 1.0
+        elif len(idx) == 1:
+            rank[idx] = 1.0
+    return TokenInfo(kind, owner, p, rank)
+
+
+def query_row(statics: dict[str, np.ndarray], n: int) -> int:
+    """Row of the stored z arrays that holds ψ(n)'s logits."""
+    return int(np.flatnonzero(np.asarray(statics["query_tokens"]) == int(statics["psi"][n]))[0])
+
+
+# ---------------------------------------------------------------------------- history
+@dataclass
+class RunHistory:
+    """Everything stored for one run so far, read incrementally (only new steps each time)."""
+
+    run_id: str
+    steps: list[int] = field(default_factory=list)
+    z: list[np.ndarray] = field(default_factory=list)  # each (R, Q, M_ctx)
+    c: list[np.ndarray] = field(default_factory=list)  # each (R, K, M_ctx)
+    scalars: pd.DataFrame = field(default_factory=pd.DataFrame)
+    topk: bool = False
+
+    def update(self, store: Any) -> bool:
+        """Read the snapshots and scalar rows written since the last update; True if any."""
+        last = self.steps[-1] if self.steps else -1
+        new = [s for s in store.steps(self.run_id) if s > last]
+        for s in new:
+            snap = store.snapshot(self.run_id, s)
+            self.steps.append(s)
+            if "z" not in snap:  # top-k layout (huge vocabularies): no per-token history
+                self.topk = True
+                continue
+            self.z.append(snap["z"])
+            self.c.append(snap["c"])
+        if new:
+            rows = store.scalars(self.run_id, since_step=last)
+            rows = rows[rows["step"] <= new[-1]]
+            self.scalars = rows if self.scalars.empty else pd.concat([self.scalars, rows], ignore_index=True)
+        return bool(new)
+
+    @property
+    def last_step(self) -> int:
+        return self.steps[-1] if self.steps else -1
+
+    def c_of(self, replica: int, n: int) -> np.ndarray:
+        """c_n over stored steps: (S, M_ctx)."""
+        return np.stack([c[replica, n] for c in self.c]) if self.c and not self.topk else np.zeros((0, 0))
+
+    def z_of(self, replica: int, q: int) -> np.ndarray:
+        """z_q over stored steps: (S, M_ctx)."""
+        return np.stack([z[replica, q] for z in self.z]) if self.z and not self.topk else np.zeros((0, 0))
+
+    def metric(self, name: str, replica: int = 0, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(steps, values) of one metric; ``n=None`` is the mean over classes."""
+        df = self.scalars
+        if df.empty:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        sel = (df["metric"] == name) & (df["replica"] == replica)
+        sel &= df["n"].isna() if n is None else (df["n"] == n).fillna(False)
+        rows = df[sel]
+        return rows["step"].to_numpy(np.int64), rows["value"].to_numpy(np.float64)
+
+
+# ---------------------------------------------------------------------------- verdicts
+@dataclass(frozen=True)
+class Verdict:
+    key: str
+    label: str
+    ok: bool | None  # None: not decidable yet
+    value: float
+    detail: str
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman rank correlation (average ranks for ties); NaN when either side is constant."""
+    rx, ry = pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy()
+    if len(x) < 3 or np.std(rx) == 0 or np.std(ry) == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def growth_order(hist: RunHistory, statics: dict[str, np.ndarray], replica: int) -> float:
+    """Thm 3: mean over classes of Spearman(Δz_{ψ(n),l}, P(l|n)) over distinct l of n."""
+    if len(hist.z) < 2:
+        return float("nan")
+    P, kind = statics["P"], statics["token_kind"]
+    vals = []
+    for n in range(P.shape[0]):
+        q, dist = query_row(statics, n), np.flatnonzero(kind[n] == KIND_DISTINCT)
+        dz = hist.z[-1][replica, q, dist] - hist.z[0][replica, q, dist]
+        vals.append(spearman(dz, P[n, dist]))
+    return float(np.nanmean(vals)) if np.isfinite(vals).any() else float("nan")
+
+
+def snap_ratio(steps: np.ndarray, entropy: np.ndarray) -> float:
+    """Thm 4: |ΔH| over the last decade of steps / |ΔH| over the first decade (1 → 10)."""
+    if len(steps) < 3 or steps[-1] < 100:
+        return float("nan")
+    at = lambda s: float(np.interp(s, steps, entropy))
+    first = abs(at(10) - at(1))
+    last = abs(at(steps[-1]) - at(steps[-1] / 10))
+    return last / first if first > 0 else float("nan")
+
+
+def _last(hist: RunHistory, name: str, replica: int) -> float:
+    v = hist.metric(name, replica)[1]
+    return float(v[-1]) if len(v) else float("nan")
+
+
+def verdicts(hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0) -> list[Verdict]:
+    """The four live verdicts of the Lab, each with the number behind it."""
+    cd, du = _last(hist, "share_common_down", replica), _last(hist, "share_distinct_up", replica)
+    rho = growth_order(hist, statics, replica)
+    steps, H = hist.metric("entropy_distinct", replica)
+    ratio = snap_ratio(steps, H)
+    ok = lambda v, good: None if not np.isfinite(v) or hist.last_step < 1 else bool(good(v))
+    return [
+        Verdict("thm2b", "Thm 2b · common tokens suppressed", ok(cd, lambda v: v >= 0.9), cd,
+                f"share_common_down = {cd:.2f} (≥ 0.9)"),
+        Verdict("thm2a", "Thm 2a · distinct tokens growing", ok(du, lambda v: v >= 0.5), du,
+                f"share_distinct_up = {du:.2f} (≥ 0.5)"),
+        Verdict("thm3", "Thm 3 · growth ordered by P(l|n)", ok(rho, lambda v: v >= 0.9), rho,
+                f"Spearman(Δz, P) = {rho:.2f} (≥ 0.9)"),
+        Verdict("thm4", "Thm 4 · snap detected", ok(ratio, lambda v: v < SNAP_DECADE_RATIO), ratio,
+                f"ΔH last decade / first decade = {ratio:.2f} (< {SNAP_DECADE_RATIO})"
+                if np.isfinite(ratio) else "needs ≥ 100 steps"),
+    ]
+
+
+# ---------------------------------------------------------------------------- theory
+def theory_time(steps: Any, cfg: RunConfig) -> np.ndarray | None:
+    """Theory time t of code steps (module doc): t = step/(1−μ) for SGD; None for Adam."""
+    if cfg.optim.method != "sgd":
+        return None
+    return np.asarray(steps, dtype=np.float64) / (1.0 - cfg.optim.momentum)
+
+
+def theory_overlay(cfg: RunConfig, max_step: int, replica: int = 0, points: int = 200) -> dict[str, Any] | None:
+    """Thm 4's B_n on a log grid of code steps, and t'_0, t_0 converted to code steps."""
+    if cfg.optim.method != "sgd" or max_step < 1:
+        return None
+    pb = build_problem(cfg.data)
+    eta_y, eta_z = cfg.lr_pairs[replica // len(cfg.replicas.seeds)]
+    scale = 1.0 / (1.0 - cfg.optim.momentum)
+    steps = np.unique(np.concatenate([np.logspace(-2, np.log10(max_step), points), [max_step]]))
+    th = theory_curve(steps * scale, pb.M, pb.K, eta_y, eta_z, C0=1.0, zero_offset=True)
+    return {"step": steps, "B_n": np.asarray(th["B_n"]), "t0_prime": float(th["t0_prime"]) / scale,
+            "t0": float(th["t0"]) / scale, "M": pb.M, "K": pb.K}
+
+
+def meanfield(cfg: RunConfig, replica: int = 0) -> dict[str, np.ndarray] | None:
+    """The deterministic T→∞ run of replica ``replica``'s (η pair, seed): steps, z, c.
+
+    None when it would be expensive (large vocabulary or many steps) or the model is not YZ."""
+    pb = build_problem(cfg.data)
+    if cfg.model.kind == "standard" or pb.M_ctx * (pb.Q + pb.K) > 200_000 or cfg.optim.steps > 20_000:
+        return None
+    from .train import Trainer  # torch: imported only when a theory line is asked for
+
+    n_seeds = len(cfg.replicas.seeds)
+    pair, seed = cfg.lr_pairs[replica // n_seeds], cfg.replicas.seeds[replica % n_seeds]
+    one = cfg.with_overrides({"model.kind": "yz-meanfield", "replicas.seeds": [seed], "replicas.lr_pairs": None,
+                              "optim.eta_y": pair[0], "optim.eta_z": pair[1]})
+    snaps = list(Trainer(one).run())
+    return {"steps": np.array([s.step for s in snaps]), "z": np.stack([s.arrays["z"][0] for s in snaps]),
+            "c": np.stack([s.arrays["c"][0] for s in snaps])}
+
+
+# ---------------------------------------------------------------------------- compare, sweep
+def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = json.dumps(v) if isinstance(v, list | tuple) else v
+    return out
+
+
+def config_diffs(configs: list[dict[str, Any]], max_keys: int = 4) -> list[str]:
+    """For each config, "key=value, ..." over the keys whose values differ among them."""
+    flat = [flatten(c) for c in configs]
+    keys = sorted({k for f in flat for k in f if k != "name"})
+    differ = [k for k in keys if len({json.dumps(f.get(k)) for f in flat}) > 1]
+    out = []
+    for f in flat:
+        parts = [f"{k.split('.')[-1]}={f.get(k)}" for k in differ[:max_keys]]
+        out.append(", ".join(parts) + (" …" if len(differ) > max_keys else "") or "same config")
+    return out
+
+
+def sweep_config(base: RunConfig, eta_zs: list[float], ratios: list[float], seeds: list[int],
+                 steps: int | None = None) -> RunConfig:
+    """One batched job: every (η_Y = ratio·η_Z, η_Z) pair × every seed on the replica axis."""
+    pairs = [[round(r * ez, 10), ez] for ez in eta_zs for r in ratios]
+    over: dict[str, Any] = {"replicas.lr_pairs": pairs, "replicas.seeds": list(seeds),
+                            "name": f"sweep {len(pairs)}×{len(seeds)}"}
+    if steps is not None:
+        over["optim.steps"] = steps
+    return base.with_overrides(over)
+
+
+def sweep_summary(final: pd.DataFrame, statics: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Mean ± SEM of a final per-replica value over seeds, per (η_Z, ratio).
+
+    ``final`` has columns replica, value; statics holds per-replica eta_y, eta_z, seed."""
+    df = final.assign(eta_y=statics["eta_y"][final["replica"]], eta_z=statics["eta_z"][final["replica"]])
+    df["ratio"] = (df["eta_y"] / df["eta_z"]).round(6)
+    g = df.groupby(["eta_z", "ratio"], as_index=False)["value"]
+    out = g.agg(mean="mean", std="std", count="count")
+    out["sem"] = (out["std"] / np.sqrt(out["count"])).fillna(0.0)
+    out["eta_y"] = (out["eta_z"] * out["ratio"]).round(10)
+    return out.drop(columns="std")
+
+
+def final_values(scalars: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per-replica class-mean value of ``metric`` at its last stored step (columns replica, value)."""
+    rows = scalars[(scalars["metric"] == metric) & scalars["n"].isna()]
+    if rows.empty:
+        return pd.DataFrame({"replica": pd.Series([], dtype=np.int64), "value": pd.Series([], dtype=float)})
+    last = rows[rows["step"] == rows["step"].max()]
+    return last[["replica", "value"]].reset_index(drop=True)
