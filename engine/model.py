@@ -80,7 +80,7 @@ def loss_and_grads_grouped(
     s = attention_mass(z_S.unsqueeze(2), xs)  # (R, K, G, s)
     norm = s.norm(dim=-1, keepdim=True)
     f = s / norm
-    Y_S = Y[:, support.reshape(-1)].view(R, K, s_, n_out)  # rows of Y on each class's support
+    Y_S = Y.transpose(0, 1)[support.reshape(-1)].view(K, s_, R, n_out).permute(2, 0, 1, 3)  # (R, K, s, O)
     o = torch.matmul(f, Y_S)  # (R, K, G, O)
     logp = torch.log_softmax(o, dim=-1)
     lab = labels.view(1, K, 1, 1).expand(R, K, G, 1)
@@ -90,14 +90,25 @@ def loss_and_grads_grouped(
     delta = logp.exp()
     delta.scatter_add_(3, lab, torch.full_like(lab, -1, dtype=o.dtype))
     delta *= w.unsqueeze(-1)  # (α − e_n)·w
-    dY = torch.zeros_like(Y)
-    dY.index_add_(1, support.reshape(-1), torch.matmul(f.transpose(2, 3), delta).reshape(R, K * s_, n_out))
+    dY_S = torch.matmul(f.transpose(2, 3), delta)  # (R, K, s, O)
+    dY = scatter_rows(dY_S.reshape(R, K * s_, n_out), support.reshape(-1), Y.shape[1])
     g = torch.matmul(delta, Y_S.transpose(2, 3))  # (R, K, G, s)
     u = (g - f * (f * g).sum(-1, keepdim=True)) / norm
     dz_S = (s * u).sum(2)  # (R, K, s)
     flat = (psi.unsqueeze(1) * M + support).reshape(-1)
-    dZq = torch.zeros_like(Zq).view(R, -1).index_add_(1, flat, dz_S.reshape(R, -1)).view_as(Zq)
+    dZq = scatter_rows(dz_S.reshape(R, -1, 1), flat, Zq.shape[1] * M).view_as(Zq)
     return loss, acc, dY, dZq
+
+
+def scatter_rows(src: torch.Tensor, index: torch.Tensor, n_rows: int) -> torch.Tensor:
+    """out[r, index[i]] += src[r, i] for src (R, N, D) → (R, n_rows, D).
+
+    Accumulates along the leading axis of a (n_rows, R·D) buffer, where index_add_ runs over
+    contiguous rows (an index_add_ along axis 1 is orders of magnitude slower on the CPU)."""
+    R, N, D = src.shape
+    buf = torch.zeros(n_rows, R * D, dtype=src.dtype, device=src.device)
+    buf.index_add_(0, index, src.permute(1, 0, 2).reshape(N, R * D))
+    return buf.view(n_rows, R, D).permute(1, 0, 2)
 
 
 def loss_and_grads_lemma3(
