@@ -105,12 +105,13 @@ def _check_table(table: tuple[tuple[float, ...], ...] | None, psi: tuple[int, ..
             raise ValueError(f"table row {n} has {bad[0]!r}: entries must be finite and ≥ 0")
         if sum(row) <= 0:
             raise ValueError(f"table row {n} has no positive mass: every class needs P(l|n) > 0 somewhere")
+    shown = "missing" if psi is None else f"psi = {list(psi)}"
     if psi is None or len(psi) != len(table):
-        raise ValueError(f"psi must list the query index of each of the {len(table)} classes")
+        raise ValueError(f"{shown}: psi must list the query index of each of the {len(table)} classes")
     if min(psi) < 0:
-        raise ValueError("psi entries are query indices and must be ≥ 0")
+        raise ValueError(f"{shown}: psi entries are query indices and must be ≥ 0 (got {min(psi)})")
     if sorted(set(psi)) != list(range(max(psi) + 1)):
-        raise ValueError("psi must use every query index 0..Q-1 at least once")
+        raise ValueError(f"{shown}: psi must use every query index 0..Q-1 at least once (Q = {max(psi) + 1})")
 
 
 class ModelConfig(_Frozen):
@@ -139,10 +140,10 @@ class OptimConfig(_Frozen):
     method: Literal["sgd", "adam"] = "sgd"
     eta_y: PositiveFloat = 1.0
     eta_z: PositiveFloat = 1.0
-    momentum: float = Field(0.9, ge=0, lt=1)
-    beta1: float = Field(0.9, ge=0, lt=1)
-    beta2: float = Field(0.999, ge=0, lt=1)
-    eps: float = Field(1e-8, gt=0, le=1)
+    momentum: float = Field(0.9, ge=0, lt=1, allow_inf_nan=False)
+    beta1: float = Field(0.9, ge=0, lt=1, allow_inf_nan=False)
+    beta2: float = Field(0.999, ge=0, lt=1, allow_inf_nan=False)
+    eps: float = Field(1e-8, gt=0, le=1, allow_inf_nan=False)
     weight_decay: float = Field(0.0, ge=0, le=10, allow_inf_nan=False)
     batch: int = Field(128, ge=1, le=65536)
     steps: int = Field(100, ge=0, le=10**7)
@@ -229,7 +230,8 @@ def set_dotted(d: dict[str, Any], key: str, value: Any) -> None:
             allowed = ", ".join(sorted(node)) if isinstance(node, dict) else "(none)"
             raise ConfigError(f"unknown key {key!r}: {where} has keys {allowed}")
         if i == len(parts) - 1:
-            node[part] = parse_value(value)
+            keep_text = isinstance(node[part], str) and isinstance(value, str)  # e.g. name="2024"
+            node[part] = value if keep_text else parse_value(value)
         else:
             node = node[part]
 
@@ -247,7 +249,11 @@ def parse_value(value: Any) -> Any:
 def format_validation_error(e: ValidationError) -> str:
     """One line per problem: ``field = value: what is allowed``."""
     lines = []
-    for err in e.errors(include_url=False):
+    errors = e.errors(include_url=False)
+    deeper = {tuple(err["loc"][:i]) for err in errors for i in range(len(err["loc"]))}
+    for err in errors:
+        if tuple(err["loc"]) in deeper:  # a container's follow-up error ("0 items after validation")
+            continue
         loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
         loc = loc or "config"
         value = err.get("input")
@@ -256,8 +262,7 @@ def format_validation_error(e: ValidationError) -> str:
             shown = shown[:57] + "..."
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            parent = loc.rsplit(".", 1)[0] if "." in loc else ""
-            msg = f"unknown key; allowed keys: {', '.join(_allowed_keys(parent))}"
+            msg = f"unknown key; allowed keys: {', '.join(_allowed_keys(tuple(map(str, err['loc'][:-1]))))}"
             lines.append(f"{loc}: {msg}")
             continue
         msg = msg.removeprefix("Value error, ")
@@ -265,9 +270,11 @@ def format_validation_error(e: ValidationError) -> str:
     return "; ".join(lines)
 
 
-def _allowed_keys(parent: str) -> list[str]:
+def _allowed_keys(parent: tuple[str, ...]) -> list[str]:
     model: type[BaseModel] = RunConfig
-    for part in filter(None, parent.split(".")):
+    for part in parent:
+        if part not in model.model_fields:
+            return []
         ann = model.model_fields[part].annotation
         if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
             return []

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .budget import check_budget
 from .config import RunConfig
 from .device import describe_device, library_versions
 from .store import RunStore
@@ -67,6 +68,7 @@ class RunJob:
                  status: str = "running"):
         self.cfg = cfg
         self.store = store
+        self.estimate = check_budget(cfg)
         self.trainer = Trainer(cfg)
         self.device = describe_device(self.trainer.device)
         self.run_id = store.create_run(name or cfg.name or "run", cfg.to_json(), self.device, library_versions(),

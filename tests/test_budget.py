@@ -1,0 +1,59 @@
+"""Size limits from a memory budget: the estimate bounds reality, refusals say estimate and limit."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from engine.budget import check_budget, estimate
+from engine.config import ConfigError, RunConfig
+from engine.presets import get_preset
+from engine.runner import RunJob
+from engine.store import RunStore
+
+CHILD = """
+import json, resource, sys
+from engine.config import RunConfig
+from engine.train import Trainer
+cfg = RunConfig.from_json(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tr = Trainer(cfg); tr.advance(3); tr.snapshot()
+print(json.dumps((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024))
+"""
+
+
+@pytest.mark.parametrize("over", [
+    {"data": {"num_last": 10, "num_next_per_last": 2}, "replicas": {"seeds": list(range(40))}},
+    {"data": {"num_last": 4, "num_next_per_last": 2, "num_distinct_per_next": 400}, "optim": {"batch": 256},
+     "replicas": {"seeds": [1, 2, 3, 4]}},
+])
+def test_estimate_bounds_measured_memory(over):
+    cfg = RunConfig.from_dict(over)
+    out = subprocess.run([sys.executable, "-c", CHILD, cfg.to_json(indent=None)], capture_output=True, text=True,
+                         check=True, cwd=".")
+    measured = json.loads(out.stdout.strip().splitlines()[-1])
+    est = estimate(cfg).total_mb
+    assert measured > 20  # the config is big enough for the comparison to mean something
+    assert measured <= est <= 6 * measured, (measured, est)
+
+
+def test_refusal_states_estimate_and_limit(monkeypatch, tmp_path):
+    monkeypatch.setenv("SCANSNAP_MAX_RUN_MB", "50")
+    cfg = get_preset("syn-medium-10").config
+    with pytest.raises(ConfigError) as e:
+        check_budget(cfg)
+    msg = str(e.value)
+    assert "MB" in msg and "limit of 50 MB" in msg and "~" in msg
+    store = RunStore(tmp_path)
+    with pytest.raises(ConfigError):
+        RunJob(cfg, store)
+    assert store.list_runs() == []  # refused before anything was written
+    monkeypatch.setenv("SCANSNAP_MAX_RUN_MB", "100000")
+    assert check_budget(cfg).total_mb > 50
+
+
+def test_work_cap(monkeypatch):
+    monkeypatch.setenv("SCANSNAP_MAX_RUN_WORK", "1e6")
+    with pytest.raises(ConfigError, match="element-operations"):
+        check_budget(get_preset("syn-small").config.with_overrides({"optim.steps": 1000}))
