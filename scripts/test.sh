@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy engine/"; .venv/bin/mypy engine
+echo "== hadolint Dockerfile"; .venv/bin/hadolint Dockerfile
 echo "== pytest"; .venv/bin/python -m pytest "$@"
