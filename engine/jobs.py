@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -62,13 +63,22 @@ class JobManager:
         """Create the run (status ``queued``) and start it when a slot is free; returns its id.
 
         Raises RuntimeError when ``owner`` already has ``max_per_owner`` unfinished runs."""
+        return self._enqueue(lambda: RunJob(cfg, self.store, name=name, owner=owner, status="queued"), owner, paused)
+
+    def resume_stored(self, run_id: str, owner: str | None = None) -> str:
+        """Continue a stored run that is not live (e.g. ``interrupted``) from its last checkpoint."""
+        if self.is_live(run_id):
+            raise RuntimeError(f"run {run_id} is already training")
+        return self._enqueue(lambda: RunJob.resume(self.store, run_id, status="queued"), owner, False)
+
+    def _enqueue(self, make: Callable[[], RunJob], owner: str | None, paused: bool) -> str:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the job manager is shut down")
             if owner is not None and self._owner_active(owner) >= self.max_per_owner:
                 raise RuntimeError(f"you already have {self.max_per_owner} runs queued or training: "
                                    "stop one or wait for it to finish")
-            job = RunJob(cfg, self.store, name=name, owner=owner, status="queued")
+            job = make()
             control = RunControl()
             if paused:
                 control.pause()
@@ -81,7 +91,10 @@ class JobManager:
         return sum(1 for j in self._jobs.values() if j.owner == owner and j.job.status not in TERMINAL)
 
     def _running_count(self) -> int:
-        return sum(1 for j in self._jobs.values() if j.thread is not None and j.thread.is_alive())
+        me = threading.current_thread()
+        # the worker that calls this from its `finally` is still alive but no longer training
+        return sum(1 for j in self._jobs.values()
+                   if j.thread is not None and j.thread.is_alive() and j.thread is not me)
 
     def _start_waiting(self) -> None:
         with self._lock:

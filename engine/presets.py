@@ -28,11 +28,16 @@ def load_presets(directory: str = str(PRESET_DIR)) -> dict[str, Preset]:
     for path in sorted(Path(directory).glob("*.json")):
         try:
             raw = json.loads(path.read_text())
+            if not isinstance(raw, dict):
+                raise TypeError("not a JSON object")
             cfg = RunConfig.from_dict(raw["config"])
-        except (ConfigError, KeyError, json.JSONDecodeError) as e:
+            try:
+                order = int(raw.get("order", 100))
+            except (TypeError, ValueError):
+                raise ValueError(f"order must be an integer, got {raw['order']!r}") from None
+        except (ConfigError, KeyError, TypeError, ValueError) as e:  # JSONDecodeError is a ValueError
             raise ConfigError(f"preset {path.name} is invalid: {e}") from None
-        out.append(Preset(path.stem, raw.get("title", path.stem), raw.get("description", ""), cfg,
-                          int(raw.get("order", 100))))
+        out.append(Preset(path.stem, raw.get("title", path.stem), raw.get("description", ""), cfg, order))
     return {p.name: p for p in sorted(out, key=lambda p: (p.order, p.name))}
 
 

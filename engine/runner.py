@@ -7,6 +7,7 @@ snapshot in its own transaction.  Final statuses: finished, stopped, diverged, f
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from .store import RunStore
 from .train import DivergedError, Snapshot, Trainer
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
+# Training state is saved with a snapshot at most this often (and at the end of the run).
+CHECKPOINT_SECONDS = float(os.environ.get("SCANSNAP_CHECKPOINT_S", "5"))
 
 
 @dataclass
@@ -62,19 +65,38 @@ class RunControl:
 
 
 class RunJob:
-    """One run: a trainer plus its row in the store (created in the constructor)."""
+    """One run: a trainer plus its row in the store (created in the constructor, or, with
+    ``resume_id``, an existing run continued from its last checkpoint)."""
 
     def __init__(self, cfg: RunConfig, store: RunStore, name: str | None = None, owner: str | None = None,
-                 status: str = "running"):
+                 status: str = "running", resume_id: str | None = None):
         self.cfg = cfg
         self.store = store
         self.estimate = check_budget(cfg)
         self.trainer = Trainer(cfg)
         self.device = describe_device(self.trainer.device)
-        self.run_id = store.create_run(name or cfg.name or "run", cfg.to_json(), self.device, library_versions(),
-                                       owner=owner, statics=self.trainer.statics(), status=status)
         self.status = status
         self.message: str | None = None
+        self._last_checkpoint = time.monotonic()
+        if resume_id is None:
+            self.run_id = store.create_run(name or cfg.name or "run", cfg.to_json(), self.device,
+                                           library_versions(), owner=owner, statics=self.trainer.statics(),
+                                           status=status)
+            return
+        self.run_id = resume_id
+        ckpt = store.checkpoint(resume_id)
+        if ckpt is not None:
+            self.trainer.restore(ckpt[1], ckpt[2])
+        store.truncate_after(resume_id, self.step if ckpt is not None else -1, status=status)
+
+    @classmethod
+    def resume(cls, store: RunStore, run_id: str, status: str = "running") -> RunJob:
+        """Continue a stored run (e.g. ``interrupted``) from its last checkpoint; snapshots
+        written after that checkpoint are dropped and recomputed identically."""
+        run = store.get_run(run_id)
+        if run is None:
+            raise KeyError(f"no stored run {run_id!r}")
+        return cls(RunConfig.from_json(run["config_json"]), store, status=status, resume_id=run_id)
 
     @property
     def step(self) -> int:
@@ -85,13 +107,21 @@ class RunJob:
         """Train to the end (or until stopped); returns the final status."""
         control = control or RunControl()
         self._set_status("running")
+        done = set(self.store.steps(self.run_id))  # non-empty only when resumed
         try:
             for target in self.trainer.schedule:
+                if target < self.step or (target == self.step and target in done):
+                    continue  # resumed past it
                 if not self._advance_to(int(target), control):
                     self._set_status("stopped", f"stopped at step {self.step}")
                     return self.status
                 snap = self.trainer.snapshot()
-                self.store.append_snapshot(self.run_id, snap.step, snap.arrays, snap.scalar_rows())
+                last = snap.step == self.trainer.schedule[-1]
+                due = last or time.monotonic() - self._last_checkpoint > CHECKPOINT_SECONDS
+                self.store.append_snapshot(self.run_id, snap.step, snap.arrays, snap.scalar_rows(),
+                                           checkpoint=self.trainer.checkpoint() if due else None)
+                if due:
+                    self._last_checkpoint = time.monotonic()
                 if on_snapshot:
                     on_snapshot(snap)
         except DivergedError as e:
@@ -120,11 +150,12 @@ class RunJob:
             t0 = time.perf_counter()
             self.trainer.advance(n)
             dt = time.perf_counter() - t0
-            if control.max_steps_per_s:
-                time.sleep(max(0.0, n / control.max_steps_per_s - dt))
-                chunk = max(1, int(control.max_steps_per_s * CHUNK_SECONDS))
-            else:
-                chunk = max(1, min(10_000, int(chunk * CHUNK_SECONDS / max(dt, 1e-6)))) if dt > 0 else chunk * 2
+            cap = control.max_steps_per_s  # read once: set_speed(None) may land during the sleep
+            if cap:
+                control.stop_event.wait(max(0.0, n / cap - dt))  # a stop cuts the throttle sleep short
+                chunk = max(1, int(cap * CHUNK_SECONDS))
+            else:  # size the next chunk from the n steps actually taken, not from the chunk asked for
+                chunk = max(1, min(10_000, int(n * CHUNK_SECONDS / max(dt, 1e-6)))) if dt > 0 else n * 2
         return True
 
     def _set_status(self, status: str, message: str | None = None) -> None:

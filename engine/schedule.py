@@ -14,7 +14,13 @@ def snapshot_steps(steps: int, cfg: SnapshotConfig) -> np.ndarray:
     ends = np.array([0, steps])
     log = np.unique(np.round(np.logspace(0, np.log10(max(steps, 1)), cfg.log_count)).astype(np.int64))
     log = log[(log > 0) & (log <= steps)] if cfg.log_count else np.array([], dtype=np.int64)
-    lin = np.arange(0, steps + 1, cfg.linear_every) if cfg.linear_every else np.array([], dtype=np.int64)
+    if cfg.linear_every:  # at most 4·max_count evenly spread multiples: never the whole range
+        n_lin = steps // cfg.linear_every + 1
+        idx = np.arange(n_lin) if n_lin <= 4 * cfg.max_count else np.unique(
+            np.round(np.linspace(0, n_lin - 1, 4 * cfg.max_count)).astype(np.int64))
+        lin = idx * cfg.linear_every
+    else:
+        lin = np.array([], dtype=np.int64)
     keep = np.unique(np.concatenate([ends, log])).astype(np.int64)
     if len(keep) > cfg.max_count:
         keep = _thin(keep, cfg.max_count)

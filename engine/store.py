@@ -52,7 +52,6 @@ import socket
 import sqlite3
 import threading
 import time
-import zipfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -60,6 +59,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .blobs import pack_npy, pack_npz, unpack_npz
 
 STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
 LIVE_STATUSES = ("running", "paused")
@@ -81,6 +82,8 @@ CREATE TABLE IF NOT EXISTS scalars (
     run_id TEXT NOT NULL, step INTEGER NOT NULL, replica INTEGER NOT NULL, n INTEGER,
     metric TEXT NOT NULL, value REAL);
 CREATE INDEX IF NOT EXISTS scalars_run_metric_step ON scalars (run_id, metric, step);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    run_id TEXT PRIMARY KEY, step INTEGER NOT NULL, arrays BLOB NOT NULL, meta TEXT NOT NULL);
 """
 _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created",
                 "updated", "message", "owner", "pid", "host", "last_step")
@@ -93,37 +96,6 @@ class StoreError(RuntimeError):
 def default_data_dir() -> Path:
     """``$SCANSNAP_DATA_DIR`` if set and non-empty, else ``./data``."""
     return Path(os.environ.get("SCANSNAP_DATA_DIR") or "data")
-
-
-def _check_array(name: Any, arr: Any) -> np.ndarray:
-    if not isinstance(name, str) or not name or "/" in name:
-        raise ValueError(f"array name must be a non-empty string without '/', got {name!r}")
-    a = np.asarray(arr)
-    if a.dtype.hasobject:
-        raise ValueError(f"array {name!r} has dtype {a.dtype} (Python objects); only numeric, "
-                         "bool or fixed-width string arrays can be stored (nothing is pickled)")
-    return a
-
-
-def _pack_npy(name: str, arr: Any) -> bytes:
-    buf = io.BytesIO()
-    np.lib.format.write_array(buf, _check_array(name, arr), allow_pickle=False)
-    return buf.getvalue()
-
-
-def _pack_npz(arrays: dict[str, Any]) -> bytes:
-    checked = {k: _check_array(k, v) for k, v in arrays.items()}
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, a in checked.items():
-            with zf.open(name + ".npy", "w", force_zip64=True) as f:
-                np.lib.format.write_array(f, a, allow_pickle=False)
-    return buf.getvalue()
-
-
-def _unpack_npz(blob: bytes) -> dict[str, np.ndarray]:
-    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
 
 
 def _pid_alive(pid: int) -> bool:
@@ -246,7 +218,7 @@ class RunStore:
             json.loads(config_json)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"config_json must be a JSON string: {exc}") from exc
-        blobs = [(k, _pack_npy(k, v)) for k, v in (statics or {}).items()]
+        blobs = [(k, pack_npy(k, v)) for k, v in (statics or {}).items()]
         run_id = secrets.token_hex(6)
         now = time.time()
         with self._write("creating a run") as con:
@@ -259,11 +231,14 @@ class RunStore:
         return run_id
 
     def append_snapshot(self, run_id: str, step: int, arrays: dict[str, np.ndarray],
-                        scalars: Iterable[tuple[int, int | None, str, float]]) -> None:
-        """Write one snapshot, its scalar rows ``(replica, n, metric, value)`` and the run's
-        ``last_step``/``updated``, all in ONE transaction."""
+                        scalars: Iterable[tuple[int, int | None, str, float]],
+                        checkpoint: tuple[dict[str, np.ndarray], str] | None = None) -> None:
+        """Write one snapshot, its scalar rows ``(replica, n, metric, value)``, the run's
+        ``last_step``/``updated`` and, optionally, the training state to resume from
+        (arrays, JSON metadata; one checkpoint per run, replaced), all in ONE transaction."""
         step = int(step)
-        blob = _pack_npz(arrays)
+        blob = pack_npz(arrays)
+        ckpt = None if checkpoint is None else (pack_npz(checkpoint[0]), checkpoint[1])
         if len(blob) > self.max_snapshot_bytes:
             raise StoreError(f"snapshot at step {step} is {len(blob) / 2**20:.1f} MiB compressed, "
                              f"over the cap of {self.max_snapshot_bytes / 2**20:g} MiB per snapshot; "
@@ -284,6 +259,22 @@ class RunStore:
                             "VALUES (?, ?, ?, ?, ?, ?)", rows)
             con.execute("UPDATE runs SET last_step = max(coalesce(last_step, ?), ?), updated = ? "
                         "WHERE id = ?", (step, step, time.time(), run_id))
+            if ckpt is not None:
+                con.execute("INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)",
+                            (run_id, step, *ckpt))
+
+    def checkpoint(self, run_id: str) -> tuple[int, dict[str, np.ndarray], str] | None:
+        """The latest (step, arrays, JSON metadata) saved to resume the run, or None."""
+        rows = self._read("SELECT step, arrays, meta FROM checkpoints WHERE run_id = ?", (run_id,))
+        return None if not rows else (int(rows[0][0]), unpack_npz(rows[0][1]), rows[0][2])
+
+    def truncate_after(self, run_id: str, step: int, status: str = "running") -> None:
+        """Drop snapshots and scalars after ``step`` (before resuming from a checkpoint there)."""
+        with self._write(f"rewinding run {run_id} to step {step}") as con:
+            for table in ("snapshots", "scalars"):
+                con.execute(f"DELETE FROM {table} WHERE run_id = ? AND step > ?", (run_id, step))
+            con.execute("UPDATE runs SET last_step = ?, status = ?, message = NULL, pid = ?, host = ?, updated = ? "
+                        "WHERE id = ?", (step, status, os.getpid(), self._host, time.time(), run_id))
 
     @staticmethod
     def _check_status(status: str) -> None:
@@ -308,7 +299,7 @@ class RunStore:
     def delete(self, run_id: str) -> bool:
         """Delete a run and all its rows in one transaction; False if it did not exist."""
         with self._write("deleting a run") as con:
-            for table in ("scalars", "snapshots", "statics"):
+            for table in ("scalars", "snapshots", "statics", "checkpoints"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             return con.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0
 
@@ -359,12 +350,12 @@ class RunStore:
                           (run_id, int(step)))
         if not rows:
             raise KeyError(f"run {run_id!r} has no snapshot at step {step}")
-        return _unpack_npz(rows[0][0])
+        return unpack_npz(rows[0][0])
 
     def latest_snapshot(self, run_id: str) -> tuple[int, dict[str, np.ndarray]] | None:
         rows = self._read("SELECT step, arrays FROM snapshots WHERE run_id = ? "
                           "ORDER BY step DESC LIMIT 1", (run_id,))
-        return (rows[0][0], _unpack_npz(rows[0][1])) if rows else None
+        return (rows[0][0], unpack_npz(rows[0][1])) if rows else None
 
     def scalars(self, run_id: str, metrics: list[str] | None = None,
                 since_step: int | None = None) -> pd.DataFrame:

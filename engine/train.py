@@ -8,6 +8,7 @@ replicas equals R separate runs, and the same seed gives the same trajectory.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -321,6 +322,37 @@ class Trainer:
                 "token_kind": pb.token_kind, "label_ids": pb.label_ids,
                 "eta_y": np.array([p[0] for p in self.replica_lr]), "eta_z": np.array([p[1] for p in self.replica_lr]),
                 "seed": np.array(self.replica_seed)}
+
+    # ----------------------------------------------------------------- checkpoints
+    def checkpoint(self) -> tuple[dict[str, np.ndarray], str]:
+        """Everything needed to continue bit-for-bit: parameters, optimiser state, tracking
+        tensors (arrays) and the step, optimiser step counts and sampler RNG states (JSON)."""
+        arrays = {f"param.{k}": _np(v) for k, v in self.params.items()}
+        for name, opt in self.opt.items():
+            arrays |= {f"opt.{name}.{k}": _np(v) for k, v in opt.state.items()}
+        arrays |= {"Z0": _np(self.Z0), "f0": _np(self.f0), "f_cache": _np(self._f_cache), "B_hat": _np(self.B_hat),
+                   "train_loss_sum": _np(self._train_loss_sum)}
+        meta = {"step": self.step_count, "train_loss_n": self._train_loss_n,
+                "opt_t": {k: o.t for k, o in self.opt.items()},
+                "rng": [[sm.rng_classes.bit_generator.state, sm.rng.bit_generator.state] for sm in self.samplers]}
+        return arrays, json.dumps(meta)
+
+    def restore(self, arrays: dict[str, np.ndarray], meta_json: str) -> None:
+        """Load a :meth:`checkpoint` taken from a trainer of the same config."""
+        meta = json.loads(meta_json)
+        t = {k: torch.as_tensor(v, device=self.device) for k, v in arrays.items()}
+        for k in self.params:
+            self.params[k] = t[f"param.{k}"].to(self.dtype).clone()
+        for name, opt in self.opt.items():
+            prefix = f"opt.{name}."
+            opt.state = {k.split(".")[-1]: v.to(self.dtype).clone() for k, v in t.items() if k.startswith(prefix)}
+            opt.t = int(meta["opt_t"][name])
+        self.Z0, self.f0, self._f_cache = t["Z0"].to(self.dtype), t["f0"].to(self.dtype), t["f_cache"].to(self.dtype)
+        self.B_hat, self._train_loss_sum = t["B_hat"].clone(), t["train_loss_sum"].clone()
+        self._train_loss_n, self.step_count = int(meta["train_loss_n"]), int(meta["step"])
+        for sm, (rc, rx) in zip(self.samplers, meta["rng"], strict=True):
+            sm.rng_classes.bit_generator.state = rc
+            sm.rng.bit_generator.state = rx
 
     def run(self):
         """Yield a Snapshot at every scheduled step (step 0 included) until ``optim.steps``."""

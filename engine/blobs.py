@@ -1,0 +1,43 @@
+"""Arrays as bytes: ``.npy``/``.npz`` buffers written and read with ``allow_pickle=False`` only.
+
+Object arrays are refused before anything is written, so nothing stored is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Any
+
+import numpy as np
+
+
+def check_array(name: Any, arr: Any) -> np.ndarray:
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"array name must be a non-empty string without '/', got {name!r}")
+    a = np.asarray(arr)
+    if a.dtype.hasobject:
+        raise ValueError(f"array {name!r} has dtype {a.dtype} (Python objects); only numeric, "
+                         "bool or fixed-width string arrays can be stored (nothing is pickled)")
+    return a
+
+
+def pack_npy(name: str, arr: Any) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, check_array(name, arr), allow_pickle=False)
+    return buf.getvalue()
+
+
+def pack_npz(arrays: dict[str, Any]) -> bytes:
+    checked = {k: check_array(k, v) for k, v in arrays.items()}
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, a in checked.items():
+            with zf.open(name + ".npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, a, allow_pickle=False)
+    return buf.getvalue()
+
+
+def unpack_npz(blob: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}

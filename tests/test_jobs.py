@@ -1,0 +1,260 @@
+"""Tests of engine.jobs.JobManager: queueing, pause/step/resume/stop, owner caps, throttling, shutdown.
+
+Timing assertions poll with deadlines; the only fixed waits are short observation windows in which a
+paused run must *not* move.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from engine.config import RunConfig
+from engine.jobs import TERMINAL, JobManager
+from engine.presets import get_preset
+from engine.store import RunStore
+
+DEADLINE = 20.0  # generous: the CI machine may be busy
+
+
+def _cfg(steps: int, **overrides: object) -> RunConfig:
+    """Syn-Small made cheap per step (small batch, short contexts)."""
+    base = {"optim.steps": steps, "optim.batch": 8, "data.T": 16}
+    base.update(overrides)
+    return get_preset("syn-small").config.with_overrides(base)
+
+
+def _train_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("train-") and t.is_alive()]
+
+
+def _wait_for(cond: Callable[[], bool], what: str, timeout: float = DEADLINE) -> float:
+    """Poll until ``cond()``; returns the seconds it took."""
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.005)
+    return time.monotonic() - t0
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = RunStore(tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def manager(store):
+    before = _train_threads()
+    m = JobManager(store, max_concurrent=1)
+    yield m
+    m.shutdown()
+    assert [t for t in _train_threads() if t not in before] == [], "shutdown left worker threads behind"
+
+
+def _step(m: JobManager, rid: str) -> int:
+    return m.status(rid).step
+
+
+def _status(m: JobManager, rid: str) -> str:
+    return m.status(rid).status
+
+
+# ---------------------------------------------------------------------------- queue
+def test_second_run_is_queued_then_both_finish(manager, store):
+    a = manager.submit(_cfg(30), name="a", paused=True)  # holds the only slot until resumed
+    b = manager.submit(_cfg(30), name="b")
+    sb = manager.status(b)
+    assert sb.status == "queued" and sb.queue_position == 0 and sb.step == 0 and sb.total_steps == 30
+    assert manager.status(a).queue_position is None
+    assert store.get_run(b)["status"] == "queued"
+    c = manager.submit(_cfg(30), name="c")
+    assert manager.status(c).queue_position == 1
+
+    manager.resume(a)
+    for rid in (a, b, c):
+        assert manager.wait(rid, timeout=DEADLINE) == "finished"
+        assert manager.status(rid).step == 30 and manager.status(rid).queue_position is None
+        run = store.get_run(rid)
+        assert run["status"] == "finished" and run["last_step"] == 30
+    assert manager.active() == []
+    assert not manager.is_live(a)
+
+
+def test_queued_run_can_be_stopped(manager, store):
+    a = manager.submit(_cfg(30), paused=True)
+    b = manager.submit(_cfg(30))
+    c = manager.submit(_cfg(30))
+    assert manager.status(b).status == "queued"
+    manager.stop(b)
+    sb = manager.status(b)
+    assert sb.status == "stopped" and sb.queue_position is None
+    assert manager.status(c).queue_position == 0, "the runs behind a stopped one move up"
+    assert store.get_run(b)["status"] == "stopped"
+    manager.resume(a)
+    assert manager.wait(a, timeout=DEADLINE) == "finished"
+    assert manager.wait(c, timeout=DEADLINE) == "finished"
+    assert manager.status(b).status == "stopped" and manager.status(b).step == 0
+    assert store.steps(b) == []
+
+
+# ---------------------------------------------------------------------------- controls
+def test_pause_step_resume_stop(manager, store):
+    rid = manager.submit(_cfg(10**6))
+    _wait_for(lambda: _step(manager, rid) >= 5, "the run to start")
+
+    manager.pause(rid)
+    _wait_for(lambda: _status(manager, rid) == "paused", "status 'paused'")
+    s0 = _step(manager, rid)
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:  # observation window: a paused run must not move
+        assert _step(manager, rid) == s0
+        time.sleep(0.01)
+    assert store.get_run(rid)["status"] == "paused"
+
+    manager.step(rid, 7)
+    _wait_for(lambda: _step(manager, rid) >= s0 + 7, "7 granted steps")
+    _wait_for(lambda: _status(manager, rid) == "paused", "status 'paused' after the granted steps")
+    deadline = time.monotonic() + 0.3
+    while time.monotonic() < deadline:
+        assert _step(manager, rid) == s0 + 7, "step(n) while paused advances exactly n steps"
+        time.sleep(0.01)
+
+    manager.step(rid, 1)
+    _wait_for(lambda: _step(manager, rid) == s0 + 8, "1 more granted step")
+
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) > s0 + 20, "the resumed run to continue")
+    assert _status(manager, rid) == "running"
+
+    manager.stop(rid)
+    assert manager.wait(rid, timeout=DEADLINE) == "stopped"
+    run = store.get_run(rid)
+    assert run["status"] == "stopped" and f"stopped at step {_step(manager, rid)}" in run["message"]
+    assert not manager.is_live(rid)
+
+
+def _assert_prompt_stop(m: JobManager, rid: str) -> None:
+    m.stop(rid)
+    elapsed = _wait_for(lambda: _status(m, rid) in TERMINAL, "the stop")
+    assert _status(m, rid) == "stopped"
+    assert elapsed < 0.5, f"stop took {elapsed:.2f} s"
+
+
+def test_stop_within_half_a_second(manager):
+    rid = manager.submit(_cfg(10**6))
+    _wait_for(lambda: _step(manager, rid) >= 200, "the run to get going")
+    _assert_prompt_stop(manager, rid)
+
+
+def test_stop_within_half_a_second_after_single_steps(manager):
+    """Single steps while paused must not inflate the runner's chunk size: after resume, a stop (or a
+    pause) must still act within a fraction of a second."""
+    rid = manager.submit(_cfg(10**6))
+    _wait_for(lambda: _step(manager, rid) >= 200, "the run to get going")
+    manager.pause(rid)
+    _wait_for(lambda: _status(manager, rid) == "paused", "status 'paused'")
+    s0 = _step(manager, rid)
+    for k in range(1, 6):
+        manager.step(rid, 1)
+        _wait_for(lambda k=k: _step(manager, rid) == s0 + k, f"single step {k}")
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) > s0 + 5 or _status(manager, rid) == "running", "the resume")
+    _assert_prompt_stop(manager, rid)
+
+
+def test_submit_paused_does_not_train(manager):
+    rid = manager.submit(_cfg(100), paused=True)
+    _wait_for(lambda: _status(manager, rid) == "paused", "status 'paused'")
+    assert _step(manager, rid) == 0
+    manager.step(rid, 3)
+    _wait_for(lambda: _step(manager, rid) == 3, "3 granted steps")
+    manager.stop(rid)
+    assert manager.wait(rid, timeout=DEADLINE) == "stopped"
+
+
+def test_unknown_run_id(manager):
+    for call in (manager.pause, manager.resume, manager.stop):
+        with pytest.raises(KeyError, match="no live job 'nope'"):
+            call("nope")
+    assert manager.status("nope") is None
+
+
+# ---------------------------------------------------------------------------- owners
+def test_per_owner_cap(manager):
+    assert manager.max_per_owner == 2
+    a = manager.submit(_cfg(10**6), owner="alice", paused=True)
+    manager.submit(_cfg(10**6), owner="alice")
+    with pytest.raises(RuntimeError, match=r"you already have 2 runs queued or training: stop one"):
+        manager.submit(_cfg(10), owner="alice")
+    manager.submit(_cfg(10), owner="bob")  # another owner is not affected
+    manager.submit(_cfg(10))  # nor are runs without an owner
+    manager.stop(a)
+    manager.wait(a, timeout=DEADLINE)
+    manager.submit(_cfg(10), owner="alice")  # a finished run frees its place
+
+
+# ---------------------------------------------------------------------------- throttle
+def test_set_speed_throttles(manager):
+    cap = 5.0
+    rid = manager.submit(_cfg(10**6), paused=True)
+    manager.set_speed(rid, cap)
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) >= 1, "the run to start")
+    s0, t0 = _step(manager, rid), time.monotonic()
+    _wait_for(lambda: time.monotonic() - t0 >= 2.0, "2 s", timeout=10)
+    s1, t1 = _step(manager, rid), time.monotonic()
+    assert s1 > s0, "a throttled run still advances"
+    # one throttled chunk (cap·0.1 s steps) may straddle the window; allow 50 % more on top
+    assert s1 - s0 <= 1.5 * cap * (t1 - t0) + cap * 0.1 + 2, f"{s1 - s0} steps in {t1 - t0:.2f} s"
+
+
+def test_set_speed_none_removes_the_throttle(manager):
+    """Lifting the cap while the worker sleeps off its throttle must not crash the run."""
+    cap = 5.0
+    rid = manager.submit(_cfg(10**6), paused=True)
+    manager.set_speed(rid, cap)
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) >= 3, "the throttled run to start")
+    manager.set_speed(rid, None)  # a throttled worker is almost always inside its sleep here
+    s0, t0 = _step(manager, rid), time.monotonic()
+    _wait_for(lambda: _step(manager, rid) - s0 > 3 * cap * max(time.monotonic() - t0, 0.5)
+              or _status(manager, rid) in TERMINAL, "the unthrottled run to speed up")
+    st = manager.status(rid)
+    assert st.status == "running", f"{st.status}: {st.message}"
+
+
+def test_stop_is_prompt_while_throttled(manager):
+    """A slow cap (one step every 2 s) must not delay a stop by a whole throttle sleep."""
+    rid = manager.submit(_cfg(10**6), paused=True)
+    manager.set_speed(rid, 0.5)
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) >= 1, "the first throttled step")
+    time.sleep(0.1)  # let the worker enter its throttle sleep
+    _assert_prompt_stop(manager, rid)
+
+
+# ---------------------------------------------------------------------------- shutdown
+def test_shutdown_joins_every_worker(store):
+    before = _train_threads()
+    m = JobManager(store, max_concurrent=2)
+    try:
+        running = [m.submit(_cfg(10**6)), m.submit(_cfg(10**6), paused=True)]
+        queued = m.submit(_cfg(10**6))
+        _wait_for(lambda: _step(m, running[0]) > 0, "the first run to start")
+        assert len(_train_threads()) - len(before) == 2
+        assert m.status(queued).status == "queued"
+    finally:
+        m.shutdown()
+    assert [t for t in _train_threads() if t not in before] == []
+    for rid in running:
+        assert m.status(rid).status == "stopped"
+        assert store.get_run(rid)["status"] == "stopped"
+    assert store.get_run(queued)["status"] == "stopped"
+    with pytest.raises(RuntimeError, match="shut down"):
+        m.submit(_cfg(10))
