@@ -36,6 +36,7 @@ class JobStatus:
     total_steps: int
     queue_position: int | None  # runs ahead of this one, when queued
     message: str | None
+    pause_requested: bool = False  # the Pause button was pressed (the worker may not have noticed yet)
 
 
 class _Job:
@@ -154,7 +155,8 @@ class JobManager:
             if j is None:
                 return None
             pos = list(self._queue).index(run_id) if run_id in self._queue else None
-            return JobStatus(run_id, j.job.status, j.job.step, j.job.cfg.optim.steps, pos, j.job.message)
+            return JobStatus(run_id, j.job.status, j.job.step, j.job.cfg.optim.steps, pos, j.job.message,
+                             j.control.paused)
 
     def active(self) -> list[str]:
         with self._lock:

@@ -1,22 +1,28 @@
 """Plotly figure builders (no streamlit here, so they are unit-testable).
 
-Every builder takes plain arrays (shaped by ``engine.views``) and returns a ``go.Figure``.
-Colours are per token and the same in every chart: distinct tokens on a Viridis scale by
-their P(l|n) rank within the class (dark = most likely), common tokens grey.  Theory is
-dashed.  Trace names use the engine's metric names verbatim.
+Builders take plain arrays (shaped by ``engine.views``).  The five live time-series charts
+return a plain figure dict (``Spec``: {"data": [...], "layout": {...}}, JSON-ready): they are
+rebuilt on every 0.5 s tick and plotly's object model (validation, deep copies) cost ~10×
+more than the data.  The heatmaps return ``go.Figure``.  Colours are per token and the same
+in every chart: distinct tokens on a Viridis scale by their P(l|n) rank within the class
+(dark = most likely), common tokens grey.  Theory is dashed.  Trace names use the engine's
+metric names verbatim.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
-from plotly.subplots import make_subplots
+from plotly.subplots import make_subplots  # P(l|n) preview
 
 from engine.views import TokenInfo, decimate, rnd
 
+Spec = dict[str, Any]
 COMMON_GREY = "#9a9a9a"
 THEORY = dict(dash="dash", width=2.5)
 FONT = 15
@@ -35,131 +41,182 @@ def token_colors(info: TokenInfo) -> list[str]:
     return [dist[i] if info.kind[i] == 1 else COMMON_GREY for i in range(len(info.kind))]
 
 
+def jl(a: Any, digits: int = 4) -> list[float | None]:
+    """A JSON-safe rounded list (NaN/inf → null, as plotly's own serialiser does)."""
+    return [v if math.isfinite(v) else None for v in rnd(a, digits).ravel().tolist()]
+
+
+def layout_style(title: str, font: int, key: str, x: str = "", y: str = "", height: int = 380) -> dict[str, Any]:
+    """Shared layout: readable fonts (≥ 14 px), white background, ``uirevision`` = ``key``."""
+    axis = dict(title=dict(text="", font=dict(size=font)), tickfont=dict(size=font - 1), gridcolor="#e6e6e6",
+                zerolinecolor="#bdbdbd", linecolor="#bdbdbd", automargin=True)
+    return dict(title=dict(text=f"<b>{title}</b>", font=dict(size=font + 3), x=0.01, xanchor="left"),
+                font=dict(size=font), uirevision=key, paper_bgcolor="white", plot_bgcolor="white",
+                height=height + 4 * (font - FONT), margin=dict(l=60, r=20, t=60 + 2 * (font - FONT), b=50),
+                legend=dict(font=dict(size=font - 2)), hoverlabel=dict(font=dict(size=font)),
+                xaxis={**axis, "title": dict(text=x, font=dict(size=font))},
+                yaxis={**axis, "title": dict(text=y, font=dict(size=font))})
+
+
 def style(fig: go.Figure, title: str, font: int, key: str, x: str = "", y: str = "", height: int = 380) -> go.Figure:
-    fig.update_layout(title=dict(text=title, font=dict(size=font + 3)), font=dict(size=font), uirevision=key,
-                      template="plotly_white", height=height + 4 * (font - FONT),
-                      margin=dict(l=60, r=20, t=60 + 2 * (font - FONT), b=50),
-                      legend=dict(font=dict(size=font - 2)), hoverlabel=dict(font_size=font))
-    fig.update_xaxes(title_text=x, title_font_size=font, tickfont_size=font - 1)
-    fig.update_yaxes(title_text=y, title_font_size=font, tickfont_size=font - 1)
+    lay = layout_style(title, font, key, x, y, height)
+    xa, ya = lay.pop("xaxis"), lay.pop("yaxis")
+    fig.update_layout(lay)
+    fig.update_xaxes(title_text=x, title_font_size=font, tickfont_size=font - 1, gridcolor=xa["gridcolor"],
+                     automargin=True)
+    fig.update_yaxes(title_text=y, title_font_size=font, tickfont_size=font - 1, gridcolor=ya["gridcolor"],
+                     automargin=True)
     return fig
 
 
-def _cursor(fig: go.Figure, cursor: float | None) -> None:
+def spec(traces: list[dict[str, Any]], title: str, font: int, key: str, x: str = "", y: str = "",
+         height: int = 380) -> Spec:
+    return {"data": traces, "layout": layout_style(title, font, key, x, y, height)}
+
+
+def _vline(x: float, color: str = "#555", dash: str = "dot") -> dict[str, Any]:
+    return dict(type="line", x0=x, x1=x, y0=0, y1=1, xref="x", yref="paper", line=dict(color=color, width=2, dash=dash))
+
+
+def _cursor(fig: Spec, cursor: float | None) -> None:
     if cursor is not None:
-        fig.add_vline(x=max(cursor, 1e-9), line=dict(color="#d62728", width=2, dash="dot"))
+        fig["layout"].setdefault("shapes", []).append(_vline(max(cursor, 1e-9), "#d62728"))
 
 
-def _token_lines(fig: go.Figure, steps: np.ndarray, Y: np.ndarray, tokens: np.ndarray, info: TokenInfo,
-                 label: str, mf: tuple[np.ndarray, np.ndarray] | None) -> None:
+def _token_traces(steps: np.ndarray, Y: np.ndarray, tokens: np.ndarray, info: TokenInfo, label: str,
+                  mf: tuple[np.ndarray, np.ndarray] | None) -> list[dict[str, Any]]:
     colors = token_colors(info)
     keep = decimate(len(steps), MAX_POINTS)
     x = steps[keep].tolist()
+    out = []
     for l in tokens:  # noqa: E741 - l is the paper's token index
         kind = "common" if info.kind[l] == 2 else "distinct"
-        fig.add_trace(go.Scatter(x=x, y=rnd(Y[keep, l], 4).tolist(), mode="lines", name=f"l={l}",
-                                 legendgroup=f"l{l}", line=dict(color=colors[l], width=2.5 if kind == "distinct" else 1.5),
-                                 hovertemplate=f"{label} l={l} ({kind}, P={info.p[l]:.3f})<br>step %{{x}}: %{{y}}"
-                                 "<extra></extra>"))
-    if mf is None:
-        return
-    ms, MY = mf
-    mk = decimate(len(ms), MAX_POINTS)
-    for i, l in enumerate(t for t in tokens if info.kind[t] == 1):  # noqa: E741
-        fig.add_trace(go.Scatter(x=ms[mk].tolist(), y=rnd(MY[mk, l], 4).tolist(), mode="lines",
-                                 name="mean-field (T→∞)", legendgroup="mf", showlegend=i == 0,
-                                 line=dict(color=colors[l], **THEORY), opacity=0.8, hoverinfo="skip"))
+        out.append(dict(type="scatter", x=x, y=jl(Y[keep, l]), mode="lines", name=f"l={l}",
+                        showlegend=False, line=dict(color=colors[l], width=2.5 if kind == "distinct" else 1.5),
+                        hovertemplate=f"{label} l={l} ({kind}, P={info.p[l]:.3f})<br>step %{{x}}: %{{y}}"
+                        "<extra></extra>"))
+    out += _legend_traces(colors, info, tokens)
+    if mf is not None:
+        ms, MY = mf
+        mk = decimate(len(ms), MAX_POINTS)
+        for i, l in enumerate(t for t in tokens if info.kind[t] == 1):  # noqa: E741
+            out.append(dict(type="scatter", x=ms[mk].tolist(), y=jl(MY[mk, l]), mode="lines",
+                            name="mean-field (T→∞)", legendgroup="mf", showlegend=i == 0,
+                            line=dict(color=colors[l], **THEORY), opacity=0.8, hoverinfo="skip"))
+    return out
+
+
+def _legend_traces(colors: list[str], info: TokenInfo, tokens: np.ndarray) -> list[dict[str, Any]]:
+    """Three legend entries instead of one per token: high-P distinct, low-P distinct, common."""
+    out = []
+    dist = [t for t in tokens if info.kind[t] == 1]
+    if dist:
+        hi, lo = max(dist, key=lambda t: info.rank[t]), min(dist, key=lambda t: info.rank[t])
+        for t, name in ((hi, "distinct, highest P(l|n)"), (lo, "distinct, lowest P(l|n)")):
+            out.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=name,
+                            line=dict(color=colors[t], width=3)))
+    if any(info.kind[t] == 2 for t in tokens):
+        out.append(dict(type="scatter", x=[None], y=[None], mode="lines", name="common", line=dict(color=COMMON_GREY)))
+    return out
 
 
 def cn_lines(steps: np.ndarray, C: np.ndarray, n: int, info: TokenInfo, supp: np.ndarray, step: int,
-             font: int = FONT, mf: tuple[np.ndarray, np.ndarray] | None = None,
-             cursor: float | None = None) -> go.Figure:
+             font: int = FONT, mf: tuple[np.ndarray, np.ndarray] | None = None, cursor: float | None = None) -> Spec:
     """c_n over time for next token n: one line per token of supp(n)."""
-    fig = go.Figure()
-    _token_lines(fig, steps, C, supp, info, "c", mf)
+    fig = spec(_token_traces(steps, C, supp, info, "c", mf), f"c_n over time, next token n={n} · step {step}", font,
+               "cn", "step", "c_{l|n}")
     _cursor(fig, cursor)
-    return style(fig, f"c_n over time, next token n={n} · step {step}", font, "cn", "step", "c_{l|n}")
+    return fig
 
 
 def cn_heatmap(c: np.ndarray, psi: np.ndarray, step: int, font: int = FONT) -> go.Figure:
     """c_n for all next tokens (rows grouped by query) at one step."""
     order = np.argsort(psi, kind="stable")
     fig = go.Figure(go.Heatmap(z=rnd(c[order], 3).tolist(), y=[f"n={n} (q={psi[n]})" for n in order],
-                               colorscale="Viridis", zmin=0, colorbar=dict(title="c"),
+                               colorscale="Viridis", zmin=0, colorbar=dict(title="c", nticks=4),
                                hovertemplate="n=%{y}, l=%{x}: c=%{z}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category")
     return style(fig, f"c_n for all next tokens at step {step}", font, "cnh", "token l", "",
-                 height=max(260, 60 + 28 * len(order)))
+                 height=max(300, 60 + 28 * len(order)))
 
 
 def z_lines(steps: np.ndarray, Z: np.ndarray, q: int, info: TokenInfo, tokens: np.ndarray, font: int = FONT,
-            mf: tuple[np.ndarray, np.ndarray] | None = None, cursor: float | None = None) -> go.Figure:
+            mf: tuple[np.ndarray, np.ndarray] | None = None, cursor: float | None = None) -> Spec:
     """z_{q,l} trajectories of query q, with the mean-field theory dashed."""
-    fig = go.Figure()
-    _token_lines(fig, steps, Z, tokens, info, "z", mf)
+    fig = spec(_token_traces(steps, Z, tokens, info, "z", mf),
+               f"z_m trajectories, query q={q} (dashed: mean-field T→∞)", font, "z", "step", "z_{m,l}")
     _cursor(fig, cursor)
-    return style(fig, f"z_m trajectories, query q={q} (dashed: mean-field T→∞)", font, "z", "step", "z_{m,l}")
+    return fig
 
 
-def _phases(fig: go.Figure, overlay: dict[str, Any] | None, xmax: float) -> None:
+def _phases(fig: Spec, overlay: dict[str, Any] | None, xmax: float) -> None:
     if not overlay:
         return
     t1, t0 = overlay["t0_prime"], overlay["t0"]
-    fig.add_vrect(x0=1e-3, x1=t1, fillcolor="#1f77b4", opacity=0.08, line_width=0)
-    fig.add_vrect(x0=t0, x1=max(xmax, t0) * 10, fillcolor="#ff7f0e", opacity=0.08, line_width=0)
-    for x, name in ((t1, "t′₀ (scan ends)"), (t0, "t₀ (snap)")):
-        fig.add_vline(x=x, line=dict(color="#555", dash="dot", width=2))
-        fig.add_annotation(x=np.log10(x), y=1.0, yref="paper", text=name, showarrow=False, yanchor="bottom",
-                           font=dict(size=13))
+    rect = dict(type="rect", y0=0, y1=1, xref="x", yref="paper", opacity=0.08, line=dict(width=0), layer="below")
+    fig["layout"].setdefault("shapes", []).extend([
+        {**rect, "x0": 1e-3, "x1": t1, "fillcolor": "#1f77b4"},
+        {**rect, "x0": t0, "x1": max(xmax, t0) * 10, "fillcolor": "#ff7f0e"}, _vline(t1), _vline(t0)])
+    fig["layout"]["annotations"] = [
+        dict(x=math.log10(x), y=1.0, yref="paper", text=name, showarrow=False, yanchor="bottom", xanchor=anchor,
+             font=dict(size=15)) for x, name, anchor in ((t1, "t′₀", "right"), (t0, "t₀", "left"))]
 
 
 def entropy_chart(steps: np.ndarray, H: np.ndarray, overlay: dict[str, Any] | None, font: int = FONT,
-                  cursor: float | None = None) -> go.Figure:
+                  cursor: float | None = None) -> Spec:
     """entropy_distinct vs step on a log axis; shaded scanning (t < t′₀) and snapping (t > t₀)."""
     pos = steps > 0
     keep = decimate(int(pos.sum()), MAX_POINTS)
-    fig = go.Figure(go.Scatter(x=steps[pos][keep].tolist(), y=rnd(H[pos][keep]).tolist(), mode="lines+markers",
-                               name="entropy_distinct", line=dict(color="#2c3e50", width=3), marker=dict(size=5)))
+    fig = spec([dict(type="scatter", x=steps[pos][keep].tolist(), y=jl(H[pos][keep]), mode="lines+markers",
+                     name="entropy_distinct", line=dict(color="#2c3e50", width=3), marker=dict(size=5))],
+               "entropy_distinct (nats) · blue: scan, orange: snap", font, "H", "step (log)",
+               "entropy_distinct")
     xmax = float(steps.max()) if len(steps) else 10.0
     _phases(fig, overlay, xmax)
     _cursor(fig, cursor)
-    fig.update_xaxes(type="log", range=[-0.3 if not overlay else np.log10(max(min(overlay["t0_prime"], 1) / 2, 1e-2)),
-                                        np.log10(max(xmax, 10)) + 0.05])
-    return style(fig, "entropy_distinct (nats) · blue: scanning, orange: snapping", font, "H", "step (log)",
-                 "entropy_distinct")
+    lo = -0.3 if not overlay else math.log10(max(min(overlay["t0_prime"], 1) / 2, 1e-2))
+    fig["layout"]["xaxis"].update(type="log", dtick=1, range=[lo, math.log10(max(xmax, 10)) + 0.05])
+    return fig
 
 
 def b_chart(steps: np.ndarray, B_hat: np.ndarray, dz: np.ndarray, lo: np.ndarray,
-            overlay: dict[str, Any] | None, n: int, font: int = FONT, cursor: float | None = None) -> go.Figure:
+            overlay: dict[str, Any] | None, n: int | str, font: int = FONT, cursor: float | None = None) -> Spec:
     """B_hat vs Thm 4's B_n(t), and dz_dominant inside its Thm 3 bracket [bracket_lo, B_hat]."""
     keep = decimate(len(steps), MAX_POINTS)
     x = steps[keep].tolist()
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=rnd(lo[keep]).tolist(), mode="lines", name="bracket_lo",
-                             line=dict(color="#2ca02c", width=1)))
-    fig.add_trace(go.Scatter(x=x, y=rnd(B_hat[keep]).tolist(), mode="lines", name="B_hat", fill="tonexty",
-                             fillcolor="rgba(44,160,44,0.15)", line=dict(color="#1f77b4", width=3)))
-    fig.add_trace(go.Scatter(x=x, y=rnd(dz[keep]).tolist(), mode="lines+markers", name="dz_dominant",
-                             line=dict(color="#d62728", width=3), marker=dict(size=5)))
+    traces = [
+        dict(type="scatter", x=x, y=jl(lo[keep]), mode="lines", name="bracket_lo", line=dict(color="#2ca02c", width=1)),
+        dict(type="scatter", x=x, y=jl(B_hat[keep]), mode="lines", name="B_hat", fill="tonexty",
+             fillcolor="rgba(44,160,44,0.15)", line=dict(color="#1f77b4", width=3)),
+        dict(type="scatter", x=x, y=jl(dz[keep]), mode="lines+markers", name="dz_dominant",
+             line=dict(color="#d62728", width=3), marker=dict(size=5)),
+    ]
     if overlay:
-        fig.add_trace(go.Scatter(x=rnd(overlay["step"]).tolist(), y=rnd(overlay["B_n"]).tolist(), mode="lines",
-                                 name="B_n (Thm 4, C₀=1)", line=dict(color="#1f77b4", **THEORY)))
+        traces.append(dict(type="scatter", x=jl(overlay["step"]), y=jl(overlay["B_n"]), mode="lines",
+                           name="B_n (Thm 4, C₀=1)", line=dict(color="#1f77b4", **THEORY)))
+    fig = spec(traces, f"B_hat vs theory B_n; dz_dominant in bracket (n={n})", font, "B", "step", "nats")
     _cursor(fig, cursor)
-    return style(fig, f"B_hat vs theory B_n; dz_dominant in its Thm 3 bracket (n={n})", font, "B", "step", "nats")
+    return fig
 
 
 def loss_chart(steps: np.ndarray, loss: np.ndarray, acc: np.ndarray, font: int = FONT,
-               cursor: float | None = None) -> go.Figure:
+               cursor: float | None = None) -> Spec:
     keep = decimate(len(steps), MAX_POINTS)
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=steps[keep].tolist(), y=rnd(loss[keep]).tolist(), name="loss",
-                             line=dict(color="#8c564b", width=3)), secondary_y=False)
-    fig.add_trace(go.Scatter(x=steps[keep].tolist(), y=rnd(acc[keep]).tolist(), name="accuracy",
-                             line=dict(color="#17becf", width=3)), secondary_y=True)
+    x = steps[keep].tolist()
+    fig = spec([dict(type="scatter", x=x, y=jl(np.maximum(loss[keep], 1e-8)), name="loss",
+                     line=dict(color="#8c564b", width=3)),
+                dict(type="scatter", x=x, y=jl(acc[keep]), name="accuracy", yaxis="y2",
+                     line=dict(color="#17becf", width=3))],
+               "loss and accuracy (all classes, T→∞ contexts)", font, "loss", "step", "loss")
     _cursor(fig, cursor)
-    fig.update_yaxes(title_text="loss", type="log", secondary_y=False)
-    fig.update_yaxes(title_text="accuracy", range=[0, 1.05], secondary_y=True)
-    return style(fig, "loss and accuracy (all classes, T→∞ contexts)", font, "loss", "step")
+    lay = fig["layout"]
+    lay["yaxis"].update(type="log", dtick=1, exponentformat="power")
+    lay["yaxis2"] = dict(title=dict(text="accuracy", font=dict(size=font)), range=[0, 1.05], overlaying="y",
+                         side="right", tickvals=[0, 0.25, 0.5, 0.75, 1], showgrid=False, tickfont=dict(size=font - 1),
+                         automargin=True)
+    lay["legend"].update(orientation="h", x=0.5, xanchor="center", y=1.0, yanchor="bottom")
+    lay["margin"]["r"] = 40 + 3 * font
+    return fig
 
 
 def p_preview(P: np.ndarray, psi: np.ndarray, token_kind: np.ndarray, font: int = FONT) -> go.Figure:
@@ -176,11 +233,15 @@ def p_preview(P: np.ndarray, psi: np.ndarray, token_kind: np.ndarray, font: int 
                              hovertemplate="%{y}, l=%{x}: P=%{z}<extra></extra>"), row=2, col=1)
     fig.update_yaxes(autorange="reversed", type="category", row=2, col=1)
     style(fig, "P(l|n) preview · strip: purple = distinct, grey = common", font, "P", "", "",
-          height=max(240, 90 + 24 * len(order)))
+          height=max(320, 90 + 28 * len(order)))
     fig.update_xaxes(title_text="token l", row=2, col=1)
     return fig
 
 
-def payload_bytes(figs: list[go.Figure]) -> int:
+def to_json(fig: Spec | go.Figure) -> str:
+    return json.dumps(fig, separators=(",", ":")) if isinstance(fig, dict) else fig.to_json()
+
+
+def payload_bytes(figs: list[Spec | go.Figure]) -> int:
     """Bytes of JSON these figures send to the browser (what one live tick costs)."""
-    return sum(len(f.to_json()) for f in figs)
+    return sum(len(to_json(f)) for f in figs)

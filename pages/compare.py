@@ -1,0 +1,47 @@
+"""Compare: overlay stored runs' metrics; the legend says how their configs differ."""
+
+import json
+
+import numpy as np
+import streamlit as st
+
+from engine.views import config_diffs
+from ui import charts_pages
+from ui.widgets import font, plot_ui, store
+
+METRICS = ["entropy_distinct", "entropy_all", "common_mass", "B_hat", "dz_dominant", "loss", "accuracy",
+           "train_loss", "share_distinct_up", "share_common_down", "rel_gain"]
+
+st.title("Compare runs")
+runs = [r for r in store().list_runs() if (r["last_step"] or 0) > 0]
+if not runs:
+    st.info("No stored runs with data yet: start one in the Lab.")
+    st.stop()
+by_id = {r["id"]: r for r in runs}
+qp = st.query_params
+wanted = [i for i in qp.get("runs", "").split(",") if i in by_id] or [r["id"] for r in runs[:2]]
+c = st.columns([3, 1.2, 0.6])
+chosen = c[0].multiselect("runs", list(by_id), default=wanted, key="cmp.runs",
+                          format_func=lambda i: f"{by_id[i]['name']} · {i} · {by_id[i]['status']}")
+metric = c[1].selectbox("metric", METRICS, index=METRICS.index(qp.get("metric", "entropy_distinct"))
+                        if qp.get("metric") in METRICS else 0, key="cmp.metric")
+logx = c[2].checkbox("log x", value=True, key="cmp.logx")
+st.query_params.from_dict({**{k: v for k, v in qp.to_dict().items() if k in ("lecture",)},
+                           "runs": ",".join(chosen), "metric": metric})
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def series(run_id: str, metric: str, last_step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Class mean, averaged over replicas (last_step is part of the cache key)."""
+    df = store().scalars(run_id, metrics=[metric])
+    df = df[df["n"].isna()].groupby("step", as_index=False)["value"].mean()
+    return df["step"].to_numpy(), df["value"].to_numpy()
+
+
+if chosen:
+    diffs = config_diffs([json.loads(by_id[i]["config_json"]) for i in chosen])
+    lines = [(f"{by_id[i]['name']} · {d}", *series(i, metric, by_id[i]["last_step"] or 0))
+             for i, d in zip(chosen, diffs, strict=True)]
+    plot_ui(charts_pages.overlay(lines, metric, logx, font()), "cmp-chart", f"compare-{metric}-{'-'.join(chosen)}")
+    st.caption("Lines are the class mean of each run, averaged over its replicas. Legends list the config keys "
+               "whose values differ among the chosen runs.")

@@ -1,0 +1,126 @@
+"""Lab: design the data, turn the training knobs, run, and watch the story next to the theory."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.data import build_problem
+from engine.presets import load_presets
+from ui import charts, labstate
+from ui.lab_live import live_area
+from ui.urlstate import KNOBS, validate, visible
+from ui.widgets import RATIOS, copy_link_ui, font, knob_ui, lecture_on, manager, plot_ui, store
+
+ss = st.session_state
+mgr = manager()
+for problem in labstate.init_state(store()):
+    st.warning(problem)
+lecture = lecture_on()
+show = set(st.query_params["show"].split(",")) if "show" in st.query_params else None
+cfg = ss["lab.cfg"]
+W = labstate.wkey
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def preview(data_json: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from engine.config import DataConfig
+
+    pb = build_problem(DataConfig.model_validate(json.loads(data_json)))
+    return pb.P, pb.psi, pb.token_kind
+
+
+def knobs_ui(section: str) -> None:
+    for knob in KNOBS:
+        if knob.section != section or not visible(knob, cfg, lecture, show):
+            continue
+        if knob.key == "optim.eta_y" and ss.get("lab.lock"):
+            st.caption(f"η_Y = {ss['lab.lock']:g} × η_Z = {cfg['optim']['eta_y']:g} (ratio locked)")
+            continue
+        if knob.key == "optim.eta_z" and cfg["replicas"].get("lr_pairs"):
+            st.warning(f"This setup trains {len(cfg['replicas']['lr_pairs'])} (η_Y, η_Z) pairs (replicas.lr_pairs): "
+                       "the η knobs below are not used. Sweep them on the Sweep page.")
+        knob_ui(knob, cfg, W(knob.key), labstate.on_knob)
+        if knob.key == "optim.eta_z" and (show is None or "lock" in show):
+            ratio_ui()
+
+
+def ratio_ui() -> None:
+    locked = st.toggle("lock η_Y/η_Z", value=bool(ss.get("lab.lock")), key=W("lock"), on_change=labstate.on_lock)
+    if locked:
+        st.select_slider("η_Y/η_Z", options=list(RATIOS), value=ss["lab.lock"], key=W("ratio"),
+                         format_func=lambda x: f"{x:g}", on_change=labstate.on_ratio)
+
+
+def table_ui() -> None:
+    """Explicit P(l|n): one row per next token n (psi = its query index), one column per token."""
+    base_key = f"table_base{ss['lab.rev']}"
+    if base_key not in ss:
+        table, psi = cfg["data"]["table"] or [[1.0]], cfg["data"]["psi"] or [0]
+        df = pd.DataFrame(table, columns=[f"l{j}" for j in range(len(table[0]))])
+        df.insert(0, "psi", psi)
+        ss[base_key] = df
+    st.caption("Edit P(l|n) (rows are normalised; 0 = token not in supp(n)); add or delete rows for classes.")
+    edited = st.data_editor(ss[base_key], key=W("table"), num_rows="dynamic", hide_index=False)
+    tokens = [c for c in edited.columns if c != "psi"]
+    table = edited[tokens].astype(float).fillna(0.0).to_numpy().tolist()
+    psi = [int(x) if pd.notna(x) else -1 for x in edited["psi"]]
+    labstate.on_table(table, psi)
+
+
+def controls_ui(valid: bool) -> None:
+    live = labstate.is_live(mgr)
+    s = labstate.live_status(mgr)
+    paused = bool(s and s.status == "paused")
+    ss["lab.ctl_paused"] = paused  # the live fragment reruns the page when this goes stale
+    c = st.columns([1, 1.2, 0.8, 1, 1, 1, 1.1, 2.2], vertical_alignment="bottom")
+    c[0].button("▶ Start", key="btn.start", type="primary", disabled=not valid or live,
+                on_click=labstate.start, args=(mgr,), help="train this config in the background")
+    c[1].button("⏵ Resume" if paused else "⏸ Pause", key="btn.pause", disabled=not live,
+                on_click=labstate.pause_resume, args=(mgr,))
+    c[2].number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
+    c[3].button("Step N", key="btn.step", disabled=not valid and not live, on_click=labstate.step_n, args=(mgr,))
+    c[4].button("⏹ Stop", key="btn.stop", disabled=not live, on_click=labstate.stop, args=(mgr,))
+    c[5].button("↺ Reset", key="btn.reset", disabled=not valid, on_click=labstate.reset, args=(mgr,),
+                help="restart with the same config and seed")
+    c[6].button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=labstate.new_seed, args=(mgr,))
+    opts = labstate.speed_options()
+    c[7].select_slider("speed (steps/s)", options=opts, value=ss.get("lab.speed", "max"), key=W("speed"),
+                       format_func=lambda v: "max" if v == "max" else f"{v:g}", on_change=labstate.on_speed,
+                       args=(mgr,))
+
+
+with st.sidebar:
+    presets = load_presets()
+    names = list(presets)
+    cur = ss["lab.preset"]
+    st.selectbox("Preset", names, index=names.index(cur), key=W("preset"), on_change=labstate.on_preset,
+                 format_func=lambda k: presets[k].title)
+    st.caption(presets[cur].description)
+    st.subheader("Data")
+    knobs_ui("data")
+    st.subheader("Training")
+    knobs_ui("train")
+
+run_cfg, error = validate(cfg)
+st.title("Lab" if not lecture else "Scan & Snap, live")
+controls_ui(run_cfg is not None)
+if error:
+    st.error(f"Fix this to enable Start — {error}", icon="🚫")
+if ss.get("lab.error"):
+    st.error(ss["lab.error"])
+if cfg["data"].get("source") == "table" and (show is None or "data.table" in show):
+    with st.expander("P(l|n) table", expanded=True):
+        table_ui()
+if run_cfg is not None:
+    with st.expander("Data designer preview: P(l|n)", expanded=not ss.get("lab.run")):
+        P, psi, kind = preview(run_cfg.data.model_dump_json())
+        plot_ui(charts.p_preview(P, psi, kind, font()), "lab-preview", "scansnap-P-preview")
+
+live_area()
+
+with st.expander("Share, config JSON"):
+    copy_link_ui({**st.query_params.to_dict()})
+    if run_cfg is not None:
+        st.code(run_cfg.to_json(), language="json")

@@ -1,0 +1,98 @@
+"""Theory: Theorem 4's phase transition, JoMA's entropy bounce, and the four stages in words."""
+
+import numpy as np
+import streamlit as st
+
+from engine.presets import load_presets
+from engine.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
+from engine.theory import t0 as theory_t0
+from ui import charts_pages
+from ui.widgets import font, plot_ui
+
+st.title("Theory")
+
+STAGES = [
+    ("1 · Common tokens are suppressed (Thm 2b)",
+     r"\dot z_{ml} = -\eta_Z \sum_{n\in\psi^{-1}(m)} (1-f_{nl}^2)\,\xi_n < 0 \quad (l \in G_{CT})",
+     "A token that co-occurs with several next tokens carries no information about which one comes: "
+     "its attention logit goes down.", "syn-small"),
+    ("2 · Winners emerge (Thm 2a, Thm 3)",
+     r"\dot z_{ml} = \eta_Z f_{nl}^2\,\xi_n > 0,\qquad r_{l/l'|n}(t) = r_{l/l'|n}(0)\,e^{2(z_{ml}(t)-z_{ml}(0))}",
+     "Distinct tokens grow, and faster the larger their initial c̃ = P(l|n)e^{z}: the relative gain of the "
+     "most frequent distinct token only increases (frequency bias).", "syn-small"),
+    ("3 · Scanning: t < t′₀ = K ln M / η_Y",
+     r"B_n(t) = \tfrac14 \ln\!\Big(C_0 + \tfrac{2(M-1)^2}{KM^2}\,\eta_Y\eta_Z\,t^2\Big) = O(\ln t)",
+     "While the decoder is still learning, the attention keeps sharpening at a logarithmic pace.", "theorem4"),
+    ("4 · Snapping: t ≥ t₀ = 2(1+o(1)) K ln M / η_Y",
+     r"B_n(t) = \tfrac14 \ln\!\Big(C_0 + \tfrac{2K(M-1)^2}{M^2}\tfrac{\eta_Z}{\eta_Y}\ln^2\tfrac{M\eta_Y t}{K}\Big)"
+     r" = O(\ln\ln t)",
+     "Once the decoder has converged, B_n grows only like ln ln t: the attention pattern is frozen. A larger "
+     "η_Z gives sparser attention; a larger η_Y an earlier snap and denser attention.", "theorem4"),
+]
+
+
+@st.cache_data(show_spinner=False)
+def curve(M: float, K: float, eta_y: float, eta_z: float, C0: float, tmax: float) -> dict:
+    t = np.unique(np.concatenate([np.logspace(-3, np.log10(tmax), 400), np.linspace(0, tmax, 400)[1:]]))
+    return theory_curve(t, M, K, eta_y, eta_z, C0=C0)
+
+
+@st.cache_data(show_spinner=False)
+def joma_pair(iters: int, tau: float, eta: float) -> tuple[dict, dict]:
+    mu = joma_default_mu()
+    return (joma_simulate(mu, nonlinear=False, iters=iters, tau=tau, eta=eta),
+            joma_simulate(mu, nonlinear=True, iters=iters, tau=tau, eta=eta))
+
+
+def stages_ui() -> None:
+    presets = load_presets()
+    for title, eq, text, preset in STAGES:
+        name = preset if preset in presets else "syn-small"
+        with st.container(border=True):
+            st.markdown(f"**{title}**")
+            st.latex(eq)
+            st.markdown(text)
+            if st.button(f"Open the Lab with “{presets[name].title}”", key=f"stage.{title[:1]}"):
+                st.switch_page("pages/lab.py", query_params={"preset": name})
+
+
+def theorem4_ui() -> None:
+    st.subheader("Theorem 4 explorer")
+    c = st.columns(6)
+    M = c[0].number_input("M (vocabulary)", min_value=2, max_value=10**7, value=100, key="th.M")
+    K = c[1].number_input("K (next tokens)", min_value=1, max_value=10**5, value=1, key="th.K")
+    eta_y = c[2].number_input("η_Y", min_value=1e-4, max_value=1e4, value=5.0, format="%g", key="th.ey")
+    eta_z = c[3].number_input("η_Z", min_value=1e-4, max_value=1e4, value=0.5, format="%g", key="th.ez")
+    C0 = c[4].number_input("C₀", min_value=1e-6, max_value=1e6, value=1.0, format="%g", key="th.C0")
+    mode = c[5].radio("x axis", charts_pages.AXES, index=1, key="th.axis", horizontal=False)
+    t0 = theory_t0(M, K, eta_y)
+    tmax = st.slider("t max (in units of t₀)", 1.0, 100.0, 10.0, key="th.tmax") * t0
+    th = curve(float(M), float(K), eta_y, eta_z, C0, tmax)
+    fig = charts_pages.theorem4(th, mode, M, K, eta_y, font())
+    plot_ui(fig, "th-thm4", f"theorem4-M{M}-K{K}-ey{eta_y:g}-ez{eta_z:g}")
+    B0 = float(B_exact(th["t0"], M, K, eta_y, eta_z, C0=C0))
+    st.caption(f"t′₀ = {th['t0_prime']:.3g}, t₀ = {th['t0']:.3g} (theory time: single-sample updates); "
+               f"B_n(t₀) = {B0:.3f} depends on K, M and ν = η_Y/η_Z only. "
+               "Fig. 9 of the paper: M=100, K=1, η_Y=10 η_Z (left).")
+
+
+def joma_ui() -> None:
+    st.subheader("JoMA: sparser, then denser")
+    c = st.columns(3)
+    iters = c[0].slider("iterations", 500, 20000, 5000, step=500, key="jo.it")
+    tau = c[1].slider("temperature τ", 0.5, 10.0, 3.0, key="jo.tau")
+    eta = c[2].select_slider("step η", [0.005, 0.01, 0.02, 0.05, 0.1], value=0.02, key="jo.eta")
+    lin, non = joma_pair(iters, tau, eta)
+    plot_ui(charts_pages.joma(lin, non, font()), "th-joma", f"joma-entropy-tau{tau:g}")
+    st.markdown(r"Linear activation: $\dot v = \tfrac1A\,\Delta\circ e^{v^2/2}$ — the most salient component "
+                r"takes all, entropy only falls. Nonlinear: $\dot v = \tfrac1A(\mu-v)\circ e^{v^2/2}$ — salient "
+                "components converge first, then the others catch up: the entropy **bounces back**.")
+
+
+tab1, tab2, tab3 = st.tabs(["Four stages", "Theorem 4", "JoMA"])
+with tab1:
+    stages_ui()
+with tab2:
+    theorem4_ui()
+with tab3:
+    joma_ui()

@@ -1,0 +1,190 @@
+"""End-to-end in Debian's Chromium: pick a preset, start, watch the c_n chart's step count
+grow, pause and see it stop, reload the URL and see the same config and run.
+Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from engine.presets import get_preset
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+SHOTS = ROOT / "assets" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CN_TITLE = "document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title?.text || ''"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = _free_port()
+    env = {**os.environ, "SCANSNAP_DATA_DIR": str(tmp_path_factory.mktemp("browser-data")),
+           "PYTHONPATH": str(ROOT)}
+    log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w+")  # noqa: SIM115 - closed below
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--browser.gatherUsageStats", "false",
+                             "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_health(url, proc, log)
+        yield url, t0
+    finally:
+        proc.terminate()
+        proc.wait(15)
+        log.close()
+
+
+def _wait_health(url: str, proc: subprocess.Popen, log) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            log.seek(0)
+            pytest.fail(f"streamlit exited: {log.read()[-2000:]}")
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    pytest.fail("streamlit did not become healthy in 60 s")
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/install_browser.sh")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1600, "height": 2300})
+        pg.set_default_timeout(15_000)
+        yield pg
+        browser.close()
+
+
+def _step_of_chart(pg) -> int:
+    m = re.search(r"step (\d+)", pg.evaluate(CN_TITLE))
+    return int(m.group(1)) if m else -1
+
+
+def _wait_step_above(pg, value: int, timeout_s: float = 20) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        step = _step_of_chart(pg)
+        if step > value:
+            return step
+        pg.wait_for_timeout(200)
+    pytest.fail(f"the c_n chart's step did not pass {value} in {timeout_s} s (last: {_step_of_chart(pg)})")
+
+
+def _pick_preset(pg, title: str) -> None:
+    pg.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
+    pg.get_by_role("option", name=title).click()
+    pg.wait_for_function("() => window.location.search.includes('preset=syn-small-fast-decoder')")
+
+
+IDLE = ("() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') "
+        "=== 'notRunning' && document.querySelectorAll('input[aria-label=steps]').length === 1")
+
+
+def _set_steps(pg, steps: int) -> None:
+    pg.wait_for_function(IDLE)  # no run is live yet: the script state settles (the preset rebuilt the knobs)
+    box = pg.get_by_label("steps", exact=True)
+    box.fill(str(steps))
+    box.press("Enter")
+    pg.wait_for_function(f"() => window.location.search.includes('optim.steps={steps}')")
+
+
+def _switch_class_latency(pg) -> float:
+    """Milliseconds from choosing next token n=1 to the c_n chart showing it (a fragment rerun)."""
+    pg.locator("[data-testid=stSelectbox]").filter(has_text="next token n").locator("input").click()
+    t0 = time.monotonic()
+    pg.get_by_role("option", name="1", exact=True).click()
+    pg.wait_for_function("() => (" + CN_TITLE + ").includes('n=1')")
+    return (time.monotonic() - t0) * 1000
+
+
+def _toggle_latency(pg) -> float:
+    """Milliseconds from clicking the η_Y/η_Z lock to the URL carrying it (a full page rerun)."""
+    t0 = time.monotonic()
+    pg.get_by_text("lock η_Y/η_Z").click()
+    pg.wait_for_function("() => window.location.search.includes('lock=')")
+    return (time.monotonic() - t0) * 1000
+
+
+def test_lab_live_pause_reload(server, page):
+    url, t_launch = server
+    pg = page
+    pg.goto(f"{url}/?speed=40")
+    pg.wait_for_selector("[data-testid=stPlotlyChart]")  # the P(l|n) preview
+    first_chart_s = time.monotonic() - t_launch
+    _pick_preset(pg, get_preset("syn-small-fast-decoder").title)
+    _set_steps(pg, 4000)
+    pg.screenshot(path=str(ARTIFACTS / "lab-designer.png"), full_page=True)
+    pg.get_by_role("button", name="▶ Start").click()
+    pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+    s1 = _wait_step_above(pg, 0)
+    s2 = _wait_step_above(pg, s1 + 10)
+    assert s2 > s1
+    pg.screenshot(path=str(ARTIFACTS / "lab-live.png"), full_page=True)
+    pg.get_by_role("button", name="⏸ Pause").click()
+    pg.get_by_role("button", name="⏵ Resume").wait_for()
+    status = pg.get_by_text(re.compile(r"^paused · step"))
+    status.wait_for()  # the full rerun after Pause has landed
+    paused_at = int(re.search(r"last snapshot (\d+)", status.inner_text()).group(1))
+    pg.wait_for_function("(s) => ((" + CN_TITLE + ").match(/step (\\d+)/) || [])[1] === s", arg=str(paused_at))
+    pg.wait_for_timeout(1500)
+    assert _step_of_chart(pg) == paused_at, "the chart kept moving after Pause"
+    assert f"last snapshot {paused_at} " in status.inner_text()
+    pg.get_by_text("scrub through the stored steps").wait_for()
+    pg.screenshot(path=str(ARTIFACTS / "lab-paused.png"), full_page=True)
+    link = pg.url
+    assert "run=" in link and "optim.steps=4000" in link and "preset=syn-small-fast-decoder" in link
+    pg.reload()
+    pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+    pg.wait_for_function("(s) => ((" + CN_TITLE + ").match(/step (\\d+)/) || [])[1] === s", arg=str(paused_at))
+    assert pg.url == link
+    assert pg.get_by_label("steps", exact=True).input_value() == "4000"
+    run_id = re.search(r"run=(\w+)", link).group(1)
+    assert pg.get_by_text(re.compile(rf"^paused · .*run {run_id}")).count() == 1  # the same run, still paused
+    pg.screenshot(path=str(ARTIFACTS / "lab-reloaded.png"), full_page=True)
+    latency_ms = _switch_class_latency(pg)
+    toggle_ms = _toggle_latency(pg)
+    (ARTIFACTS / "timings.txt").write_text(f"time from `streamlit run` to first chart: {first_chart_s:.1f} s\n"
+                                           f"pick next token n=1 -> c_n chart redrawn: {latency_ms:.0f} ms\n"
+                                           f"toggle the ratio lock -> URL updated (full rerun): {toggle_ms:.0f} ms\n")
+    pg.get_by_role("button", name="⏹ Stop").click()
+    pg.get_by_text("stopped").first.wait_for()
+
+
+def test_theory_page(server, page):
+    url, _ = server
+    page.goto(f"{url}/theory")
+    page.get_by_role("tab", name="Theorem 4").click()
+    page.wait_for_selector("[data-testid=stPlotlyChart]")
+    page.screenshot(path=str(ARTIFACTS / "theory.png"), full_page=True)
+    for name in ("lab-paused.png", "lab-designer.png", "theory.png"):  # README screenshots
+        if (ARTIFACTS / name).exists():
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ARTIFACTS / name, SHOTS / name)

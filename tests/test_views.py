@@ -1,0 +1,116 @@
+"""Unit tests of the dashboard's data shaping (engine.views), URL state and figure builders."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.config import RunConfig
+from engine.data import build_problem
+from engine.presets import get_preset
+from engine.views import (
+    config_diffs,
+    decimate,
+    rnd,
+    snap_ratio,
+    spearman,
+    sweep_config,
+    sweep_summary,
+    theory_overlay,
+    theory_time,
+    token_info,
+)
+from ui import charts
+from ui.urlstate import config_params, encode, parse_params
+
+
+def test_decimate_keeps_ends_and_bounds_count():
+    idx = decimate(5000, 150)
+    assert idx[0] == 0 and idx[-1] == 4999 and len(idx) <= 150
+    assert np.all(np.diff(idx) > 0)
+    assert list(decimate(10, 150)) == list(range(10))
+
+
+def test_rnd_keeps_significant_digits_and_zeros():
+    got = rnd([123456.0, 0.000123456, 0.0, -1.23456e-200])
+    np.testing.assert_allclose(got, [123500.0, 0.0001235, 0.0, -1.235e-200])
+
+
+def test_spearman_and_snap_ratio():
+    assert spearman(np.arange(10), np.arange(10) ** 3) == pytest.approx(1.0)
+    assert np.isnan(spearman(np.ones(5), np.arange(5)))
+    steps = np.array([1, 10, 100, 1000])
+    assert snap_ratio(steps, np.array([2.0, 1.0, 0.99, 0.985])) == pytest.approx(0.005)
+    assert np.isnan(snap_ratio(np.array([1, 10, 50]), np.array([2.0, 1.0, 0.9])))  # < 100 steps: undecided
+
+
+def test_token_info_colours_distinct_by_p_and_common_grey():
+    pb = build_problem(get_preset("syn-small").config.data)
+    info = token_info(pb.P, pb.token_kind)
+    assert (info.kind[:10] == 2).all() and (info.kind[10:] == 1).all()
+    assert info.owner[10] == 0 and info.owner[29] == 1
+    assert info.rank[19] == 1.0 and info.rank[10] == 0.0  # P grows with the token id within a class
+    colors = charts.token_colors(info)
+    assert colors[0] == charts.COMMON_GREY and colors[19] != colors[10] and colors[19] == colors[29]
+
+
+def test_theory_time_maps_momentum_and_skips_adam():
+    cfg = get_preset("syn-small").config
+    np.testing.assert_allclose(theory_time([1, 10], cfg), [10.0, 100.0])  # 1/(1-0.9)
+    assert theory_time([1], get_preset("syn-small-adam-1").config) is None
+    ov = theory_overlay(cfg, 100)
+    assert ov["t0"] == pytest.approx(2 * ov["t0_prime"]) and ov["M"] == 34 and ov["K"] == 2
+    assert ov["B_n"][0] >= 0 and np.all(np.diff(ov["B_n"]) >= -1e-12)
+
+
+def test_config_diffs_names_only_what_differs():
+    a = get_preset("syn-small").config.to_dict()
+    b = get_preset("syn-small-fast-decoder").config.to_dict()
+    da, db = config_diffs([a, b])
+    assert "eta_y=1.0" in da and "eta_y=10.0" in db and "batch" not in da
+
+
+def test_sweep_config_and_summary():
+    cfg = sweep_config(get_preset("syn-medium-1").config, [0.5, 1.0], [1.0, 2.0], [1, 2, 3], steps=5)
+    assert cfg.n_replicas == 12 and cfg.lr_pairs[1] == (1.0, 0.5)
+    eta_y = np.array([p[0] for p in cfg.lr_pairs for _ in range(3)])
+    eta_z = np.array([p[1] for p in cfg.lr_pairs for _ in range(3)])
+    final = pd.DataFrame({"replica": np.arange(12), "value": np.arange(12, dtype=float)})
+    out = sweep_summary(final, {"eta_y": eta_y, "eta_z": eta_z})
+    row = out[(out["eta_z"] == 0.5) & (out["ratio"] == 2.0)].iloc[0]
+    assert row["mean"] == pytest.approx(4.0) and row["sem"] == pytest.approx(1 / np.sqrt(3)) and row["count"] == 3
+
+
+@pytest.mark.parametrize("over", [{}, {"optim.eta_y": 10.0, "replicas.seeds": [7, 8]},
+                                  {"data.T": "inf", "snapshots.linear_every": None}])
+def test_url_round_trip_is_exact(over):
+    cfg = get_preset("syn-small").config.with_overrides(over)
+    cfg = RunConfig.from_dict({**cfg.to_dict(), "name": "123"})  # a name that looks like JSON stays a string
+    params = config_params("syn-small", cfg.to_dict())
+    assert all(isinstance(v, str) for v in params.values())
+    preset, back, problems = parse_params(params)
+    assert preset == "syn-small" and not problems and RunConfig.from_dict(back) == cfg
+
+
+def test_encode_writes_text_as_is_and_the_rest_as_json():
+    assert encode("123") == "123" and encode("sgd") == "sgd" and encode(2.5) == "2.5"
+    assert json.loads(encode([[0.5, 1.0]])) == [[0.5, 1.0]] and encode(None) == "null"
+
+
+def test_live_payload_at_default_settings_is_small():
+    """Six live charts at 300 stored snapshots (the default max) stay under 200 KB a tick."""
+    pb = build_problem(get_preset("syn-small").config.data)
+    info, S = token_info(pb.P, pb.token_kind), 300
+    steps = np.arange(S) * 10
+    rng = np.random.default_rng(0)
+    C, Z, H = rng.random((S, pb.M_ctx)), rng.standard_normal((S, pb.M_ctx)), rng.random(S)
+    supp = np.flatnonzero(pb.token_kind[0])
+    mf = (steps, C)
+    ov = theory_overlay(get_preset("syn-small").config, int(steps[-1]))
+    figs = [charts.cn_lines(steps, C, 0, info, supp, int(steps[-1]), mf=mf),
+            charts.cn_heatmap(C[:2], np.array([0, 1]), 10), charts.z_lines(steps, Z, 0, info, supp, mf=(steps, Z)),
+            charts.entropy_chart(steps, H, ov), charts.b_chart(steps, H, H, H, ov, 0), charts.loss_chart(steps, H, H)]
+    assert charts.payload_bytes(figs) <= 200_000

@@ -1,0 +1,181 @@
+"""The Lab's live area: a fragment that re-runs every 0.5 s only while a run is active.
+
+Each tick reads only what the run store gained since the last tick (``RunHistory.update``),
+redraws the six charts from decimated, rounded arrays and measures the JSON it sends.
+When the run stops being active it triggers one full rerun so the controls refresh.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from engine.config import RunConfig
+from engine.jobs import TERMINAL, JobManager
+from engine.views import RunHistory, meanfield, query_row, theory_overlay, token_info, verdicts
+from ui import charts
+from ui.livefig import live_plot_ui
+from ui.widgets import font, manager, plot_ui, store, verdicts_ui
+
+ss = st.session_state
+TICK_S = 0.5
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _meanfield(cfg_json: str, replica: int) -> dict[str, np.ndarray] | None:
+    cfg = RunConfig.from_json(cfg_json)
+    return None if cfg.model.kind == "yz-meanfield" else meanfield(cfg, replica)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _overlay(cfg_json: str, replica: int) -> dict[str, Any] | None:
+    cfg = RunConfig.from_json(cfg_json)
+    return theory_overlay(cfg, cfg.optim.steps, replica)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _statics(run_id: str) -> dict[str, np.ndarray]:
+    return store().statics(run_id)
+
+
+def active(mgr: JobManager, rid: str) -> bool:
+    """Training now, or a paused run still taking the steps granted by Step N."""
+    s = mgr.status(rid)
+    if s is None or s.status in TERMINAL:
+        return False
+    return s.status in ("queued", "running") or s.step < ss.get("lab.target", 0)
+
+
+def live_area() -> None:
+    rid = ss.get("lab.run")
+    if not rid:
+        st.info("Pick a preset (sidebar), then press **Start**: the charts appear here and update live.")
+        return
+    ss["lab.active"] = active(manager(), rid)
+    st.fragment(_live, run_every=TICK_S if ss["lab.active"] else None)(rid)
+
+
+def _history(rid: str) -> RunHistory:
+    h = ss.get("lab.hist")
+    if h is None or h.run_id != rid:
+        h = ss["lab.hist"] = RunHistory(rid)
+    h.update(store())
+    return h
+
+
+def _live(rid: str) -> None:
+    mgr = manager()
+    now_active = active(mgr, rid)
+    s = mgr.status(rid)
+    stale = s is not None and ss.get("lab.ctl_paused") is not None and (s.status == "paused") != ss["lab.ctl_paused"]
+    if (ss.get("lab.active") and not now_active) or (stale and now_active):
+        ss["lab.active"] = now_active
+        st.rerun()  # once: the controls and run_every follow the new state (also when another tab acted)
+    info = store().get_run(rid)
+    if info is None:
+        st.warning(f"run {rid} was deleted")
+        return
+    hist, statics = _history(rid), _statics(rid)
+    cfg = RunConfig.from_json(info["config_json"])
+    status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
+    r, n, q = _selectors(cfg, statics, rid)
+    cursor = _scrub(hist, rid) if not now_active else None
+    figs = _figures(hist, statics, cfg, info["config_json"], r, n, q, cursor, hist.last_step)
+    payload = charts.payload_bytes([f for _, f in figs])  # what this tick sends (measured, not estimated)
+    st.markdown(f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
+                f"run `{rid}` · {payload / 1024:.0f} KB this tick")
+    if s and s.message:
+        st.caption(s.message)
+    verdicts_ui(verdicts(hist, statics, r))
+    ss["lab.payload"] = _grid(figs, rid)
+
+
+def _selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tuple[int, int, int]:
+    K, Q = statics["P"].shape[0], len(statics["query_tokens"])
+    cols = st.columns(3)
+    n = cols[0].selectbox("next token n (c_n, B)", range(K), key=f"live.n.{rid}")
+    q = cols[1].selectbox("query q (z_m)", range(Q), index=query_row(statics, n), key=f"live.q.{rid}.{n}")
+    r = 0
+    if cfg.n_replicas > 1:
+        ey, ez, seed = statics["eta_y"], statics["eta_z"], statics["seed"]
+        r = cols[2].selectbox("replica", range(cfg.n_replicas), key=f"live.r.{rid}",
+                              format_func=lambda i: f"{i}: η_Y={ey[i]:g}, η_Z={ez[i]:g}, seed {seed[i]}")
+    return int(r), int(n), int(q)
+
+
+def _scrub(hist: RunHistory, rid: str) -> int | None:
+    if len(hist.steps) < 2:
+        return None
+    return st.select_slider("scrub through the stored steps (heatmap and cursor)", options=hist.steps,
+                            value=hist.steps[-1], key=f"live.scrub.{rid}")
+
+
+def _figures(hist: RunHistory, statics: dict[str, np.ndarray], cfg: RunConfig, cfg_json: str, r: int, n: int,
+             q: int, cursor: int | None, step: int) -> list[tuple[str, Any]]:
+    fs, steps = font(), np.asarray(hist.steps)
+    P, kind, psi = statics["P"], statics["token_kind"], statics["psi"]
+    info = token_info(P, kind)
+    figs: list[tuple[str, Any]] = []
+    if len(steps) and not hist.topk:
+        mf = _clip(_meanfield(cfg_json, r) if len(hist.steps) > 1 else None, hist.last_step)
+        at = hist.steps.index(cursor) if cursor is not None else -1
+        supp = np.flatnonzero(kind[n] != 0)
+        ztok = np.flatnonzero((kind[psi == statics["query_tokens"][q]] != 0).any(0))
+        figs += [("cn", charts.cn_lines(steps, hist.c_of(r, n), n, info, supp, step, fs,
+                                        (mf["steps"], mf["c"][:, n]) if mf else None, cursor)),
+                 ("cnh", charts.cn_heatmap(hist.c[at][r], _class_query(statics), hist.steps[at], fs)),
+                 ("z", charts.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs,
+                                      (mf["steps"], mf["z"][:, q]) if mf else None, cursor))]
+    elif hist.topk:
+        st.info("This run stores only the top-k tokens per class (large vocabulary): per-token charts are off.")
+    overlay = _overlay(cfg_json, r)
+    if overlay:  # draw the theory only as far as the run has gone
+        keep = overlay["step"] <= max(hist.last_step, 1) * 1.05
+        overlay = {**overlay, "step": overlay["step"][keep], "B_n": overlay["B_n"][keep]}
+    hs, H = hist.metric("entropy_distinct", r)
+    figs.append(("H", charts.entropy_chart(hs, H, overlay, fs, cursor)))
+    figs.append(("B", _b_figure(hist, r, n, overlay, fs, cursor)))
+    ls, loss = hist.metric("loss", r)
+    figs.append(("loss", charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)))
+    return figs
+
+
+def _clip(mf: dict[str, np.ndarray] | None, last: int) -> dict[str, np.ndarray] | None:
+    if mf is None:
+        return None
+    keep = mf["steps"] <= max(last, 1)
+    return {k: v[keep] for k, v in mf.items()}
+
+
+def _class_query(statics: dict[str, np.ndarray]) -> np.ndarray:
+    """Query index q of each class n (for grouping heatmap rows)."""
+    return np.array([query_row(statics, n) for n in range(statics["P"].shape[0])])
+
+
+def _b_figure(hist: RunHistory, r: int, n: int, overlay: Any, fs: int, cursor: int | None) -> Any:
+    per_class = len(hist.metric("B_hat", r, n)[0]) > 0
+    nn = n if per_class else None
+    bs, B = hist.metric("B_hat", r, nn)
+    return charts.b_chart(bs, B, hist.metric("dz_dominant", r, nn)[1], hist.metric("bracket_lo", r, nn)[1],
+                          overlay, n if per_class else "mean", fs, cursor)
+
+
+def _grid(figs: list[tuple[str, Any]], rid: str) -> int:
+    """Lay the charts out two by two; time series update in place (``live_plot_ui``), the
+    heatmap (a snapshot, not a history) is a plain ``st.plotly_chart``.  Returns bytes sent."""
+    names = {"cn": "c_n-over-time", "cnh": "c_n-heatmap", "z": "z-trajectories", "H": "entropy_distinct",
+             "B": "B_hat-vs-B_n", "loss": "loss-accuracy"}
+    sent = 0
+    plain = {"cnh"} if any(k == "cnh" for k, _ in figs) else {figs[0][0]}  # one st.plotly_chart loads plotly.js
+    for i in range(0, len(figs), 2):
+        cols = st.columns(2)
+        for col, (key, fig) in zip(cols, figs[i:i + 2], strict=False):
+            with col:
+                if key in plain:
+                    plot_ui(fig, f"lab-{key}", f"scansnap-{rid}-{names[key]}")
+                    sent += len(charts.to_json(fig))
+                else:
+                    sent += live_plot_ui(fig, f"lab-{key}", f"scansnap-{rid}-{names[key]}")
+    return sent

@@ -1,0 +1,171 @@
+"""Shareable state: every knob of the Lab, declared once, to and from ``st.query_params``.
+
+The URL holds ``preset=<name>`` plus one ``<dotted.key>=<value>`` for every setting that
+differs from the preset (seed included), so ``preset.with_overrides(params)`` rebuilds the
+exact config.  UI-only params: ``run`` (a run id to reopen), ``lecture=1``, ``show`` (a
+comma list of knob keys to show), ``speed`` (steps/s) and ``lock`` (η_Y/η_Z ratio lock).
+Parsing and writing are pure functions; the few helpers that touch ``st.query_params`` are
+at the end.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from engine.config import ConfigError, RunConfig, set_dotted
+from engine.presets import get_preset, load_presets
+
+UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock")
+DEFAULT_PRESET = "syn-small"
+ETA_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+SPEEDS = ("max", 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting: dotted config key, label, widget kind, options, section, advanced flag,
+    and ``when`` = (key, allowed values) for knobs that only matter in some setups."""
+
+    key: str
+    label: str
+    kind: str  # int, float, select, text, eta, seed, replicas
+    options: tuple = ()
+    section: str = "data"
+    advanced: bool = False
+    when: tuple[str, tuple] | None = None
+    help: str | None = None
+
+
+def _k(key: str, label: str, kind: str, options: tuple = (), section: str = "data", advanced: bool = False,
+       when: tuple[str, tuple] | None = None, help: str | None = None) -> Knob:
+    return Knob(key, label, kind, options, section, advanced, when, help)
+
+
+GEN = ("data.source", ("generator",))
+KNOBS: tuple[Knob, ...] = (
+    _k("data.source", "P(l|n) source", "select", ("generator", "table"), help="table: edit P(l|n) directly"),
+    _k("data.num_last", "query tokens Q (num_last)", "int", when=GEN),
+    _k("data.num_next_per_last", "next tokens per query |ψ⁻¹(m)|", "int", when=GEN),
+    _k("data.num_common", "global common tokens", "int", when=GEN),
+    _k("data.num_common_per_last", "common tokens per query", "int", advanced=True, when=GEN),
+    _k("data.num_distinct_per_next", "distinct tokens per class", "int", when=GEN),
+    _k("data.distinct_weights", "distinct weights", "select", ("linspace", "uniform", "zipf", "dirichlet"), when=GEN),
+    _k("data.distinct_min", "distinct_min", "float", when=("data.distinct_weights", ("linspace",))),
+    _k("data.distinct_max", "distinct_max", "float", when=("data.distinct_weights", ("linspace",))),
+    _k("data.zipf_s", "zipf exponent s", "float", when=("data.distinct_weights", ("zipf",))),
+    _k("data.dirichlet_alpha", "dirichlet α", "float", when=("data.distinct_weights", ("dirichlet",))),
+    _k("data.dirichlet_seed", "dirichlet seed", "int", when=("data.distinct_weights", ("dirichlet",))),
+    _k("data.common_weight", "common token weight", "float", advanced=True, when=GEN),
+    _k("data.T", "context length T (or inf)", "text", help="an integer ≥ 2, or inf for T→∞"),
+    _k("data.layout", "token layout", "select", ("paper", "compact"), advanced=True),
+    _k("model.kind", "model", "select", ("yz", "yz-meanfield", "standard"), section="train"),
+    _k("model.meanfield_decoder", "mean-field decoder", "select", ("plain", "lemma3"), "train", True,
+       ("model.kind", ("yz-meanfield",))),
+    _k("model.d", "embedding dim d", "int", (), "train", True, ("model.kind", ("standard",))),
+    _k("model.init", "init", "select", ("zero", "torch-default", "normal"), section="train"),
+    _k("model.init_std", "init std", "float", (), "train", True, ("model.init", ("normal",))),
+    _k("optim.eta_z", "η_Z (attention)", "eta", section="train"),
+    _k("optim.eta_y", "η_Y (decoder)", "eta", section="train"),
+    _k("optim.method", "optimizer", "select", ("sgd", "adam"), section="train"),
+    _k("optim.momentum", "momentum", "float", (), "train", False, ("optim.method", ("sgd",))),
+    _k("optim.beta1", "Adam β1", "float", (), "train", True, ("optim.method", ("adam",))),
+    _k("optim.beta2", "Adam β2", "float", (), "train", True, ("optim.method", ("adam",))),
+    _k("optim.eps", "Adam ε", "float", (), "train", True, ("optim.method", ("adam",))),
+    _k("optim.weight_decay", "weight decay", "float", (), "train", True),
+    _k("optim.batch", "batch", "int", section="train"),
+    _k("optim.steps", "steps", "int", section="train"),
+    _k("replicas.seeds", "seed", "seed", section="train"),
+    _k("replicas.count", "replicas (consecutive seeds)", "replicas", section="train", advanced=True),
+    _k("model.dtype", "dtype", "select", ("float32", "float64"), "train", True),
+    _k("model.device", "device", "select", ("auto", "cpu", "cuda"), "train", True),
+    _k("snapshots.linear_every", "snapshot every N steps (empty: none)", "text", (), "train", True),
+    _k("snapshots.log_count", "log-spaced snapshots", "int", (), "train", True),
+    _k("snapshots.max_count", "max snapshots", "int", (), "train", True),
+    _k("name", "run name", "text", section="train", advanced=True),
+)
+KNOB_BY_KEY = {k.key: k for k in KNOBS}
+
+
+def get_dotted(d: dict[str, Any], key: str) -> Any:
+    node: Any = d
+    for part in key.split("."):
+        node = node[part]
+    return node
+
+
+def encode(value: Any) -> str:
+    """A URL value that ``engine.config.set_dotted`` reads back as ``value``: text as is (it keeps
+    text for text fields), everything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"))
+
+
+def config_params(preset: str, cfg: dict[str, Any]) -> dict[str, str]:
+    """``preset`` + the dotted keys where ``cfg`` differs from the preset (all leaves)."""
+    base = _flat(get_preset(preset).config.to_dict())
+    out = {"preset": preset}
+    for key, value in _flat(cfg).items():
+        if key not in base or json.dumps(base[key]) != json.dumps(value):
+            out[key] = encode(value)
+    return out
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def parse_params(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]]:
+    """(preset, config dict, problems) from URL params; unknown presets/keys are reported and skipped.
+
+    The dict may still be an invalid config (the Lab shows why and blocks Start)."""
+    problems = []
+    preset = params.get("preset", DEFAULT_PRESET)
+    if preset not in load_presets():
+        problems.append(f"unknown preset {preset!r}; using {DEFAULT_PRESET}")
+        preset = DEFAULT_PRESET
+    cfg = copy.deepcopy(get_preset(preset).config.to_dict())
+    for key, value in params.items():
+        if key in UI_PARAMS:
+            continue
+        try:
+            set_dotted(cfg, key, value)
+        except ConfigError as e:
+            problems.append(str(e))
+    return preset, cfg, problems
+
+
+def validate(cfg: dict[str, Any]) -> tuple[RunConfig | None, str | None]:
+    try:
+        return RunConfig.from_dict(cfg), None
+    except ConfigError as e:
+        return None, str(e)
+
+
+def eta_options(value: float) -> list[float]:
+    """The log-spaced grid plus the current value (so any URL value is selectable)."""
+    return sorted({*ETA_GRID, float(value)})
+
+
+def visible(knob: Knob, cfg: dict[str, Any], lecture: bool, show: set[str] | None) -> bool:
+    if show is not None:
+        return knob.key in show
+    if lecture and knob.advanced:
+        return False
+    if knob.when:
+        key, allowed = knob.when
+        return get_dotted(cfg, key) in allowed
+    return True
+
+
+def ui_params(params: dict[str, str]) -> dict[str, str]:
+    return {k: params[k] for k in ("lecture", "show") if k in params}

@@ -1,0 +1,122 @@
+"""Small ``*_ui()`` helpers shared by the pages: resources, chart output, lecture mode,
+knob widgets, the copy-link box, verdict badges.  They return plain values."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from engine.config import parse_value
+from engine.jobs import JobManager, get_manager
+from engine.store import RunStore
+from engine.views import Verdict
+from ui.charts import FONT, LECTURE_FONT, plot_config
+from ui.urlstate import Knob, eta_options, get_dotted
+
+CSS = Path(__file__).resolve().parent.parent / "assets" / "style.css"
+
+
+def data_dir() -> str:
+    return os.environ.get("SCANSNAP_DATA_DIR") or "data"
+
+
+@st.cache_resource(show_spinner=False)
+def _manager(path: str) -> JobManager:
+    return get_manager(path)
+
+
+def manager() -> JobManager:
+    """The process-wide job manager (one per data directory; stopped and joined at exit)."""
+    return _manager(data_dir())
+
+
+def store() -> RunStore:
+    return manager().store
+
+
+def lecture_on() -> bool:
+    return st.session_state.get("lecture", False)
+
+
+def font() -> int:
+    return LECTURE_FONT if lecture_on() else FONT
+
+
+def apply_lecture_mode() -> bool:
+    """``?lecture=1`` (kept across pages in the session): large fonts from assets/style.css."""
+    qp = st.query_params
+    if "lecture" in qp:
+        st.session_state["lecture"] = qp["lecture"] not in ("0", "false", "")
+    elif lecture_on():
+        qp["lecture"] = "1"  # query params are cleared on page switches: re-apply
+    if lecture_on():
+        st.html(f"<style>{CSS.read_text()}</style>")
+    return lecture_on()
+
+
+def plot_ui(fig: go.Figure, key: str, filename: str) -> None:
+    st.plotly_chart(fig, key=key, width="stretch", config=plot_config(filename))
+
+
+def copy_link_ui(params: dict[str, str]) -> None:
+    """The current URL in a code box (its copy button copies the link)."""
+    base = str(st.context.url or "").split("?")[0] if st.context.url else ""
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    st.caption("Share this setup (copy button on the right):")
+    st.code(f"{base}?{query}", language=None, wrap_lines=True)
+
+
+def verdicts_ui(verdicts: list[Verdict]) -> None:
+    cols = st.columns(len(verdicts))
+    for col, v in zip(cols, verdicts, strict=True):
+        color, icon = {True: ("green", "✅"), False: ("red", "❌"), None: ("gray", "⏳")}[v.ok]
+        with col:
+            st.badge(v.label, icon=icon, color=color)
+            st.caption(v.detail)
+
+
+def _widget_value(knob: Knob, raw: Any) -> Any:
+    """Widget value → config value (text fields are parsed like URL values; '' means None)."""
+    if knob.kind == "text":
+        if knob.key == "name":
+            return raw
+        return None if str(raw).strip() == "" else parse_value(str(raw).strip())
+    return raw
+
+
+def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any) -> None:
+    """One widget for one config key; ``on_change(knob, value)`` is called with the new value."""
+    cb = dict(on_change=lambda: on_change(knob, _widget_value(knob, st.session_state[wkey])), key=wkey,
+              help=knob.help)
+    if knob.kind == "seed":
+        st.number_input(knob.label, value=int(cfg["replicas"]["seeds"][0]), step=1, **cb)
+    elif knob.kind == "replicas":
+        st.number_input(knob.label, value=len(cfg["replicas"]["seeds"]), step=1, **cb)
+    elif knob.kind == "eta":
+        v = float(get_dotted(cfg, knob.key))
+        st.select_slider(knob.label, options=eta_options(v), value=v, format_func=lambda x: f"{x:g}", **cb)
+    elif knob.kind == "select":
+        v = get_dotted(cfg, knob.key)
+        opts = list(knob.options) if v in knob.options else [*knob.options, v]
+        st.selectbox(knob.label, opts, index=opts.index(v), **cb)
+    elif knob.kind == "text":
+        v = get_dotted(cfg, knob.key)
+        st.text_input(knob.label, value="" if v is None else str(v), **cb)
+    elif knob.kind == "int":
+        st.number_input(knob.label, value=_num(get_dotted(cfg, knob.key), int), step=1, **cb)
+    else:
+        st.number_input(knob.label, value=_num(get_dotted(cfg, knob.key), float), format="%g", **cb)
+
+
+def _num(v: Any, typ: type) -> Any:
+    try:
+        return typ(v)
+    except (TypeError, ValueError):
+        return typ(0)
+
+
+RATIOS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
