@@ -4,39 +4,20 @@ timers: the tests poll the engine, then rerun the script."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.config import RunConfig
 from engine.jobs import get_manager
 from engine.presets import get_preset
+from tests.apphelp import run_app as app
 from ui.urlstate import parse_params
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["pages/lab.py", "pages/compare.py", "pages/sweep.py", "pages/theory.py", "pages/runs.py"]
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    d = str(tmp_path_factory.mktemp("scansnap-data"))
-    old = os.environ.get("SCANSNAP_DATA_DIR")
-    os.environ["SCANSNAP_DATA_DIR"] = d
-    yield d
-    get_manager(d).shutdown()  # stop and join every worker: no torch thread alive at exit
-    if old is None:
-        os.environ.pop("SCANSNAP_DATA_DIR", None)
-    else:
-        os.environ["SCANSNAP_DATA_DIR"] = old
 
 
-def app(params: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    return at.run()
 
 
 def widget(at: AppTest, kind: str, label: str):
