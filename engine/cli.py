@@ -1,7 +1,13 @@
-"""``python -m engine``: run, presets, theory, list, export.
+"""``python -m engine``: run, presets, theory, list, export, reproduce.
 
 Exit codes: 0 success; 2 bad input (one clear line on stderr, traceback only with
-``--debug``); 3 the run diverged; 1 anything else.
+``--debug``; for ``reproduce``, an unknown item name lists the allowed ones); 3 the run
+diverged; 4 ``reproduce`` finished but at least one verdict FAILED (the report is still
+written); 1 anything else.
+
+``python -m engine reproduce [--quick] [--only ITEM ...] --out DIR`` re-runs the paper's
+figures and theorems fresh (items fig4, fig5, fig6, fig9, theorems, joma) and writes
+DIR/report.html, DIR/verdicts.json and DIR/data/*.parquet.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DIVERGED = 0, 1, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DIVERGED, EXIT_VERDICT_FAILED = 0, 1, 2, 3, 4
 
 
 class BadInputError(Exception):
@@ -60,6 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     job = RunJob(cfg, store, name=args.name)
     bar = tqdm(total=cfg.optim.steps, unit="step", disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr)
     first: dict[str, np.ndarray] = {}
+    last_step = [0]
     last: dict[str, np.ndarray] = {}
 
     def on_snapshot(s: Any) -> None:
@@ -67,6 +74,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             first.update(s.scalars)
         last.clear()
         last.update(s.scalars)
+        last_step[0] = s.step
         bar.update(s.step - bar.n)
 
     t0 = time.perf_counter()
@@ -75,11 +83,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar.close()
     files = export_run(store, job.run_id, args.out, args.format) if args.out else []
     if not args.quiet:
-        print(summary(job, status, wall, first, last, files))
+        print(summary(job, status, wall, first, last, files, last_step[0]))
     return EXIT_DIVERGED if status == "diverged" else EXIT_OK
 
 
-def summary(job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path]) -> str:
+def summary(job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path],
+            last_step: int | None = None) -> str:
     from . import theory
 
     cfg, pb = job.cfg, job.trainer.problem
@@ -90,8 +99,9 @@ def summary(job: Any, status: str, wall: float, first: dict, last: dict, files: 
         f"{steps / wall if wall > 0 else float('inf'):.0f} steps/s",
         f"data: K={pb.K} classes, Q={pb.Q} queries, M={pb.M} tokens ({pb.M_ctx} contextual), T={cfg.data.T}",
     ]
+    shown = last_step if last_step is not None else steps
     if first and last:
-        lines.append(f"{'metric':<20}{'step 0':>12}{f'step {steps}':>12}   (mean over replicas and classes)")
+        lines.append(f"{'metric':<20}{'step 0':>12}{f'step {shown}':>12}   (mean over replicas and classes)")
         for k in ("loss", "accuracy", "entropy_distinct", "entropy_all", "common_mass", "B_hat", "dz_dominant",
                   "share_distinct_up", "share_common_down"):
             lines.append(f"{k:<20}{np.nanmean(first[k]):>12.4f}{np.nanmean(last[k]):>12.4f}")
@@ -158,6 +168,29 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .report import text_table, write_report
+    from .reproduce import check_items, run_item, total_work
+
+    try:
+        names = check_items(args.only)
+    except ValueError as e:
+        raise BadInputError(str(e)) from None
+    bar = tqdm(total=total_work(names, args.quick), unit="step", disable=not sys.stderr.isatty(), file=sys.stderr)
+    results = []
+    for name in names:
+        bar.set_description(name)
+        results.append(run_item(name, args.quick, progress=bar.update))
+    bar.close()
+    doc = write_report(results, args.out, args.quick)
+    print(text_table(results))
+    print(f"{doc['n_verdicts'] - doc['n_failed']}/{doc['n_verdicts']} verdicts pass  "
+          f"({'quick' if args.quick else 'full'}, {doc['wall_s']:.1f} s)  → {Path(args.out) / 'report.html'}")
+    return EXIT_OK if doc["all_passed"] else EXIT_VERDICT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m engine", description="Scan & Snap lab engine")
     ap.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -188,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     e.add_argument("--out", required=True)
     e.set_defaults(func=cmd_export)
+    rp = sub.add_parser("reproduce", help="re-run the paper's figures and theorems with verdicts and a report")
+    rp.add_argument("--quick", action="store_true", help="CI mode: Fig. 6 with 3 seeds, no 10^4-step snap runs")
+    rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma")
+    rp.add_argument("--out", required=True, help="output directory (report.html, verdicts.json, data/)")
+    rp.set_defaults(func=cmd_reproduce)
     return ap
 
 

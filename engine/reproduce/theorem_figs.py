@@ -1,0 +1,85 @@
+"""Figures of the ``theorems`` item (plotly); inputs are the item's tidy frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+KIND_COLORS = {"common": "#d62728", "distinct": "#1f77b4", "none": "#7f7f7f"}
+RUN_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
+
+
+def signs(frame: pd.DataFrame) -> go.Figure:
+    """Δz_{ψ(n),l} per token, one panel per class; bars coloured by common / distinct."""
+    classes = sorted(frame["n"].unique())
+    fig = make_subplots(rows=1, cols=len(classes), shared_yaxes=True,
+                        subplot_titles=[f"n = {n + 1}" for n in classes])
+    for j, n in enumerate(classes):
+        d = frame[(frame["n"] == n) & (frame["kind"] != "none")]
+        for kind, g in d.groupby("kind"):
+            fig.add_trace(go.Bar(x=g["token"], y=g["dz"], name=str(kind), marker_color=KIND_COLORS[str(kind)],
+                                 legendgroup=str(kind), showlegend=j == 0), row=1, col=j + 1)
+        fig.update_xaxes(title_text="token l", row=1, col=j + 1)
+    fig.update_yaxes(title_text="Δz_{ψ(n),l} = z(10) − z(0)", row=1, col=1)
+    fig.update_layout(title="Theorem 2: common logits fall, distinct logits rise (Syn-Small, 10 steps)", height=380)
+    return fig
+
+
+def mean_field(frame: pd.DataFrame) -> go.Figure:
+    """Left: r_{l0/l1|n}(t) and r(0)e^{2Δz}; right: bracket f²(0)B̂ ≤ Δz_{l0} ≤ B̂ (class n = 1)."""
+    d = frame[frame["n"] == 0].pivot_table(index="step", columns="metric", values="value").reset_index()
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["relative gain r_{l0/l1|n}", "Theorem 3 bracket"])
+    for col, name, dash in (("rel_gain", "r (measured)", None), ("rel_gain_pred", "r(0)·e^{2Δz} (Thm 3)", "dash")):
+        fig.add_trace(go.Scatter(x=d["step"], y=d[col], name=name, line={"dash": dash}), row=1, col=1)
+    for col, name in (("bracket_lo", "f²(0)·B̂ (lower)"), ("dz_dominant", "Δz_{l0}"), ("B_hat", "B̂ (upper)")):
+        fig.add_trace(go.Scatter(x=d["step"], y=d[col], name=name), row=1, col=2)
+    fig.update_xaxes(title_text="step (T→∞ mean field, η = 0.01)")
+    fig.update_layout(title="Theorem 3 in the T→∞ mean field (Lemma-3 decoder), class n = 1", height=380)
+    return fig
+
+
+def theory_regimes(curve: pd.DataFrame, M: float, K: float, eta_y: float, t0p: float, t0: float,
+                   slopes: tuple[float, float]) -> go.Figure:
+    """B_n vs ln t (scanning slope) and vs ln ln(Mη_Y t/K) (snapping slope), t'_0 and t_0 marked."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[f"vs ln t (scan slope {slopes[0]:.3f})",
+                                                        f"vs ln ln(Mη_Y t/K) (snap slope {slopes[1]:.3f})"])
+    exact, scan, snap = {"color": "#1f77b4"}, {"color": "#ff7f0e", "dash": "dash"}, {"color": "#2ca02c", "dash": "dash"}
+    fig.add_trace(go.Scatter(x=np.log(curve["t"]), y=curve["B_n"], name="B_n (Eqn. 129)", line=exact), row=1, col=1)
+    fig.add_trace(go.Scatter(x=np.log(curve["t"]), y=curve["B_scan"], name="scanning form", line=scan), row=1, col=1)
+    late = curve[M * eta_y * curve["t"] / K > np.e]
+    lnln = np.log(np.log(M * eta_y * late["t"] / K))
+    fig.add_trace(go.Scatter(x=lnln, y=late["B_n"], name="B_n", showlegend=False, line=exact), row=1, col=2)
+    fig.add_trace(go.Scatter(x=lnln, y=late["B_snap"], name="snapping form", line=snap), row=1, col=2)
+    for t, lab, pos in ((t0p, "t'_0", "top left"), (t0, "t_0", "top right")):
+        fig.add_vline(x=float(np.log(t)), line_dash="dot", annotation_text=lab, annotation_position=pos, row=1, col=1)
+    fig.update_yaxes(range=[0, 2.5], row=1, col=1)
+    fig.update_xaxes(title_text="ln t", row=1, col=1)
+    fig.update_xaxes(title_text="ln ln(Mη_Y t/K)", row=1, col=2)
+    fig.update_yaxes(title_text="B_n(t)", row=1, col=1)
+    fig.update_layout(title=f"Theorem 4 regimes (M = {M:g}, K = {K:g}, η_Y = η_Z = 1, C_0 = 1)", height=400)
+    return fig
+
+
+def long_runs(frame: pd.DataFrame) -> go.Figure:
+    """Per layout: entropy_distinct vs step (log axis) and B̂_n vs ln t, one line per η_Y."""
+    layouts = list(dict.fromkeys(frame["layout"]))
+    titles = [f"{lay}: {what}" for lay in layouts for what in ("entropy_distinct", "B̂_n vs ln t")]
+    fig = make_subplots(rows=len(layouts), cols=2, subplot_titles=titles, vertical_spacing=0.15)
+    for i, lay in enumerate(layouts):
+        d = frame[(frame["layout"] == lay) & (frame["n"] >= 0)]
+        d = d.groupby(["eta_y", "metric", "step"])["value"].mean().reset_index()  # mean over classes n
+        for k, (ey, g) in enumerate(d.groupby("eta_y")):
+            h = g[(g["metric"] == "entropy_distinct") & (g["step"] > 0)]
+            b = g[(g["metric"] == "B_hat") & (g["step"] > 0)]
+            style = {"color": RUN_COLORS[k % len(RUN_COLORS)]}
+            fig.add_trace(go.Scatter(x=h["step"], y=h["value"], name=f"η_Y = {ey:g}, η_Z = 1", line=style,
+                                     legendgroup=str(ey), showlegend=i == 0), row=i + 1, col=1)
+            fig.add_trace(go.Scatter(x=np.log(b["step"]), y=b["value"], name=f"η_Y = {ey:g}", line=style,
+                                     legendgroup=str(ey), showlegend=False), row=i + 1, col=2)
+        fig.update_xaxes(type="log", title_text="step", row=i + 1, col=1)
+        fig.update_xaxes(title_text="ln t (t = step)", row=i + 1, col=2)
+    fig.update_layout(title="The snap: 10⁴ sampled SGD steps (zero init, momentum 0.9, batch 128)",
+                      height=360 * len(layouts))
+    return fig
