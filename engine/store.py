@@ -6,16 +6,19 @@ Schema::
 
     runs(id TEXT PRIMARY KEY, name TEXT, config_json TEXT, status TEXT, device TEXT,
          versions_json TEXT, created REAL, updated REAL, message TEXT, owner TEXT,
-         pid INTEGER, host TEXT, last_step INTEGER)
+         pid INTEGER, host TEXT, last_step INTEGER,
+         published INTEGER NOT NULL DEFAULT 0)  -- added by a migration to older databases
     statics(run_id TEXT, name TEXT, array BLOB, PRIMARY KEY(run_id, name))   -- once per run
     snapshots(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))
     scalars(run_id TEXT, step INTEGER, replica INTEGER, n INTEGER NULL, metric TEXT, value REAL)
         INDEX scalars_run_metric_step ON scalars(run_id, metric, step)
 
-``status`` is one of :data:`STATUSES`.  ``created``/``updated`` are Unix times; ``pid`` and
-``host`` identify the writer process so that a run whose writer died can be marked
-``interrupted`` when a store is next opened (same host and pid no longer alive; a run of
-another host is never touched because its pid means nothing here).
+``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
+anyone with its link watches it live (:meth:`RunStore.list_published` lists them).
+``created``/``updated`` are Unix times; ``pid`` and ``host`` identify the writer process so
+that a run whose writer died can be marked ``interrupted`` when a store is next opened (same
+host and pid no longer alive; a run of another host is never touched because its pid means
+nothing here).
 
 Arrays: a static is one ``.npy`` buffer (``numpy.lib.format.write_array``); a snapshot is
 an ``.npz`` buffer (a deflated zip of ``.npy`` members, exactly what
@@ -87,6 +90,9 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 """
 _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created",
                 "updated", "message", "owner", "pid", "host", "last_step")
+_READ_COLUMNS = (*_RUN_COLUMNS, "published")
+# Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
+_MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"),)
 
 
 class StoreError(RuntimeError):
@@ -135,6 +141,10 @@ class RunStore:
         with self._write("creating the schema") as con:
             for stmt in filter(str.strip, _SCHEMA.split(";")):
                 con.execute(stmt)
+            have = {row[1] for row in con.execute("PRAGMA table_info(runs)")}
+            for col, decl in _MIGRATIONS:  # inside the same transaction: two openers cannot both add it
+                if col not in have:
+                    con.execute(f"ALTER TABLE runs ADD COLUMN {col} {decl}")
         with suppress(StoreError):  # best effort: if locked right now, the next open retries
             self.recover_interrupted()
 
@@ -303,6 +313,23 @@ class RunStore:
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             return con.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0
 
+    def set_published(self, run_id: str, published: bool) -> None:
+        """Broadcast a run (or stop); ``updated`` is left alone (it dates the run's data)."""
+        with self._write("publishing a run") as con:
+            if con.execute("UPDATE runs SET published = ? WHERE id = ?",
+                           (int(bool(published)), run_id)).rowcount == 0:
+                raise KeyError(f"no run {run_id!r}")
+
+    def list_published(self, statuses: Iterable[str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Published runs, newest first; ``statuses`` keeps only those (e.g. the live ones)."""
+        sql = f"SELECT {','.join(_READ_COLUMNS)} FROM runs WHERE published = 1"
+        args: list[Any] = []
+        if statuses is not None:
+            args = list(statuses)
+            sql += f" AND status IN ({','.join('?' * len(args))})"
+        rows = self._read(sql + " ORDER BY created DESC, rowid DESC LIMIT ?", (*args, int(limit)))
+        return [self._run_dict(r) for r in rows]
+
     def recover_interrupted(self) -> list[str]:
         """Mark ``running``/``paused`` runs whose writer (same host) is dead as ``interrupted``."""
         q = f"SELECT id, pid, last_step FROM runs WHERE status IN ({','.join('?' * len(LIVE_STATUSES))}) AND host = ?"
@@ -322,17 +349,18 @@ class RunStore:
 
     @staticmethod
     def _run_dict(row: tuple) -> dict[str, Any]:
-        d = dict(zip(_RUN_COLUMNS, row, strict=True))
+        d = dict(zip(_READ_COLUMNS, row, strict=True))
         d["versions"] = json.loads(d.pop("versions_json") or "{}")
+        d["published"] = bool(d["published"])
         return d
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """All columns (``config_json`` as stored text, ``versions`` as a dict), or None."""
-        rows = self._read(f"SELECT {','.join(_RUN_COLUMNS)} FROM runs WHERE id = ?", (run_id,))
+        rows = self._read(f"SELECT {','.join(_READ_COLUMNS)} FROM runs WHERE id = ?", (run_id,))
         return self._run_dict(rows[0]) if rows else None
 
     def list_runs(self, limit: int = 200) -> list[dict[str, Any]]:
-        rows = self._read(f"SELECT {','.join(_RUN_COLUMNS)} FROM runs "
+        rows = self._read(f"SELECT {','.join(_READ_COLUMNS)} FROM runs "
                           "ORDER BY created DESC, rowid DESC LIMIT ?", (int(limit),))
         return [self._run_dict(r) for r in rows]
 

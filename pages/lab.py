@@ -72,16 +72,18 @@ def table_ui() -> None:
 def controls_ui(valid: bool) -> None:
     live = labstate.is_live(mgr)
     s = labstate.live_status(mgr)
+    mine = labstate.owns(ss.get("lab.run"))  # viewers of someone else's run watch it, never control it
     paused = bool(s and s.status == "paused")
     ss["lab.ctl_paused"] = paused  # the live fragment reruns the page when this goes stale
     c = st.columns([1, 1.2, 0.8, 1, 1, 1, 1.1, 2.2], vertical_alignment="bottom")
     c[0].button("▶ Start", key="btn.start", type="primary", disabled=not valid or live,
                 on_click=labstate.start, args=(mgr,), help="train this config in the background")
-    c[1].button("⏵ Resume" if paused else "⏸ Pause", key="btn.pause", disabled=not live,
+    c[1].button("⏵ Resume" if paused else "⏸ Pause", key="btn.pause", disabled=not live or not mine,
                 on_click=labstate.pause_resume, args=(mgr,))
     c[2].number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
-    c[3].button("Step N", key="btn.step", disabled=not valid and not live, on_click=labstate.step_n, args=(mgr,))
-    c[4].button("⏹ Stop", key="btn.stop", disabled=not live, on_click=labstate.stop, args=(mgr,))
+    c[3].button("Step N", key="btn.step", disabled=(not valid and not live) or (live and not mine),
+                on_click=labstate.step_n, args=(mgr,))
+    c[4].button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=labstate.stop, args=(mgr,))
     c[5].button("↺ Reset", key="btn.reset", disabled=not valid, on_click=labstate.reset, args=(mgr,),
                 help="restart with the same config and seed")
     c[6].button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=labstate.new_seed, args=(mgr,))
@@ -89,9 +91,38 @@ def controls_ui(valid: bool) -> None:
     c[7].select_slider("speed (steps/s)", options=opts, value=ss.get("lab.speed", "max"), key=W("speed"),
                        format_func=lambda v: "max" if v == "max" else f"{v:g}", on_change=labstate.on_speed,
                        args=(mgr,))
+    broadcast_ui(mine)
+
+
+def broadcast_ui(mine: bool) -> None:
+    """The owner publishes the run on screen; anyone who opens its link watches it (no training of theirs)."""
+    rid = ss.get("lab.run")
+    info = store().get_run(rid) if rid else None
+    if info is None:
+        return
+    if info["owner"] in (None, labstate.owner()):  # only the session that started it publishes it
+        wk = f"pub.{rid}"
+        on = st.toggle("📡 Publish: everyone who opens this run's link watches it live", value=info["published"],
+                       key=wk, on_change=labstate.on_publish, args=(rid, wk))
+        if on:
+            st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
+    elif not mine:
+        st.caption(f"📡 Watching run `{rid}` ({info['name']}): only the session that started it can pause or "
+                   "stop it. Start your own run with ▶ Start or ↺ Reset.")
+
+
+def live_now_ui() -> None:
+    live = store().list_published(statuses=("queued", "running", "paused"), limit=20)
+    if not live:
+        return
+    st.subheader("📡 Live now")
+    for r in live:
+        st.page_link("pages/lab.py", label=f"{r['name']} · step {r['last_step'] or 0} · {r['id']}",
+                     query_params={"run": r["id"]}, disabled=r["id"] == ss.get("lab.run"))
 
 
 with st.sidebar:
+    live_now_ui()
     presets = load_presets()
     names = list(presets)
     cur = ss["lab.preset"]

@@ -177,6 +177,28 @@ def on_table(table: list[list[float]], psi: list[int]) -> None:
         write_url()
 
 
+# ------------------------------------------------------------------------------ ownership, broadcast
+def owns(rid: str | None) -> bool:
+    """Whether this session may control run ``rid``.  A published run (broadcast) is controlled
+    only by the session that started it; everyone else who opens its link watches.  An unpublished
+    run keeps the old rule (whoever holds its link controls it), because the owner id is per
+    Streamlit session and a reload of the owner's own tab starts a new session."""
+    if not rid:
+        return True
+    from ui.widgets import store
+
+    info = store().get_run(rid)
+    return info is None or not info["published"] or info["owner"] in (None, owner())
+
+
+def on_publish(rid: str, wk: str) -> None:
+    from ui.widgets import store
+
+    info = store().get_run(rid)
+    if info is not None and info["owner"] in (None, owner()):
+        store().set_published(rid, bool(ss[wk]))
+
+
 # ------------------------------------------------------------------------------ actions
 def live_status(mgr: JobManager) -> Any:
     rid = ss.get("lab.run")
@@ -211,7 +233,7 @@ def start(mgr: JobManager, paused: bool = False) -> None:
 def stop_current() -> None:
     from ui.widgets import manager
 
-    if ss.get("lab.run"):
+    if ss.get("lab.run") and owns(ss["lab.run"]):  # a viewer's Reset starts its own run, never stops the broadcast
         mgr = manager()
         if mgr.is_live(ss["lab.run"]):
             mgr.stop(ss["lab.run"])
@@ -229,7 +251,7 @@ def _wait(mgr: JobManager, rid: str, done: Any, timeout: float = 0.5) -> None:
 
 def pause_resume(mgr: JobManager) -> None:
     s = live_status(mgr)
-    if s is None or s.status in TERMINAL:
+    if s is None or s.status in TERMINAL or not owns(s.run_id):
         return
     if s.status == "paused":
         ss["lab.target"] = 0
@@ -244,6 +266,8 @@ def step_n(mgr: JobManager) -> None:
     n = max(1, int(ss.get(wkey("stepn"), 10)))
     if not is_live(mgr):
         start(mgr, paused=True)
+    elif not owns(ss["lab.run"]):
+        return
     s = live_status(mgr)
     if s is not None:
         mgr.step(s.run_id, n)
@@ -274,7 +298,7 @@ def new_seed(mgr: JobManager) -> None:
 def on_speed(mgr: JobManager) -> None:
     speed = ss[wkey("speed")]
     ss["lab.speed"] = speed
-    if is_live(mgr):
+    if is_live(mgr) and owns(ss["lab.run"]):
         mgr.set_speed(ss["lab.run"], None if speed == "max" else float(speed))
     write_url()
 
