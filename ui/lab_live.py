@@ -7,6 +7,7 @@ When the run stops being active it triggers one full rerun so the controls refre
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from ui.livefig import live_plot_ui
 from ui.widgets import font, manager, plot_ui, store, verdicts_ui
 
 ss = st.session_state
-TICK_S = 0.5
+TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # an operator may slow the refresh of a busy server
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -83,13 +84,13 @@ def _live(rid: str) -> None:
     r, n, q = _selectors(cfg, statics, rid)
     cursor = _scrub(hist, rid) if not now_active else None
     figs = _figures(hist, statics, cfg, info["config_json"], r, n, q, cursor, hist.last_step)
-    payload = charts.payload_bytes([f for _, f in figs])  # what this tick sends (measured, not estimated)
-    st.markdown(f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
-                f"run `{rid}` · {payload / 1024:.0f} KB this tick")
+    head = st.empty()  # filled once the charts are sent, with the bytes they took (measured, not estimated)
     if s and s.message:
         st.caption(s.message)
     verdicts_ui(verdicts(hist, statics, r))
-    ss["lab.payload"] = _grid(figs, rid)
+    payload = ss["lab.payload"] = _grid(figs, rid)
+    head.markdown(f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
+                  f"run `{rid}` · {payload / 1024:.0f} KB this tick")
 
 
 def _selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tuple[int, int, int]:

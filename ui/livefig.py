@@ -27,6 +27,8 @@ export default function(component) {
     div.style.width = '100%';
     parentElement.appendChild(div);
   }
+  if (div.dataset.drawn === data) return;  // an unchanged tick (paused, throttled run): nothing to redraw
+  div.dataset.drawn = data;
   const spec = JSON.parse(data);
   const draw = () => window.Plotly.react(div, spec.fig.data, spec.fig.layout, spec.config);
   if (window.Plotly) { draw(); return; }

@@ -1,0 +1,162 @@
+"""Training throughput headless vs with a browser watching the run live (issue 3 §8).
+
+For each repeat, interleaved so that both sides see the same machine load:
+
+(a) headless: ``python -m engine run --preset P --set optim.steps=N --quiet`` in a subprocess,
+    once with torch's default intra-op threads (= cores) and once with 1 thread (what the
+    server gives each job: cores // SCANSNAP_MAX_JOBS); the ratio uses the faster of the two;
+(b) browser: ``streamlit run app.py`` (fresh server, fresh data directory), Chromium opens the
+    Lab at ``/?preset=P&optim.steps=N``, clicks Start and watches the run live until the page
+    says ``finished`` (the job trains inside the server process).
+
+Both rates come from the SAME measure: the run's stored ``last_step / (updated - created)``
+(``created`` is written when the run is created, ``updated`` by its final status).  Also
+recorded: time from launching ``streamlit run`` to the first chart visible in the browser,
+and the server's CPU seconds while it trained.  Prints JSON; the target is (b) ≥ 90 % of (a).
+``--pin`` puts training (server or CLI) on core 0 and Chromium on core 1.
+
+    PYTHONPATH=. .venv/bin/python -m bench.ui_throughput --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.webserver import ROOT, launch_chromium, pin_chromium, serve
+from engine.store import RunStore
+
+STATUS = re.compile(r"^finished · step")
+SIDES = ("headless", "headless_1thread", "browser")
+
+
+def stored_rate(data_dir: str | Path, run_id: str | None = None) -> dict[str, Any]:
+    """steps/s of a stored run (the newest one when ``run_id`` is None) from created/updated."""
+    with RunStore(data_dir) as store:
+        run = store.get_run(run_id) if run_id else store.list_runs(1)[0]
+    assert run is not None and run["status"] == "finished", run
+    wall = run["updated"] - run["created"]
+    return {"run": run["id"], "steps": run["last_step"], "wall_s": round(wall, 3),
+            "steps_per_s": round(run["last_step"] / wall, 1)}
+
+
+def headless(preset: str, steps: int, work: Path, threads: int | None = None,
+             cpus: set[int] | None = None) -> dict[str, Any]:
+    """``threads``: torch intra-op threads (OMP_NUM_THREADS); None = torch's default (all cores)."""
+    d = work / f"headless-{time.monotonic_ns()}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
+    subprocess.run([sys.executable, "-m", "engine", "--data-dir", str(d), "run", "--preset", preset,
+                    "--set", f"optim.steps={steps}", "--quiet"], cwd=ROOT, env=env, check=True, timeout=600,
+                   preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    return stored_rate(d)
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str, Any]:
+    """``pin``: server on core 0, Chromium on core 1 (as if the browser ran on the viewer's machine)."""
+    from playwright.sync_api import sync_playwright
+
+    d = work / f"browser-{time.monotonic_ns()}"
+    with serve(d, work / f"{d.name}.log", cpus={0} if pin else None) as srv:
+        healthy_s = time.monotonic() - srv.t_launch
+        with sync_playwright() as p:
+            b = launch_chromium(p)
+            pg = b.new_page(viewport={"width": 1600, "height": 2000})
+            if pin:
+                pin_chromium({1})
+            pg.set_default_timeout(60_000)
+            pg.goto(f"{srv.url}/?preset={preset}&optim.steps={steps}")
+            pg.wait_for_selector("[data-testid=stPlotlyChart] .js-plotly-plot")  # the P(l|n) preview
+            first_chart_s = time.monotonic() - srv.t_launch
+            pg.get_by_role("button", name="▶ Start").click()
+            pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # live charts are streaming
+            cpu0, t0 = _cpu_s(srv.proc.pid), time.monotonic()
+            ticks, last = 0, ""
+            deadline = time.monotonic() + 600
+            status = pg.get_by_text(re.compile(r"^(running|queued|paused|finished) · step"))
+            while time.monotonic() < deadline:
+                text = status.first.inner_text() if status.count() else ""
+                if text != last:
+                    ticks, last = ticks + 1, text
+                if STATUS.search(text):
+                    break
+                pg.wait_for_timeout(250)
+            else:
+                raise RuntimeError(f"the run did not finish in the browser: {last!r}")
+            cpu = _cpu_s(srv.proc.pid) - cpu0
+            watched = time.monotonic() - t0
+            run_id = re.search(r"run=(\w+)", pg.url).group(1)
+            b.close()
+    out = stored_rate(d, run_id)
+    out.update(first_chart_s=round(first_chart_s, 2), healthy_s=round(healthy_s, 2), status_updates_seen=ticks,
+               server_cpu_s=round(cpu, 2), watched_s=round(watched, 2))
+    return out
+
+
+def _spread(xs: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(xs), 3), "min": round(min(xs), 3), "max": round(max(xs), 3)}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", default="lecture")
+    ap.add_argument("--steps", type=int, default=20000, help="long enough to train ≥ 15 s headless")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--pin", action="store_true", help="training (server or CLI) on core 0, Chromium on core 1: "
+                    "the browser does not take the training's CPU, as when it runs on the viewer's machine")
+    args = ap.parse_args(argv)
+    pairs = []
+    with tempfile.TemporaryDirectory(prefix="ui-throughput-") as tmp:
+        work = Path(tmp)
+        for i in range(args.repeats):
+            order = SIDES if i % 2 == 0 else SIDES[::-1]  # alternate the order: cancel load drift
+            r: dict[str, Any] = {}
+            for side in order:
+                if side == "browser":
+                    r[side] = browser(args.preset, args.steps, work, args.pin)
+                else:
+                    r[side] = headless(args.preset, args.steps, work, 1 if side == "headless_1thread" else None,
+                                       {0} if args.pin else None)
+            best = max(r["headless"]["steps_per_s"], r["headless_1thread"]["steps_per_s"])
+            r["ratio"] = round(r["browser"]["steps_per_s"] / best, 3)  # against the faster headless run
+            r["loadavg_1m"] = os.getloadavg()[0]
+            pairs.append(r)
+            print(json.dumps({"repeat": i, **r}), file=sys.stderr, flush=True)
+    ratios = [r["ratio"] for r in pairs]
+    result = {
+        "preset": args.preset, "steps": args.steps, "pinned": args.pin, "repeats": args.repeats,
+        "cores": os.cpu_count(),
+        "headless_steps_per_s": _spread([r["headless"]["steps_per_s"] for r in pairs]),
+        "headless_1thread_steps_per_s": _spread([r["headless_1thread"]["steps_per_s"] for r in pairs]),
+        "server_torch_threads": max(1, (os.cpu_count() or 1) // int(os.environ.get("SCANSNAP_MAX_JOBS") or
+                                                                    os.cpu_count() or 1)),
+        "browser_steps_per_s": _spread([r["browser"]["steps_per_s"] for r in pairs]),
+        "ratio": _spread(ratios),
+        "headless_wall_s": _spread([r["headless"]["wall_s"] for r in pairs]),
+        "first_chart_s": _spread([r["browser"]["first_chart_s"] for r in pairs]),
+        "server_healthy_s": _spread([r["browser"]["healthy_s"] for r in pairs]),
+        "target": "browser ≥ 0.90 × the faster of headless (torch default threads) and headless (1 thread)",
+        "pass": statistics.median(ratios) >= 0.9,
+        "pairs": pairs,
+    }
+    print(json.dumps(result, indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Shared by the browser benchmarks and the load test: start the dashboard server as a
+subprocess (``streamlit run app.py`` on a free loopback port), wait for its health endpoint,
+sample its memory, and launch Debian's Chromium through Playwright."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    url: str
+    t_launch: float  # time.monotonic() just before `streamlit run` was started
+    log: IO[str]
+
+    def rss_mb(self) -> float:
+        """The server's resident memory (VmRSS of its process), MiB; 0 once it has exited."""
+        try:
+            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    def log_tail(self, n: int = 3000) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()[-n:]
+
+
+def health_latency(url: str, timeout: float = 5.0) -> float:
+    """Seconds for one GET of /_stcore/health (``timeout`` when it fails or times out)."""
+    t0 = time.monotonic()
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as r:
+            ok = r.read() == b"ok"
+    except OSError:
+        ok = False
+    return time.monotonic() - t0 if ok else timeout
+
+
+@contextlib.contextmanager
+def serve(data_dir: str | Path, log_path: str | Path, env: dict[str, str] | None = None,
+          health_timeout_s: float = 90, cpus: set[int] | None = None) -> Iterator[Server]:
+    """Run the dashboard until the block ends (then terminate it and wait, kill if it hangs);
+    ``cpus`` pins the server to those cores."""
+    port = free_port()
+    full_env = {**os.environ, "SCANSNAP_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT), **(env or {})}
+    log = open(log_path, "w+")  # noqa: SIM115 - closed below
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    server = Server(proc, f"http://127.0.0.1:{port}", t0, log)
+    try:
+        deadline = time.monotonic() + health_timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {proc.returncode}: {server.log_tail()}")
+            if health_latency(server.url, 1.0) < 1.0:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not become healthy in {health_timeout_s} s")
+            time.sleep(0.1)
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+
+
+def launch_chromium(playwright: Any) -> Any:
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError(f"{CHROMIUM} is missing: run scripts/install_browser.sh")
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+
+
+def pin_chromium(cpus: set[int]) -> int:
+    """Pin every running Chromium process (children forked later inherit it); returns how many."""
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if "chromium" in Path(f"/proc/{pid}/cmdline").read_text():
+                os.sched_setaffinity(int(pid), cpus)
+                n += 1
+        except OSError:
+            pass
+    return n
