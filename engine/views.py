@@ -23,8 +23,9 @@ import pandas as pd
 from .config import RunConfig
 from .data import KIND_COMMON, KIND_DISTINCT, build_problem
 from .theory import theory_curve
+from .verdicts import last_decade_share
 
-SNAP_DECADE_RATIO = 0.1  # Thm 4 verdict: entropy change in the last decade < 10 % of the first
+SNAP_DECADE_RATIO = 0.1  # Thm 4 verdict: the last decade of steps carries < 10 % of the entropy change
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -168,13 +169,12 @@ def growth_order(hist: RunHistory, statics: dict[str, np.ndarray], replica: int)
 
 
 def snap_ratio(steps: np.ndarray, entropy: np.ndarray) -> float:
-    """Thm 4: |ΔH| over the last decade of steps / |ΔH| over the first decade (1 → 10)."""
+    """Thm 4: share of the entropy change since step 0 that happened in the last decade of steps
+    (:func:`engine.verdicts.last_decade_share`); NaN before 100 steps (too short to tell)."""
     if len(steps) < 3 or steps[-1] < 100:
         return float("nan")
-    at = lambda s: float(np.interp(s, steps, entropy))
-    first = abs(at(10) - at(1))
-    last = abs(at(steps[-1]) - at(steps[-1] / 10))
-    return last / first if first > 0 else float("nan")
+    share = float(last_decade_share(steps, entropy)[0])
+    return share if np.isfinite(share) else float("nan")
 
 
 def _last(hist: RunHistory, name: str, replica: int) -> float:
@@ -197,7 +197,7 @@ def verdicts(hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0)
         Verdict("thm3", "Thm 3 · growth ordered by P(l|n)", ok(rho, lambda v: v >= 0.9), rho,
                 f"Spearman(Δz, P) = {rho:.2f} (≥ 0.9)"),
         Verdict("thm4", "Thm 4 · snap detected", ok(ratio, lambda v: v < SNAP_DECADE_RATIO), ratio,
-                f"ΔH last decade / first decade = {ratio:.2f} (< {SNAP_DECADE_RATIO})"
+                f"share of ΔH in the last decade = {ratio:.2f} (< {SNAP_DECADE_RATIO})"
                 if np.isfinite(ratio) else "needs ≥ 100 steps"),
     ]
 

@@ -143,6 +143,12 @@ def test_snap_ratio():
     drifting = np.array([2.15, 2.15, 2.10, 2.0, 1.95, 1.9, 1.8, 1.7])
     both(lambda: vd.snap_ratio("theorems", "c", steps, snapped),
          lambda: vd.snap_ratio("theorems", "c", steps, drifting))
+    flat = np.full(len(steps), 2.15)  # nothing happened: no snap to speak of
+    assert not vd.snap_ratio("theorems", "c", steps, flat).passed
+    both_runs = np.stack([snapped, drifting], axis=1)  # the worst run decides
+    assert not vd.snap_ratio("theorems", "c", steps, both_runs).passed
+    log_t = np.r_[0.0, 0.0, np.log10(steps[2:])]  # pure O(ln t) growth: each decade alike
+    assert vd.last_decade_share(steps, log_t)[0] == pytest.approx(0.25)
 
 
 def test_entropy_shapes():

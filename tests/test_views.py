@@ -43,7 +43,8 @@ def test_spearman_and_snap_ratio():
     assert spearman(np.arange(10), np.arange(10) ** 3) == pytest.approx(1.0)
     assert np.isnan(spearman(np.ones(5), np.arange(5)))
     steps = np.array([1, 10, 100, 1000])
-    assert snap_ratio(steps, np.array([2.0, 1.0, 0.99, 0.985])) == pytest.approx(0.005)
+    assert snap_ratio(steps, np.array([2.0, 1.0, 0.99, 0.985])) == pytest.approx(0.005 / 1.015)  # last decade / total
+    assert snap_ratio(steps, np.array([2.0, 1.5, 1.0, 0.5])) == pytest.approx(1 / 3)  # O(ln t): each decade alike
     assert np.isnan(snap_ratio(np.array([1, 10, 50]), np.array([2.0, 1.0, 0.9])))  # < 100 steps: undecided
 
 
