@@ -87,6 +87,16 @@ class Problem:
         return out
 
     @property
+    def next_ids(self) -> np.ndarray:
+        """(K,) vocabulary ids of the next tokens (after the contextual and query tokens)."""
+        return self.M_ctx + self.Q + np.arange(self.K)
+
+    @property
+    def output_ids(self) -> np.ndarray:
+        """(M_out,) vocabulary id of each decoder output: all M tokens (paper) or the K next tokens (compact)."""
+        return np.arange(self.M) if self.M_out == self.M else self.next_ids
+
+    @property
     def query_of_class_id(self) -> np.ndarray:
         """(K,) vocabulary id of ψ(n)."""
         return self.query_ids[self.psi]

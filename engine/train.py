@@ -122,9 +122,7 @@ class Trainer:
         shapes: dict[str, tuple[int, ...]]
         if m.kind == "standard":
             shapes = {"U": (pb.M, m.d), "WQ": (m.d, m.d), "WK": (m.d, m.d), "WV": (m.d, m.d)}
-        elif m.kind == "yz-meanfield" and m.meanfield_decoder == "lemma3":
-            shapes = {"Zq": (pb.Q, pb.M_ctx), "W": (pb.K, pb.M_out)}
-        else:
+        else:  # the Lemma-3 decoder starts from the plain model's Y(0) of the same seed (W = F^T Y below)
             shapes = {"Zq": (pb.Q, pb.M_ctx), "Y": (pb.M_ctx, pb.M_out)}
         per_seed: dict[int, dict[str, torch.Tensor]] = {}
         for s in self.unique_seeds:
@@ -139,21 +137,15 @@ class Trainer:
                 per_seed[s][name] = init_tensor(kind, shape, fan_in, m.init_std, gen)
         params = {name: torch.stack([per_seed[s][name] for s in self.replica_seed]).to(self.device, self.dtype)
                   for name in shapes}
-        if "W" in params and m.init != "zero":  # W = F^T Y for a random Y(0)
-            Y0 = torch.stack([init_tensor(m.init, (pb.M_ctx, pb.M_out), pb.M, m.init_std,
-                                          torch.Generator().manual_seed(s)) for s in self.replica_seed])
-            params["W"] = torch.bmm(self._f(params["Zq"]), Y0.to(self.device, self.dtype))
+        if m.kind == "yz-meanfield" and m.meanfield_decoder == "lemma3":  # W = F(0)^T Y(0)  (R, K, M_out)
+            params["W"] = torch.bmm(self._f(params["Zq"]), params.pop("Y"))
         return params
 
     def yz(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Effective (Y, Zq) of any model kind (Y: (R, M_ctx, M_out), Zq: (R, Q, M_ctx))."""
         p = self.params
         if "U" in p:
-            pb = self.problem
-            ctx = torch.arange(pb.M_ctx, device=self.device)
-            query = torch.as_tensor(pb.query_ids, device=self.device)
-            out = torch.as_tensor(pb.label_ids if pb.M_out == pb.K else np.arange(pb.M), device=self.device)
-            return effective_yz_standard(p["U"], p["WQ"], p["WK"], p["WV"], ctx, query, out)
+            return effective_yz_standard(p["U"], p["WQ"], p["WK"], p["WV"], *self._standard_index())
         if "W" in p:
             from .model import decoder_from_lemma3
 
@@ -220,13 +212,18 @@ class Trainer:
 
     def _standard_index(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         pb = self.problem
-        out = pb.label_ids if pb.M_out == pb.K else np.arange(pb.M)
         return (torch.arange(pb.M_ctx, device=self.device), torch.as_tensor(pb.query_ids, device=self.device),
-                torch.as_tensor(out, device=self.device))
+                torch.as_tensor(pb.output_ids, device=self.device))
 
     @torch.no_grad()
     def step(self) -> None:
-        """One optimiser step on every replica; tracks B̂_n (science §4) on the way."""
+        """One optimiser step on every replica; tracks B̂_n (science §4) on the way.
+
+        B̂_n += Σ_{l∈G_DT(n)} Δz_{ψ(n),l} / Σ_{l∈G_DT(n)} f_{nl}²  (f before the step): the
+        f²-weighted pool of the per-token estimators Δz_l/f_l².  In the exact T→∞ dynamics
+        (ż_l = η_Z f_l² ξ_n for every distinct l, Eqn. 98) every per-token estimator equals it;
+        with sampling noise, momentum or the plain decoder they disagree, and the pool is the
+        stable choice (low-P tokens with tiny f² would dominate a single-token estimator)."""
         f_before = self._f_cache
         z_before = self._zq_now().clone()
         loss, grads = self._grads()

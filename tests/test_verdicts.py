@@ -68,6 +68,14 @@ def test_top_sets_differ():
     both(lambda: vd.top_sets_differ("fig5", a, ["a", "b"]), lambda: vd.top_sets_differ("fig5", same, ["a", "b"]))
 
 
+def test_argmax_not_always_top():
+    P = np.array([0.1, 0.2, 0.3, 0.4])
+    picks_other = np.array([[0.1, 0.5, 0.2, 0.2], [0.1, 0.1, 0.1, 0.7]])
+    always_top = np.array([[0.1, 0.2, 0.3, 0.4], [0.0, 0.1, 0.1, 0.8]])
+    both(lambda: vd.argmax_not_always_top("fig5", picks_other, P, ["a", "b"]),
+         lambda: vd.argmax_not_always_top("fig5", always_top, P, ["a", "b"]))
+
+
 def _fig6_grid():
     """(K-panels=2, η_Z=4, ratio=4) means that follow patterns (i)–(iii); K = (2, 6)."""
     eta_drop = np.array([0.0, 0.1, 0.2, 0.3])[None, :, None]

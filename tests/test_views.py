@@ -12,6 +12,7 @@ from engine.config import RunConfig
 from engine.data import build_problem
 from engine.presets import get_preset
 from engine.views import (
+    RunHistory,
     config_diffs,
     decimate,
     rnd,
@@ -22,6 +23,7 @@ from engine.views import (
     theory_overlay,
     theory_time,
     token_info,
+    verdicts,
 )
 from ui import charts
 from ui.urlstate import config_params, encode, parse_params
@@ -60,10 +62,15 @@ def test_token_info_colours_distinct_by_p_and_common_grey():
 
 def test_theory_time_maps_momentum_and_skips_adam():
     cfg = get_preset("syn-small").config
-    np.testing.assert_allclose(theory_time([1, 10], cfg), [10.0, 100.0])  # 1/(1-0.9)
+    # momentum 0.9 warms up: step i moves (1 - 0.9^i)/0.1 gradients, summed over i = 1..k
+    want = [sum((1 - 0.9**i) / 0.1 for i in range(1, k + 1)) for k in (1, 10, 1000)]
+    np.testing.assert_allclose(theory_time([1, 10, 1000], cfg), want, rtol=1e-12)
+    assert theory_time([10], cfg)[0] == pytest.approx(41.39, abs=0.01)  # not 100: the buffer is still filling
     assert theory_time([1], get_preset("syn-small-adam-1").config) is None
     ov = theory_overlay(cfg, 100)
-    assert ov["t0"] == pytest.approx(2 * ov["t0_prime"]) and ov["M"] == 34 and ov["K"] == 2
+    assert ov["M"] == 34 and ov["K"] == 2
+    for key, t in (("t0_prime", 2 * np.log(34)), ("t0", 4 * np.log(34))):  # K ln M/η_Y, 2K ln M/η_Y
+        assert theory_time([ov[key]], cfg)[0] == pytest.approx(t, rel=1e-9)  # converted back to code steps
     assert ov["B_n"][0] >= 0 and np.all(np.diff(ov["B_n"]) >= -1e-12)
 
 
@@ -115,3 +122,32 @@ def test_live_payload_at_default_settings_is_small():
             charts.cn_heatmap(C[:2], np.array([0, 1]), 10), charts.z_lines(steps, Z, 0, info, supp, mf=(steps, Z)),
             charts.entropy_chart(steps, H, ov), charts.b_chart(steps, H, H, H, ov, 0), charts.loss_chart(steps, H, H)]
     assert charts.payload_bytes(figs) <= 200_000
+
+
+def _history(dz_last: np.ndarray, H: np.ndarray, steps: np.ndarray) -> tuple[RunHistory, dict[str, np.ndarray]]:
+    """A hand-made one-replica Syn-Small history: z(0) = 0, z(last) = dz_last (Q, M_ctx) rows."""
+    pb = build_problem(get_preset("syn-small").config.data)
+    statics = {"P": pb.P, "token_kind": pb.token_kind, "psi": pb.query_of_class_id, "query_tokens": pb.query_ids}
+    z = [np.zeros((1, pb.Q, pb.M_ctx)) for _ in steps[:-1]] + [dz_last[None]]
+    scal = pd.DataFrame({"step": steps, "replica": 0, "n": pd.array([None] * len(steps), dtype="Int64"),
+                         "metric": "entropy_distinct", "value": H})
+    return RunHistory("r", list(map(int, steps)), z, [np.zeros((1, pb.K, pb.M_ctx))] * len(steps), scal), statics
+
+
+def test_lab_verdicts_judge_every_token_and_can_fail():
+    pb = build_problem(get_preset("syn-small").config.data)
+    steps = np.array([0, 1, 10, 100, 1000])
+    snapped = np.array([2.15, 2.15, 2.05, 2.0, 1.999])
+    good = np.zeros((pb.Q, pb.M_ctx))
+    for n in range(pb.K):  # ψ(n) = n in Syn-Small: common tokens fall, distinct rise in order of P
+        good[n] = np.where(pb.common_mask[n], -0.5, np.where(pb.distinct_mask[n], pb.P[n] * 10, 0.0))
+    v = {x.key: x for x in verdicts(*_history(good, snapped, steps))}
+    assert all(x.ok for x in v.values()), v
+    bad = good.copy()
+    bad[0, 3] = 0.01  # one common token of class 0 rose
+    bad[1, 29] = -0.01  # the top distinct token of class 1 fell
+    drifting = np.array([2.15, 2.15, 2.05, 1.9, 1.7])
+    v = {x.key: x for x in verdicts(*_history(bad, drifting, steps))}
+    assert v["thm2b"].ok is False and v["thm2b"].value == pytest.approx(0.01)
+    assert v["thm2a"].ok is False and v["thm2a"].value == pytest.approx(-0.01)
+    assert v["thm4"].ok is False and v["thm3"].ok is False
