@@ -1,82 +1,41 @@
 """End-to-end in Debian's Chromium: pick a preset, start, watch the c_n chart's step count
 grow, pause and see it stop, reload the URL and see the same config and run.
-Screenshots go to test-artifacts/."""
+Screenshots go to test-artifacts/ (and, with SCANSNAP_UPDATE_SCREENSHOTS=1, to assets/screenshots/)."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.webserver import launch_chromium, serve
 from engine.presets import get_preset
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-SHOTS = ROOT / "assets" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refreshes the README's copies
+README_SHOTS = ("lab-paused.png", "lab-designer.png", "lab-lecture.png", "theory.png")
 CN_TITLE = "document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title?.text || ''"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
-    env = {**os.environ, "SCANSNAP_DATA_DIR": str(tmp_path_factory.mktemp("browser-data")),
-           "PYTHONPATH": str(ROOT)}
-    log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w+")  # noqa: SIM115 - closed below
-    t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_health(url, proc, log)
-        yield url, t0
-    finally:
-        proc.terminate()
-        proc.wait(15)
-        log.close()
-
-
-def _wait_health(url: str, proc: subprocess.Popen, log) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            log.seek(0)
-            pytest.fail(f"streamlit exited: {log.read()[-2000:]}")
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    pytest.fail("streamlit did not become healthy in 60 s")
+    """``streamlit run app.py`` on a free loopback port with a fresh data directory."""
+    with serve(tmp_path_factory.mktemp("browser-data"), tmp_path_factory.mktemp("log") / "streamlit.log") as srv:
+        yield srv.url, srv.t_launch
 
 
 @pytest.fixture(scope="module")
 def page(server):
     sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run scripts/install_browser.sh")
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = launch_chromium(p)
         pg = browser.new_page(viewport={"width": 1600, "height": 2300})
         pg.set_default_timeout(15_000)
         yield pg
@@ -184,7 +143,9 @@ def test_theory_page(server, page):
     page.get_by_role("tab", name="Theorem 4").click()
     page.wait_for_selector("[data-testid=stPlotlyChart]")
     page.screenshot(path=str(ARTIFACTS / "theory.png"), full_page=True)
-    for name in ("lab-paused.png", "lab-designer.png", "theory.png"):  # README screenshots
+    if os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") != "1":  # the README's copies change only when asked
+        return
+    for name in README_SHOTS:
         if (ARTIFACTS / name).exists():
             SHOTS.mkdir(parents=True, exist_ok=True)
             shutil.copy(ARTIFACTS / name, SHOTS / name)
