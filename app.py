@@ -12,6 +12,7 @@ PAGES = [
     st.Page("pages/compare.py", title="Compare", icon="📈"),
     st.Page("pages/sweep.py", title="Sweep", icon="🧮"),
     st.Page("pages/theory.py", title="Theory", icon="📐"),
+    st.Page("pages/reproduce.py", title="Reproduce", icon="✅"),
     st.Page("pages/runs.py", title="Runs", icon="🗂️"),
 ]
 page = st.navigation(PAGES, position="top")

@@ -13,7 +13,8 @@ from engine.presets import get_preset
 from tests.apphelp import run_app as app
 from ui.urlstate import parse_params
 
-PAGES = ["pages/lab.py", "pages/compare.py", "pages/sweep.py", "pages/theory.py", "pages/runs.py"]
+PAGES = ["pages/lab.py", "pages/compare.py", "pages/sweep.py", "pages/theory.py", "pages/reproduce.py",
+         "pages/runs.py"]
 
 
 

@@ -52,7 +52,7 @@ def theory_regimes(curve: pd.DataFrame, M: float, K: float, eta_y: float, t0p: f
     lnln = np.log(np.log(M * eta_y * late["t"] / K))
     fig.add_trace(go.Scatter(x=lnln, y=late["B_n"], name="B_n", showlegend=False, line=exact), row=1, col=2)
     fig.add_trace(go.Scatter(x=lnln, y=late["B_snap"], name="snapping form", line=snap), row=1, col=2)
-    for t, lab, pos in ((t0p, "t'_0", "top left"), (t0, "t_0", "top right")):
+    for t, lab, pos in ((t0p, "t'_0", "bottom left"), (t0, "t_0", "bottom right")):  # clear of the title
         fig.add_vline(x=float(np.log(t)), line_dash="dot", annotation_text=lab, annotation_position=pos, row=1, col=1)
     fig.update_yaxes(range=[0, 2.5], row=1, col=1)
     fig.update_xaxes(title_text="ln t", row=1, col=1)

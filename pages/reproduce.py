@@ -1,0 +1,263 @@
+"""Reproduce: re-run the paper's figures and theorems fresh, see a verdict per claim, download the report.
+
+The engine's ReproduceManager runs one reproduction at a time for the whole server and stores
+each finished one under ``<data_dir>/reproductions/<id>``; this page starts, watches and shows
+them.  Session keys: ``rp.watch`` (the running reproduction this session waits for),
+``rp.pick`` (the shown stored reproduction, also ``?report=<id>``), ``rp.url`` (the last
+``report`` value read from or written to the URL), ``rp.msg`` (the last run's outcome, if not a report).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from engine.report import fmt_value
+from engine.reproduce import ITEMS, total_work
+from engine.reproduce.jobs import ReproStatus, StoredReproduction, check_id, get_repro_manager
+from ui.charts import plot_config
+from ui.widgets import data_dir, font
+
+ss = st.session_state
+mgr = get_repro_manager(data_dir())
+QUICK_HELP = ("Quick: Fig. 6 with 3 seeds instead of 10 (a pattern reversal counts only beyond 2·SE of the "
+              "difference) and the theorems item without the two 10⁴-step sampled snap runs; about 30 s. "
+              "Full: a few minutes on 2 CPU cores.")
+LABELS = {"fig4": "Fig. 4", "fig5": "Fig. 5", "fig6": "Fig. 6", "fig9": "Fig. 9", "theorems": "Theorems 2–4",
+          "joma": "JoMA"}
+INTRO = """Re-runs the paper's figures and theorems **from scratch on this server** and judges every claim with a
+number: each verdict names the statistic, its value and the threshold it must meet.
+
+- **Fig. 4 / 5** (Syn-Small, SGD / Adam): common tokens lose attention, the most likely distinct token wins,
+  the chosen subset depends on the learning rate.
+- **Fig. 6** (Syn-Medium): the three patterns of the distinct-token entropy vs η_Y/η_Z.
+- **Fig. 9**: Theorem 4's B_n(t₀) is the same for every η_Z and matches the paper's dots.
+- **Theorems 2–4**: logit signs, relative gain, bracket, scan → snap on fresh runs.
+- **JoMA**: the attention entropy bounces back with a nonlinear MLP, not with a linear one.
+
+One reproduction runs at a time on this server: while one runs, everyone sees its progress."""
+
+
+# ----------------------------------------------------------------- starting and watching
+def start(names: list[str], quick: bool) -> None:
+    """Button callback: start (or join) the server's reproduction."""
+    before = mgr.running()
+    ss.pop("rp.msg", None)
+    try:
+        ss["rp.watch"] = mgr.start(names, quick)
+    except (RuntimeError, ValueError) as e:
+        ss["rp.msg"] = ("error", str(e))
+        return
+    if before is not None and before.id == ss["rp.watch"]:
+        ss["rp.msg"] = ("info", "Another reproduction was already running on this server: its progress is shown "
+                                "above; start yours when it has ended.")
+
+
+def settle(running: ReproStatus | None) -> None:
+    """Watch a running reproduction; when the watched one has ended, show it (or say why not)."""
+    if running is not None:
+        ss["rp.watch"] = running.id
+        return
+    rid = ss.pop("rp.watch", None)
+    s = mgr.status(rid) if rid else None
+    if s is None:
+        return
+    ss.pop("rp.msg", None)
+    if s.state == "finished":
+        ss["rp.pick"] = rid
+    elif s.state == "failed":
+        ss["rp.msg"] = ("error", f"Reproduction {rid} failed: {s.error}")
+    else:
+        ss["rp.msg"] = ("info", f"Reproduction {rid} was stopped; nothing was stored.")
+
+
+def progress_text(s: ReproStatus) -> str:
+    item = s.current or ("writing the report" if s.items_done == len(s.items) else "starting")
+    steps = f" · step {s.steps_done:,} / {s.steps_total:,}" if s.steps_total else ""
+    mode = "quick" if s.quick else "full"
+    return f"{mode} · item {min(s.items_done + 1, len(s.items))} / {len(s.items)}: {item}{steps} · {s.elapsed_s:.0f} s"
+
+
+def progress_ui(rid: str) -> None:
+    """The live area (a fragment ticking every 0.5 s): one full rerun when the run has ended."""
+    s = mgr.status(rid)
+    if s is None or s.state != "running":
+        st.rerun()
+        return
+    st.progress(s.fraction, text=progress_text(s))
+    st.button("Stop", key="rp.stop", on_click=mgr.stop, args=(rid,), help="Stops at the next progress report "
+              "(or between items); nothing of this reproduction is stored.")
+
+
+def controls_ui(running: ReproStatus | None) -> None:
+    c = st.columns([4, 1.3, 1.2], vertical_alignment="bottom")
+    names = c[0].multiselect("Items", list(ITEMS), default=list(ITEMS), key="rp.items",
+                             format_func=lambda n: LABELS.get(n, n), help="\n\n".join(m.TITLE for m in ITEMS.values()))
+    quick = c[1].toggle("Quick mode", value=False, key="rp.quick", help=QUICK_HELP)
+    c[2].button("Run reproduction", type="primary", key="rp.run", disabled=running is not None or not names,
+                on_click=start, args=(names, quick), width="stretch")
+    if not names:
+        st.caption("Pick at least one item.")
+    elif running is None:
+        took = "about 30 s" if quick else "a few minutes on 2 CPU cores"
+        steps = total_work(names, quick)
+        work = f"{steps:,} optimiser steps" if steps else "no training (closed-form curves and numpy only)"
+        st.caption(f"{'Quick' if quick else 'Full'} mode · {len(names)} item(s) · {work} · all six items take {took}.")
+
+
+# ----------------------------------------------------------------- choosing a stored reproduction
+def url_pick(ids: list[str]) -> None:
+    """Apply ``?report=<id>`` once per new value; a bad or unknown id gives a warning."""
+    want = st.query_params.get("report")
+    if want is None or want == ss.get("rp.url"):
+        return
+    ss["rp.url"] = want
+    try:
+        check_id(want)
+    except ValueError:
+        st.warning(f"The link's report {want[:80]!r} is not a reproduction id (expected YYYYMMDD-HHMMSS-xxxxxx).")
+        return
+    if want in ids:
+        ss["rp.pick"] = want
+    elif want == ss.get("rp.watch"):
+        st.info(f"Reproduction {want} is still running: its report appears here when it is done.")
+    else:
+        st.warning(f"There is no stored reproduction {want} on this server.")
+
+
+def pick_ui() -> str | None:
+    """Selectbox of stored reproductions (newest first); the pick is written into ``?report=``."""
+    stored = mgr.stored()
+    ids = [s.id for s in stored]
+    url_pick(ids)
+    if not ids:
+        st.info("No stored reproductions yet: pick items and press **Run reproduction**.")
+        return None
+    if ss.get("rp.pick") not in ids:
+        ss["rp.pick"] = ids[0]
+    labels = {s.id: f"{s.id} · {'quick' if s.quick else 'full'} · {', '.join(s.items)} · "
+              f"{s.n_verdicts - s.n_failed}/{s.n_verdicts} pass" for s in stored}
+    pick: str = st.selectbox("Stored reproductions (newest first)", ids, key="rp.pick", format_func=labels.get)
+    if st.query_params.get("report") != pick:
+        st.query_params["report"] = ss["rp.url"] = pick
+    return pick
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def load(path: str, rid: str) -> StoredReproduction:
+    """A stored reproduction (immutable once stored, so shared by every session)."""
+    return get_repro_manager(path).load(rid)
+
+
+# ----------------------------------------------------------------- showing one
+def verdict_line(doc: dict[str, Any]) -> None:
+    n, bad = doc["n_verdicts"], doc["n_failed"]
+    mode = "quick mode" if doc["quick"] else "full mode"
+    tail = f" · {mode} · {doc['wall_s']:.1f} s of compute · {doc['created'].replace('T', ' ')}"
+    if bad == 0:
+        st.success(f"**{n}/{n} verdicts pass**{tail}", icon="✅")
+    else:
+        st.error(f"**{n - bad}/{n} verdicts pass: {bad} FAIL**{tail}", icon="❌")
+    if doc["quick"]:
+        st.caption("Quick mode differs from the full reproduction: " + "; ".join(doc["quick_differences"]) + ".")
+
+
+def _verdict_color(word: str) -> str:
+    ok = "PASS" in word
+    return f"background-color: {'#d8f3dc' if ok else '#ffd6d9'}; color: {'#17691d' if ok else '#b00020'}; " \
+           "font-weight: bold"
+
+
+def verdict_table(verdicts: list[dict[str, Any]]) -> None:
+    """Every verdict, PASS/FAIL on a green/red background."""
+    df = pd.DataFrame([{"verdict": "✅ PASS" if v["passed"] else "❌ FAIL", "item": v["item"], "claim": v["claim"],
+                        "statistic": v["statistic"],
+                        "value": fmt_value(v["value"]) if v["value"] is not None else "NaN",
+                        "threshold": v["threshold"], "detail": v["detail"]} for v in verdicts])
+    cfg = {"verdict": st.column_config.TextColumn(width="small", help="PASS: the statistic meets the threshold"),
+           "item": st.column_config.TextColumn(width="small"),
+           "claim": st.column_config.TextColumn(width="large"),
+           "statistic": st.column_config.TextColumn(width="medium"),
+           "value": st.column_config.TextColumn(width="small"),
+           "threshold": st.column_config.TextColumn(width="small"),
+           "detail": st.column_config.TextColumn(width="large")}
+    st.dataframe(df.style.map(_verdict_color, subset=["verdict"]), hide_index=True, column_config=cfg,
+                 height=min(38 + 35 * len(df), 900), key="rp.table")
+
+
+def downloads_ui(rid: str) -> None:
+    c = st.columns(3)
+    c[0].download_button("⬇ report.html (self-contained)", data=lambda: mgr.file(rid, "report.html").read_bytes(),
+                         file_name=f"scansnap-reproduction-{rid}.html", mime="text/html", on_click="ignore",
+                         key="rp.dl.html", width="stretch")
+    c[1].download_button("⬇ verdicts.json", data=lambda: mgr.file(rid, "verdicts.json").read_bytes(),
+                         file_name=f"scansnap-reproduction-{rid}-verdicts.json", mime="application/json",
+                         on_click="ignore", key="rp.dl.json", width="stretch")
+    c[2].caption("The HTML report embeds plotly.js, every figure, the verdicts and the exact configs; "
+                 "it opens offline.")
+
+
+def readable(spec: dict[str, Any]) -> go.Figure:
+    """A stored figure with the dashboard's font sizes (lecture mode: larger) on a white background."""
+    f = font()
+    fig = go.Figure(spec)
+    fig.update_layout(template="plotly_white", font_size=f, title_font_size=f + 3, legend_font_size=f - 1,
+                      hoverlabel_font_size=f, margin_t=70 + 2 * f)
+    fig.update_annotations(font_size=f + 1)
+    fig.update_xaxes(title_font_size=f, tickfont_size=f - 1)
+    fig.update_yaxes(title_font_size=f, tickfont_size=f - 1)
+    return fig
+
+
+def item_ui(rep: StoredReproduction, item: dict[str, Any]) -> None:
+    """One item: figures, notes and the exact configs."""
+    name = item["name"]
+    st.subheader(item["title"])
+    st.caption(f"{'PASS' if item['passed'] else 'FAIL'} · {item['wall_s']:.1f} s")
+    for k, f in enumerate(x for x in rep.figures if x.item == name):
+        st.markdown(f"**{f.caption}**")
+        # theme=None keeps the figure's own high-contrast colours, as in the downloaded report
+        st.plotly_chart(readable(f.figure), key=f"rp.fig.{rep.id}.{name}.{k}", width="stretch", theme=None,
+                        config=plot_config(f"scansnap-{rep.id}-{name}-{k}"))
+    for note in item["notes"]:
+        st.caption(note)
+    with st.expander("exact configs (JSON)"):
+        st.json(rep.configs.get(name, {}), expanded=2)
+
+
+def report_ui(rid: str) -> None:
+    try:
+        rep = load(data_dir(), rid)
+    except (KeyError, OSError, ValueError) as e:
+        st.warning(f"Reproduction {rid} cannot be read: {e}")
+        return
+    verdict_line(rep.doc)
+    downloads_ui(rid)
+    verdict_table(rep.doc["verdicts"])
+    items = rep.doc["items"]
+    tabs = st.tabs([f"{'✅' if i['passed'] else '❌'} {i['name']}" for i in items])
+    for tab, item in zip(tabs, items, strict=True):
+        with tab:
+            item_ui(rep, item)
+    with st.expander("environment (library versions, device)"):
+        st.json({"versions": rep.doc["versions"], "device": rep.doc["device"]}, expanded=1)
+
+
+# ----------------------------------------------------------------- the page
+st.title("Reproduce the paper")
+st.markdown(INTRO)
+running = mgr.running()
+settle(running)
+controls_ui(running)
+if running is not None:
+    st.fragment(progress_ui, run_every=0.5)(running.id)
+if "rp.msg" in ss:  # kept until the next start or the next end of a watched run
+    kind, text = ss["rp.msg"]
+    (st.error if kind == "error" else st.info)(text)
+st.divider()
+shown = pick_ui()
+if shown is not None:
+    report_ui(shown)
