@@ -1,0 +1,94 @@
+"""Interaction latency of the Lab while a run trains (issue 3 §3: "widgets stay responsive").
+
+One server (fresh data directory), one Chromium page on the Lab with a run training live
+(``--speed`` steps/s, or "max"), then ``--trials`` interactions of two kinds:
+
+* **fragment**: pick another next token n in the live area's selectbox; done when the c_n
+  chart's title names the new n (a fragment rerun: store read, six charts rebuilt and sent);
+* **full rerun**: toggle the η_Y/η_Z ratio lock in the sidebar; done when the URL carries
+  (or drops) ``lock=`` (a whole-page rerun that rewrites the URL).
+
+Timing is taken in the page itself: ``performance.now()`` at the ``pointerdown`` that starts
+the interaction (a capture listener on the document) to the first animation frame in which
+the result is visible, so Playwright's own round trips are not counted.  Prints JSON.
+
+    PYTHONPATH=. .venv/bin/python -m bench.ui_latency --trials 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.webserver import launch_chromium, serve
+
+CN_TITLE = "(document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title?.text || '')"
+ARM = ("() => { window.__t0 = null; document.addEventListener('pointerdown', "
+       "() => { if (window.__t0 === null) window.__t0 = performance.now(); }, {capture: true, once: true}); }")
+
+
+def _until(pg: Any, condition: str) -> float:
+    """ms from the armed pointerdown to the first frame where ``condition`` (JS expression) holds."""
+    return float(pg.wait_for_function(f"() => (window.__t0 !== null && ({condition})) ? "
+                                      "performance.now() - window.__t0 : null", polling="raf").json_value())
+
+
+def switch_class(pg: Any, n: int) -> float:
+    pg.evaluate(ARM)
+    pg.locator("[data-testid=stSelectbox]").filter(has_text="next token n").locator("input").click()
+    pg.get_by_role("option", name=str(n), exact=True).click()
+    return _until(pg, f"{CN_TITLE}.includes('n={n} ')")
+
+
+def toggle_lock(pg: Any) -> float:
+    had = "lock=" in pg.url
+    pg.evaluate(ARM)
+    pg.get_by_text("lock η_Y/η_Z").click()
+    want = "!" if had else ""
+    return _until(pg, f"{want}window.location.search.includes('lock=')")
+
+
+def _stats(xs: list[float]) -> dict[str, float]:
+    xs = sorted(xs)
+    return {"median_ms": round(statistics.median(xs), 1), "p90_ms": round(xs[int(0.9 * (len(xs) - 1))], 1),
+            "max_ms": round(xs[-1], 1), "n": len(xs)}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--speed", default="20", help="steps/s of the training run while measuring ('max' = unthrottled)")
+    ap.add_argument("--steps", type=int, default=100000)
+    args = ap.parse_args(argv)
+    speed = "" if args.speed == "max" else f"&speed={args.speed}"
+    with tempfile.TemporaryDirectory(prefix="ui-latency-") as tmp, \
+            serve(Path(tmp) / "data", Path(tmp) / "server.log") as srv, sync_playwright() as p:
+        browser = launch_chromium(p)
+        pg = browser.new_page(viewport={"width": 1600, "height": 2000})
+        pg.set_default_timeout(30_000)
+        pg.goto(f"{srv.url}/?preset=lecture&optim.steps={args.steps}{speed}")
+        pg.get_by_role("button", name="▶ Start").click()
+        pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+        pg.wait_for_timeout(2000)  # let the live area settle into its 0.5 s ticks
+        fragment, full = [], []
+        for i in range(args.trials):
+            fragment.append(switch_class(pg, (i + 1) % 2))
+            full.append(toggle_lock(pg))
+            pg.wait_for_timeout(300)
+        status = pg.get_by_text("· step").first.inner_text()
+        browser.close()
+    res = {"speed": args.speed, "trials": args.trials, "run_status_at_end": status,
+           "fragment_rerun_switch_n": _stats(fragment), "full_rerun_toggle_lock": _stats(full),
+           "target": "median < 200 ms while the run trains"}
+    print(json.dumps(res, indent=1))
+    return res
+
+
+if __name__ == "__main__":
+    main()
