@@ -5,7 +5,7 @@
 1. steps/s of the engine vs the naive reference (bench/reference.py: one-hot B×T×M, attention
    over positions, autograd, two torch.optim.SGD) on syn-small and on syn-medium-10 (R = 1);
 2. a replica batch of R = 160 (one Fig. 6 panel: 16 (η_Y, η_Z) pairs × 10 seeds) vs R = 1, per step;
-3. peak memory (fresh subprocess, ru_maxrss) and steps/s for M ≈ 10,000, K = 20, 10 query tokens,
+3. peak memory (fresh subprocess, VmHWM) and steps/s for M ≈ 10,000, K = 20, 10 query tokens,
    batch 128, in the compact and the paper layout.
 Timings are medians of repeated timed blocks after a warm-up, all with the same torch thread count.
 """
@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
@@ -79,11 +80,23 @@ LARGE = {"data": {"num_last": 10, "num_next_per_last": 2, "num_common": 10, "num
          "optim": {"batch": 128, "steps": 20}}
 
 
-def large_vocab_child(layout: str, steps: int) -> None:
-    """Runs in a fresh process: prints steps/s and peak RSS (MiB) of the M≈10,000 config."""
-    import resource
+def _status_mib(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (VmRSS, VmHWM), MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise KeyError(field)
 
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def large_vocab_child(layout: str, steps: int) -> None:
+    """Runs in a fresh process: prints steps/s and the peak RSS (MiB) of the M≈10,000 config.
+
+    The peak is VmHWM after resetting it (``clear_refs`` 5) once torch is imported, so the
+    import's own transient peak is not counted; ``rss_before_trainer_mib`` is what the
+    interpreter and torch hold before the trainer allocates anything."""
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    base = _status_mib("VmRSS")
     cfg = RunConfig.from_dict({**LARGE, "data": {**LARGE["data"], "layout": layout}})
     tr = Trainer(cfg)
     tr.advance(2)
@@ -91,9 +104,9 @@ def large_vocab_child(layout: str, steps: int) -> None:
     tr.advance(steps)
     dt = time.perf_counter() - t0
     tr.snapshot()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = _status_mib("VmHWM")
     print(json.dumps({"layout": layout, "M": tr.problem.M, "K": tr.problem.K, "steps_per_s": steps / dt,
-                      "peak_rss_mib": peak / 1024, "rss_before_trainer_mib": base / 1024}))
+                      "peak_rss_mib": peak, "rss_before_trainer_mib": base, "trainer_peak_mib": peak - base}))
 
 
 def large_vocab(layout: str, steps: int) -> dict:

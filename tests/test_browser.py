@@ -137,6 +137,25 @@ def test_lab_live_pause_reload(server, page):
     pg.get_by_text("stopped").first.wait_for()
 
 
+def test_lecture_mode_is_large_and_tells_the_story(server, page):
+    """?lecture=1 on a projector: 22 px text, chart titles ≥ 24 px, only the knobs ``show=`` lists;
+    the lecture preset runs to the end and all four verdict badges turn green."""
+    url, _ = server
+    pg = page
+    pg.goto(f"{url}/?lecture=1&preset=lecture&show=optim.eta_y,optim.eta_z,optim.steps")
+    pg.wait_for_selector("[data-testid=stPlotlyChart]")
+    assert pg.evaluate("() => getComputedStyle(document.body).fontSize") == "22px"
+    labels = pg.locator("[data-testid=stSidebar] [data-testid=stWidgetLabel]").all_inner_texts()
+    assert [x.strip() for x in labels] == ["Preset", "η_Z (attention)", "η_Y (decoder)", "steps"], labels
+    pg.get_by_role("button", name="▶ Start").click()
+    pg.get_by_text(re.compile(r"^finished · step 300")).wait_for(timeout=60_000)
+    title_px = pg.evaluate("() => document.querySelector('.st-key-lab-cn .js-plotly-plot').layout.title.font.size")
+    assert title_px >= 24
+    for badge in ("common tokens suppressed", "distinct tokens growing", "growth ordered by P(l|n)", "snap detected"):
+        assert pg.get_by_text(re.compile(rf"✅.*{re.escape(badge)}")).count() == 1, badge
+    pg.screenshot(path=str(ARTIFACTS / "lab-lecture.png"), full_page=True)
+
+
 def test_theory_page(server, page):
     url, _ = server
     page.goto(f"{url}/theory")

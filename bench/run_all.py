@@ -1,0 +1,77 @@
+"""Run every benchmark one after the other and keep their JSON in ``bench/results/``.
+
+    make bench                                  # all of them (~30 min on 2 cores)
+    .venv/bin/python -m bench.run_all engine sweep reproduce   # a selection
+
+Each benchmark runs in its own subprocess (a fresh interpreter, nothing else of ours running),
+prints its figures as JSON and exits; this script stores that JSON as
+``bench/results/<name>.json`` together with the command, the wall time and the date.
+``BENCHMARKS.md`` quotes these files.  Run it on an otherwise idle machine: the ratios are
+measured side by side within each benchmark, but the browser benchmarks compete with
+anything else for the two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+PY = sys.executable
+BENCHES: dict[str, list[str]] = {
+    "engine": [PY, "-m", "bench.engine_speed"],
+    "sweep": [PY, "-m", "bench.sweep_speed"],
+    "reproduce": [PY, "-m", "bench.reproduce_speed"],
+    "ui_throughput": [PY, "-m", "bench.ui_throughput", "--repeats", "3"],
+    "ui_latency": [PY, "-m", "bench.ui_latency", "--trials", "20"],
+    "load": [PY, "-m", "bench.load_test"],
+}
+
+
+def last_json(text: str) -> object:
+    """The last JSON object printed: from the last line that is exactly ``{`` to the end."""
+    lines = text.rstrip().splitlines()
+    start = max(i for i, line in enumerate(lines) if line == "{")
+    return json.loads("\n".join(lines[start:]))
+
+
+def run(name: str) -> dict[str, object]:
+    cmd = BENCHES[name]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t0 = time.monotonic()
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if out.returncode != 0 and "{" not in out.stdout:
+        raise RuntimeError(f"{name} failed ({out.returncode}): {out.stderr[-3000:]}")
+    return {"benchmark": name, "command": " ".join(Path(c).name if c == PY else c for c in cmd),
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "wall_s": round(wall, 1),
+            "exit_code": out.returncode, "cores": os.cpu_count(), "result": last_json(out.stdout)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", help=f"benchmarks to run (default: all): {', '.join(BENCHES)}")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.names if n not in BENCHES]
+    if unknown:
+        ap.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(BENCHES)}")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in args.names or list(BENCHES):
+        print(f"== {name}: {' '.join(BENCHES[name][1:])}", flush=True)
+        res = run(name)
+        with tempfile.NamedTemporaryFile("w", dir=RESULTS, delete=False, suffix=".tmp") as fh:
+            json.dump(res, fh, indent=1)
+        Path(fh.name).replace(RESULTS / f"{name}.json")
+        print(f"   {res['wall_s']} s, exit {res['exit_code']} → bench/results/{name}.json", flush=True)
+
+
+if __name__ == "__main__":
+    main()
