@@ -18,7 +18,7 @@ from engine.jobs import TERMINAL, JobManager
 from engine.views import RunHistory, meanfield, query_row, theory_overlay, token_info, verdicts
 from ui import charts
 from ui.livefig import live_plot_ui
-from ui.widgets import font, manager, plot_ui, store, verdicts_ui
+from ui.widgets import font, lecture_on, manager, plot_ui, store, verdicts_ui
 
 ss = st.session_state
 TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # an operator may slow the refresh of a busy server
@@ -164,15 +164,17 @@ def _b_figure(hist: RunHistory, r: int, n: int, overlay: Any, fs: int, cursor: i
 
 
 def _grid(figs: list[tuple[str, Any]], rid: str) -> int:
-    """Lay the charts out two by two; time series update in place (``live_plot_ui``), the
-    heatmap (a snapshot, not a history) is a plain ``st.plotly_chart``.  Returns bytes sent."""
+    """Lay the charts out two by two (one per row in lecture mode: full width on a projector);
+    time series update in place (``live_plot_ui``), the heatmap (a snapshot, not a history) is a
+    plain ``st.plotly_chart``.  Returns bytes sent."""
     names = {"cn": "c_n-over-time", "cnh": "c_n-heatmap", "z": "z-trajectories", "H": "entropy_distinct",
              "B": "B_hat-vs-B_n", "loss": "loss-accuracy"}
     sent = 0
     plain = {"cnh"} if any(k == "cnh" for k, _ in figs) else {figs[0][0]}  # one st.plotly_chart loads plotly.js
-    for i in range(0, len(figs), 2):
-        cols = st.columns(2)
-        for col, (key, fig) in zip(cols, figs[i:i + 2], strict=False):
+    per_row = 1 if lecture_on() else 2
+    for i in range(0, len(figs), per_row):
+        cols = st.columns(per_row)
+        for col, (key, fig) in zip(cols, figs[i:i + per_row], strict=False):
             with col:
                 if key in plain:
                     plot_ui(fig, f"lab-{key}", f"scansnap-{rid}-{names[key]}")
