@@ -8,15 +8,16 @@ import streamlit as st
 
 from engine.data import build_problem
 from engine.presets import load_presets
+from engine.uploads import MAX_CONFIG_BYTES, table_to_csv
 from ui import charts, labstate
 from ui.lab_live import live_area
 from ui.urlstate import KNOBS, validate, visible
-from ui.widgets import RATIOS, copy_link_ui, font, knob_ui, lecture_on, manager, plot_ui, store
+from ui.widgets import RATIOS, copy_link_ui, font, knob_ui, lecture_on, manager, plain, plot_ui, recovery_ui, store
 
 ss = st.session_state
 mgr = manager()
 for problem in labstate.init_state(store()):
-    st.warning(problem)
+    st.warning(plain(problem))  # URL text: shown as typed, never as a link or an image
 lecture = lecture_on()
 show = set(st.query_params["show"].split(",")) if "show" in st.query_params else None
 cfg = ss["lab.cfg"]
@@ -100,15 +101,44 @@ def broadcast_ui(mine: bool) -> None:
     info = store().get_run(rid) if rid else None
     if info is None:
         return
-    if info["owner"] in (None, labstate.owner()):  # only the session that started it publishes it
+    if labstate.may_manage(info):  # only the browser that started it (or the operator) publishes it
         wk = f"pub.{rid}"
         on = st.toggle("📡 Publish: everyone who opens this run's link watches it live", value=info["published"],
                        key=wk, on_change=labstate.on_publish, args=(rid, wk))
         if on:
             st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
     elif not mine:
-        st.caption(f"📡 Watching run `{rid}` ({info['name']}): only the session that started it can pause or "
-                   "stop it. Start your own run with ▶ Start or ↺ Reset.")
+        st.caption(f"📡 Watching run `{rid}` ({plain(info['name'])}): only the browser that started it (or the "
+                   "operator) can pause or stop it. Start your own run with ▶ Start or ↺ Reset.")
+
+
+def interrupted_ui() -> None:
+    """An interrupted run on screen: offer to resume it from its checkpoint or re-run it."""
+    rid = ss.get("lab.run")
+    info = store().get_run(rid) if rid else None
+    if info is None or info["status"] != "interrupted" or mgr.is_live(rid):
+        return
+    st.warning(f"Run `{rid}` was interrupted at step {info['last_step'] or 0}: {info['message'] or ''}", icon="⚠️")
+    recovery_ui(info, "lab", labstate.owns(rid))
+
+
+def uploads_ui() -> None:
+    """Load a config (JSON) or, in table mode, P(l|n) (CSV); download P(l|n) as CSV."""
+    st.file_uploader("Load a config (JSON)", type=["json"], key=W("upload.cfg"), on_change=labstate.on_config_upload,
+                     args=(W("upload.cfg"),), help=f"a run config as the Runs page's 'config JSON' download writes it "
+                     f"(schema in the README); at most {MAX_CONFIG_BYTES // 1024} KiB. It replaces the Lab's config.")
+    if cfg["data"].get("source") == "table":
+        st.file_uploader("Load P(l|n) from CSV", type=["csv"], key=W("upload.csv"),
+                         on_change=labstate.on_table_upload, args=(W("upload.csv"),),
+                         help="one row per next token n: psi (its query index), then P(l|n) for each contextual "
+                              "token l; an optional header row starts with psi")
+        valid, _ = validate(cfg)
+        if valid is not None and valid.data.table and valid.data.psi:
+            table, psi = [list(r) for r in valid.data.table], list(valid.data.psi)
+            st.download_button("Download P(l|n) as CSV", data=lambda: table_to_csv(table, psi),
+                               file_name="scansnap-P.csv", mime="text/csv", on_click="ignore", key="lab.csv")
+    if ss.get("lab.upload_error"):
+        st.error(plain(ss["lab.upload_error"]))
 
 
 def live_now_ui() -> None:
@@ -129,6 +159,8 @@ with st.sidebar:
     st.selectbox("Preset", names, index=names.index(cur), key=W("preset"), on_change=labstate.on_preset,
                  format_func=lambda k: presets[k].title)
     st.caption(presets[cur].description)
+    if show is None:  # a lecture's ?show= list keeps the sidebar to the knobs it names
+        uploads_ui()
     st.subheader("Data")
     knobs_ui("data")
     st.subheader("Training")
@@ -137,6 +169,7 @@ with st.sidebar:
 run_cfg, error = validate(cfg)
 st.title("Lab" if not lecture else "Scan & Snap, live")
 controls_ui(run_cfg is not None)
+interrupted_ui()
 if error:
     st.error(f"Fix this to enable Start — {error}", icon="🚫")
 if ss.get("lab.error"):

@@ -1,14 +1,43 @@
-"""Runs: browse, reopen, rename, delete and export stored runs."""
+"""Runs: browse, reopen, export, and (owner or operator) rename, delete, stop or resume stored runs.
+
+Anyone may open and export a run; only the browser that started it, or the operator
+(``SCANSNAP_OPERATOR_KEY``), may manage it (:mod:`engine.access`)."""
 
 import json
 
 import pandas as pd
 import streamlit as st
 
+from engine.access import OPERATOR_ENV, operator_configured
+from ui import labstate
 from ui.report import html_report, zipped_export
-from ui.widgets import manager, store
+from ui.widgets import RECOVERABLE, manager, recovery_ui, store
 
+ss = st.session_state
+
+
+def operator_ui() -> None:
+    """Operator mode for this session: a password field, or a way out once in."""
+    if labstate.is_operator():
+        st.success("Operator mode: you may manage every run.")
+        if st.button("Leave operator mode", key="runs.opleave"):
+            ss["operator"] = ss["operator_tried"] = False
+            st.rerun()
+        return
+    configured = operator_configured()
+    help_ = (f"The key set in {OPERATOR_ENV} on the server: manage (rename, delete, stop, resume) every run "
+             "for the rest of this browser session." if configured else
+             f"Operator mode does not exist on this server: {OPERATOR_ENV} is not set.")
+    st.text_input("operator key", type="password", key="runs.opkey", disabled=not configured, help=help_,
+                  on_change=labstate.on_operator_key, args=("runs.opkey",))
+    if configured and ss.get("operator_tried"):
+        st.error("That is not the operator key.")
+
+
+with st.sidebar:
+    operator_ui()
 st.title("Runs")
+me = labstate.owner()
 runs = store().list_runs()
 if not runs:
     st.info("No stored runs yet: start one in the Lab.")
@@ -16,6 +45,7 @@ if not runs:
 table = pd.DataFrame([{"id": r["id"], "name": r["name"], "status": r["status"], "step": r["last_step"],
                        "replicas": len(json.loads(r["config_json"])["replicas"]["seeds"])
                        * len(json.loads(r["config_json"])["replicas"].get("lr_pairs") or [0]),
+                       "yours": r["owner"] == me,
                        "created": pd.to_datetime(r["created"], unit="s").strftime("%Y-%m-%d %H:%M:%S"),
                        "device": r["device"]} for r in runs])
 st.dataframe(table, hide_index=True, key="runs.table")
@@ -29,17 +59,32 @@ def _label(i: str) -> str:
 
 rid = st.selectbox("run", list(by_id), key="runs.pick", format_func=_label)
 run = by_id[rid]
+allowed = labstate.may_manage(run)
 is_sweep = bool(json.loads(run["config_json"])["replicas"].get("lr_pairs"))
 
 
+def _may() -> bool:
+    """Checked again when a button acts, not only when it was drawn."""
+    info = store().get_run(rid)
+    return info is not None and labstate.may_manage(info)
+
+
 def rename() -> None:
-    store().rename(rid, st.session_state["runs.newname"])
+    if _may():
+        store().rename(rid, st.session_state["runs.newname"])
 
 
 def delete() -> None:
+    if not _may():
+        return
     if manager().is_live(rid):
         manager().stop(rid)
     store().delete(rid)
+
+
+def stop() -> None:
+    if _may() and manager().is_live(rid):
+        manager().stop(rid)
 
 
 c = st.columns(4)
@@ -47,11 +92,20 @@ if c[0].button("Open in the Lab", key="runs.open", type="primary"):
     st.switch_page("pages/lab.py", query_params={"run": rid})
 if is_sweep and c[1].button("Open in Sweep", key="runs.sweep"):
     st.switch_page("pages/sweep.py", query_params={"run": rid})
+if manager().is_live(rid):
+    c[2].button("⏹ Stop", key="runs.stop", disabled=not allowed, on_click=stop)
+if run["status"] in RECOVERABLE and not manager().is_live(rid):
+    st.warning(f"This run is **{run['status']}** at step {run['last_step'] or 0}. {run['message'] or ''}")
+    recovery_ui(run, "runs", allowed)
 with st.expander("Rename or delete"):
-    st.text_input("new name", value=run["name"], key="runs.newname")
-    st.button("Rename", key="runs.rename", on_click=rename)
-    sure = st.checkbox("yes, delete this run and all its data", key="runs.sure")
-    st.button("Delete", key="runs.delete", disabled=not sure, on_click=delete)
+    if not allowed:
+        who = "it was created from the command line" if run["owner"] is None else "another browser started it"
+        st.caption(f"Read-only: {who}, so only its owner or the operator may rename, delete, stop or resume it. "
+                   "You may open, compare, export and re-run it.")
+    st.text_input("new name", value=run["name"], key="runs.newname", disabled=not allowed)
+    st.button("Rename", key="runs.rename", on_click=rename, disabled=not allowed)
+    sure = st.checkbox("yes, delete this run and all its data", key="runs.sure", disabled=not allowed)
+    st.button("Delete", key="runs.delete", disabled=not (sure and allowed), on_click=delete)
 
 st.subheader("Export")
 d = st.columns(4)

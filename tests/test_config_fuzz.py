@@ -70,3 +70,35 @@ def test_deeply_nested_json_is_a_clear_error():
         RunConfig.from_json(text)
     except ConfigError as e:
         assert "JSON" in str(e)
+
+
+# ------------------------------------------------------------------------------ uploads (engine.uploads)
+@FAST
+@given(st.dictionaries(st.sampled_from(["data", "model", "optim", "replicas", "snapshots", "name", "x"]),
+                       json_values, max_size=4))
+def test_uploaded_config_files(d):
+    from engine.uploads import config_from_upload
+
+    cfg = parse_or_clear_error(lambda: config_from_upload(json.dumps(d).encode()))
+    if cfg is not None:
+        check_budget(cfg)  # an accepted upload is always within budget
+
+
+@FAST
+@given(st.lists(st.lists(st.one_of(st.floats(min_value=-1, max_value=1e6), st.sampled_from([math.nan, math.inf])),
+                         min_size=1, max_size=6),
+                min_size=1, max_size=5),
+       st.lists(st.integers(-1, 4), min_size=0, max_size=6), st.booleans())
+def test_table_csv_uploads(table, psi, header):
+    from engine.uploads import table_from_csv
+
+    lines = ([["psi", *(f"l{j}" for j in range(len(table[0])))]] if header else [])
+    lines += [[str(q), *(repr(x) for x in row)] for q, row in zip(psi, table, strict=False)]
+    text = "\n".join(",".join(r) for r in lines)
+    try:
+        got, got_psi = table_from_csv(text.encode())
+    except ConfigError as e:
+        assert str(e) and "Traceback" not in str(e)
+        return
+    cfg = RunConfig.from_dict({"data": {"source": "table", "table": got, "psi": got_psi}})
+    assert [list(r) for r in cfg.data.table] == got

@@ -3,7 +3,9 @@
 Session keys: ``lab.preset`` (name), ``lab.cfg`` (config dict, possibly invalid: the page
 shows why and blocks Start), ``lab.run`` (the run on screen), ``lab.rev`` (bumped on every
 programmatic change so that widgets are rebuilt with the new values), ``lab.sig`` (the URL
-this session last wrote or applied), ``lab.speed``, ``lab.lock``, ``lab.target``.
+this session last wrote or applied), ``lab.speed``, ``lab.lock``, ``lab.target``,
+``lab.upload_error``; ``owner`` (this browser's owner id) and ``operator`` (the operator key
+was typed) for access control (:mod:`engine.access`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from engine.access import XSRF_COOKIE, browser_owner, can_manage, operator_configured, operator_ok, owner_salt
+from engine.budget import check_budget
+from engine.config import ConfigError
 from engine.data import build_problem
 from engine.jobs import TERMINAL, JobManager
 from engine.presets import get_preset
-from engine.store import RunStore
+from engine.store import RunStore, StoreError
+from engine.uploads import config_from_upload, table_from_csv
 from ui.urlstate import SPEEDS, Knob, config_params, parse_params, validate
 
 ss = st.session_state
@@ -36,9 +42,19 @@ def wkey(name: str) -> str:
 
 
 def owner() -> str:
+    """This browser's owner id, stable across reloads and tabs (a salted hash of Streamlit's XSRF
+    cookie, :func:`engine.access.browser_owner`); a random per-session id when the request has
+    no such cookie (AppTest, or XSRF protection turned off)."""
     if "owner" not in ss:
-        ss["owner"] = f"session-{random.getrandbits(48):012x}"
+        ss["owner"] = _browser_owner() or f"session-{random.getrandbits(48):012x}"
     return ss["owner"]
+
+
+def _browser_owner() -> str | None:
+    from ui.widgets import store
+
+    cookie = st.context.cookies.get(XSRF_COOKIE)
+    return browser_owner(cookie, owner_salt(str(store().data_dir.resolve()))) if cookie else None
 
 
 # ------------------------------------------------------------------------------ URL
@@ -178,25 +194,80 @@ def on_table(table: list[list[float]], psi: list[int]) -> None:
 
 
 # ------------------------------------------------------------------------------ ownership, broadcast
+def is_operator() -> bool:
+    """The operator key was typed in this session (and operator mode exists on this server)."""
+    return bool(ss.get("operator")) and operator_configured()
+
+
+def on_operator_key(wk: str) -> None:
+    ss["operator"] = operator_ok(ss.get(wk) or "")
+    ss["operator_tried"] = bool(ss.get(wk))
+
+
+def may_manage(info: dict[str, Any]) -> bool:
+    """Whether this session may delete, rename, stop, resume or publish the stored run ``info``."""
+    return can_manage(info["owner"], owner(), is_operator())
+
+
 def owns(rid: str | None) -> bool:
-    """Whether this session may control run ``rid``.  A published run (broadcast) is controlled
-    only by the session that started it; everyone else who opens its link watches.  An unpublished
-    run keeps the old rule (whoever holds its link controls it), because the owner id is per
-    Streamlit session and a reload of the owner's own tab starts a new session."""
+    """Whether this session may control run ``rid``: its owner (the same browser, across reloads)
+    or the operator.  Everyone else who opens it watches: a published run is a broadcast, an
+    unpublished one a read-only view.  True when there is no stored run to protect."""
     if not rid:
         return True
     from ui.widgets import store
 
     info = store().get_run(rid)
-    return info is None or not info["published"] or info["owner"] in (None, owner())
+    return info is None or may_manage(info)
 
 
 def on_publish(rid: str, wk: str) -> None:
     from ui.widgets import store
 
     info = store().get_run(rid)
-    if info is not None and info["owner"] in (None, owner()):
+    if info is not None and may_manage(info):
         store().set_published(rid, bool(ss[wk]))
+
+
+# ------------------------------------------------------------------------------ uploads
+def on_config_upload(wk: str) -> None:
+    """Replace the Lab's config by an uploaded JSON file, as a preset change does; on any problem
+    keep the config and leave the message in ``lab.upload_error``."""
+    f = ss.get(wk)
+    if f is None:
+        ss.pop("lab.upload_error", None)
+        return
+    try:
+        cfg = config_from_upload(f.getvalue())
+    except ConfigError as e:
+        ss["lab.upload_error"] = f"{f.name}: {e}"
+        return
+    stop_current()
+    ss["lab.cfg"], ss["lab.run"], ss["lab.lock"] = cfg.to_dict(), None, None
+    ss.pop("lab.upload_error", None)
+    bump()
+    write_url()
+
+
+def on_table_upload(wk: str) -> None:
+    """Replace P(l|n) and psi by an uploaded CSV (table mode); refused if the run would be over budget."""
+    f = ss.get(wk)
+    if f is None:
+        ss.pop("lab.upload_error", None)
+        return
+    cfg = copy.deepcopy(ss["lab.cfg"])
+    try:
+        cfg["data"]["table"], cfg["data"]["psi"] = table_from_csv(f.getvalue())
+        valid, _ = validate(cfg)  # other knobs may be invalid right now: the page says so already
+        if valid is not None:
+            check_budget(valid)
+    except ConfigError as e:
+        ss["lab.upload_error"] = f"{f.name}: {e}"
+        return
+    ss["lab.cfg"] = cfg
+    ss.pop("lab.upload_error", None)
+    bump()
+    write_url()
 
 
 # ------------------------------------------------------------------------------ actions
@@ -217,7 +288,7 @@ def start(mgr: JobManager, paused: bool = False) -> None:
         return
     try:
         rid = mgr.submit(cfg, name=cfg.name or ss["lab.preset"], owner=owner(), paused=True)
-    except RuntimeError as e:
+    except (RuntimeError, ConfigError, StoreError) as e:  # a full queue, over budget, a locked store
         ss["lab.error"] = str(e)
         return
     ss.pop("lab.error", None)

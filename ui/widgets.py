@@ -1,9 +1,11 @@
 """Small ``*_ui()`` helpers shared by the pages: resources, chart output, lecture mode,
-knob widgets, the copy-link box, verdict badges.  They return plain values."""
+knob widgets, the copy-link box, verdict badges, recovery of interrupted runs.  They return
+plain values."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,9 +13,9 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.config import parse_value
+from engine.config import ConfigError, RunConfig, parse_value
 from engine.jobs import JobManager, get_manager
-from engine.store import RunStore
+from engine.store import RunStore, StoreError
 from engine.views import Verdict
 from ui.charts import FONT, LECTURE_FONT, plot_config
 from ui.urlstate import Knob, eta_options, get_dotted
@@ -24,6 +26,15 @@ CSS = Path(__file__).resolve().parent.parent / "assets" / "style.css"
 # interval (5 ms by default) to get it back from a busy thread; 1 ms shortens those hand-offs
 # when tens of sessions tick at once (set once, when the UI is first imported).
 sys.setswitchinterval(0.001)
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+!|~$])")
+
+
+def plain(text: str) -> str:
+    """``text`` (from a URL, an upload, a run name) with Markdown's special characters escaped, so
+    that it shows as typed and never as a link, an image or formatting."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def data_dir() -> str:
@@ -126,3 +137,55 @@ def _num(v: Any, typ: type) -> Any:
 
 
 RATIOS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+RECOVERABLE = ("interrupted", "stopped")  # offered "Resume from checkpoint" and "Re-run from scratch"
+
+
+def resume_run(mgr: JobManager, rid: str) -> str | None:
+    """Continue an interrupted or stopped run from its last checkpoint (its owner or the operator
+    only); returns an error message or None."""
+    from ui.labstate import may_manage, owner
+
+    info = mgr.store.get_run(rid)
+    if info is None:
+        return f"run {rid!r} is not in the run store"
+    if not may_manage(info):
+        return "only the browser that started this run (or the operator) may resume it"
+    if info["status"] not in RECOVERABLE or mgr.is_live(rid):
+        return f"run {rid} is {info['status']}: only an interrupted or stopped run can be resumed"
+    try:
+        mgr.resume_stored(rid, owner=owner())
+    except (RuntimeError, KeyError, ConfigError, StoreError) as e:
+        return str(e)
+    return None
+
+
+def rerun_fresh(mgr: JobManager, info: dict[str, Any]) -> tuple[str | None, str | None]:
+    """Train a stored run's config again as this session's own new run: (new run id, error)."""
+    from ui.labstate import owner
+
+    try:
+        cfg = RunConfig.from_json(info["config_json"])
+        return mgr.submit(cfg, name=info["name"], owner=owner()), None
+    except (RuntimeError, ConfigError, StoreError) as e:
+        return None, str(e)
+
+
+def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:
+    """The two recovery buttons of an interrupted or stopped run; either one opens the run in the
+    Lab.  Resume needs ``allowed`` (owner or operator); anyone may re-run (it is their own run)."""
+    c = st.columns(2)
+    resume = c[0].button("Resume from checkpoint", key=f"{prefix}.resume", disabled=not allowed, type="primary",
+                         help="continue from the last checkpoint; the result is the same as an uninterrupted run"
+                         if allowed else "only the browser that started this run (or the operator) may resume it")
+    rerun = c[1].button("Re-run from scratch", key=f"{prefix}.rerun",
+                        help="train the same config (seed included) again as a new run of yours")
+    if resume:
+        target, err = info["id"], resume_run(manager(), info["id"])
+    elif rerun:
+        target, err = rerun_fresh(manager(), info)
+    else:
+        return
+    if err:
+        st.error(err)
+        return
+    st.switch_page("pages/lab.py", query_params={"run": str(target)})

@@ -1,0 +1,111 @@
+"""Who may manage a run, and a stable owner id per browser (pure; no streamlit).
+
+Policy (``can_manage``):
+
+* A run belongs to the owner id that created it.  Anyone may *view* a run (open it in the Lab,
+  compare it, export it); only its owner may *manage* it: delete, rename, pause, stop, resume
+  or publish it.
+* The operator manages every run.  Operator mode exists only when the environment variable
+  ``SCANSNAP_OPERATOR_KEY`` is set to a non-empty value; a typed key is compared with
+  :func:`hmac.compare_digest`.
+* Runs without an owner (``owner`` None: created by the command line, ``python -m engine``)
+  are managed from the dashboard by the operator only: nobody in a browser created them.
+  Re-running any run from scratch is allowed to everyone (it creates the actor's own run).
+
+Owner ids: the dashboard derives one per browser from Streamlit's XSRF cookie
+(``_streamlit_xsrf``), which the server keeps across requests and reloads (it re-masks the
+value on every response but preserves the token inside).  :func:`browser_owner` unmasks the
+token and stores only ``sha256(salt || token)``, so the run store never reveals the cookie;
+the salt is a random secret created once per data directory (:func:`owner_salt`).
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import hmac
+import os
+import secrets
+from contextlib import suppress
+from functools import lru_cache
+from pathlib import Path
+
+OPERATOR_ENV = "SCANSNAP_OPERATOR_KEY"
+XSRF_COOKIE = "_streamlit_xsrf"
+SALT_FILE = "owner-salt"
+OWNER_PREFIX = "browser-"
+
+
+def can_manage(run_owner: str | None, actor: str, operator: bool) -> bool:
+    """True when ``actor`` may delete, rename, stop, resume or publish a run of ``run_owner``."""
+    if operator:
+        return True
+    return run_owner is not None and bool(actor) and hmac.compare_digest(run_owner, actor)
+
+
+def operator_configured() -> bool:
+    """Whether operator mode exists at all (``SCANSNAP_OPERATOR_KEY`` set and non-empty)."""
+    return bool(os.environ.get(OPERATOR_ENV))
+
+
+def operator_ok(given: str) -> bool:
+    """Whether ``given`` is the operator key (constant-time; always False when none is set)."""
+    key = os.environ.get(OPERATOR_ENV) or ""
+    if not key or not given:
+        return False
+    return hmac.compare_digest(given.encode("utf-8"), key.encode("utf-8"))
+
+
+def xsrf_token(cookie: str) -> bytes | None:
+    """The token inside an XSRF cookie: ``2|mask|masked|ts`` is unmasked; any other non-empty
+    value is taken as it is.  None when there is nothing usable."""
+    value = cookie.strip().strip("\"'")
+    if not value.startswith("2|"):
+        return value.encode("utf-8", "replace") or None
+    try:
+        _, mask_hex, masked_hex, _ts = value.split("|")
+        mask, masked = binascii.a2b_hex(mask_hex), binascii.a2b_hex(masked_hex)
+    except (ValueError, binascii.Error):
+        return None
+    if len(mask) != 4 or not masked:
+        return None
+    return bytes(b ^ mask[i % 4] for i, b in enumerate(masked))
+
+
+def browser_owner(cookie: str | None, salt: bytes) -> str | None:
+    """``browser-<hex>`` = salted SHA-256 of the cookie's token, or None without a cookie."""
+    token = xsrf_token(cookie) if cookie else None
+    if not token:
+        return None
+    return OWNER_PREFIX + hashlib.sha256(salt + token).hexdigest()[:32]
+
+
+@lru_cache(maxsize=8)
+def owner_salt(data_dir: str) -> bytes:
+    """32 random bytes kept in ``<data_dir>/owner-salt`` (mode 0600), created once (written to a
+    temporary file, then linked into place, so a concurrent reader never sees it half written);
+    owner ids thus survive a server restart.  A per-process secret if the file cannot be used."""
+    path = Path(data_dir) / SALT_FILE
+    if not path.exists():
+        try:
+            _create_salt(path)
+        except OSError:
+            return secrets.token_bytes(32)
+    try:
+        salt = path.read_bytes()
+    except OSError:
+        salt = b""
+    return salt if len(salt) >= 16 else secrets.token_bytes(32)
+
+
+def _create_salt(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{SALT_FILE}.{secrets.token_hex(8)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        with suppress(FileExistsError):  # another process created it first: theirs is kept
+            os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
