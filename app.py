@@ -8,12 +8,12 @@ from ui.widgets import apply_lecture_mode
 st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide")
 
 PAGES = [
-    st.Page("pages/lab.py", title="Lab", icon="🧪", default=True),
-    st.Page("pages/compare.py", title="Compare", icon="📈"),
-    st.Page("pages/sweep.py", title="Sweep", icon="🧮"),
-    st.Page("pages/theory.py", title="Theory", icon="📐"),
-    st.Page("pages/reproduce.py", title="Reproduce", icon="✅"),
-    st.Page("pages/runs.py", title="Runs", icon="🗂️"),
+    st.Page("app_pages/lab.py", title="Lab", icon="🧪", default=True),
+    st.Page("app_pages/compare.py", title="Compare", icon="📈"),
+    st.Page("app_pages/sweep.py", title="Sweep", icon="🧮"),
+    st.Page("app_pages/theory.py", title="Theory", icon="📐"),
+    st.Page("app_pages/reproduce.py", title="Reproduce", icon="✅"),
+    st.Page("app_pages/runs.py", title="Runs", icon="🗂️"),
 ]
 page = st.navigation(PAGES, position="top")
 apply_lecture_mode()

@@ -82,7 +82,7 @@ def test_owner_salt_is_created_once_per_data_dir(tmp_path):
 
 # ------------------------------------------------------------------------------ helpers
 def _owner_of(at) -> str:
-    at.switch_page("pages/runs.py").run()  # the Runs page asks for this session's owner id
+    at.switch_page("app_pages/runs.py").run()  # the Runs page asks for this session's owner id
     return at.session_state["owner"]
 
 
@@ -111,7 +111,7 @@ def _finished(store: RunStore, owner: str | None, name: str = "done") -> str:
 
 def _runs_page(at, rid: str):
     """``at`` on the Runs page with run ``rid`` picked."""
-    at.switch_page("pages/runs.py").run()
+    at.switch_page("app_pages/runs.py").run()
     at.selectbox(key="runs.pick").set_value(rid).run()
     assert not at.exception
     return at
@@ -197,7 +197,7 @@ def test_lab_offers_recovery_of_the_interrupted_run_on_screen(data_dir):
     mgr = get_manager(data_dir)
     at = app()
     rid = _interrupted(mgr.store, _owner_of(at))
-    at.switch_page("pages/lab.py")
+    at.switch_page("app_pages/lab.py")
     at.query_params["run"] = rid
     at.run()
     assert any("was interrupted" in w.value for w in at.warning)
@@ -239,7 +239,7 @@ def test_run_ids_from_the_url_never_reach_the_filesystem(data_dir, run):
     assert at.session_state["lab.run"] is None
     assert get_manager(data_dir).store.list_runs() is not None  # the store is intact
     sweep = app()
-    sweep.switch_page("pages/sweep.py")
+    sweep.switch_page("app_pages/sweep.py")
     sweep.query_params["run"] = run
     sweep.run()
     assert not sweep.exception and any("not in the store" in w.value for w in sweep.warning)

@@ -13,8 +13,7 @@ from engine.presets import get_preset
 from tests.apphelp import run_app as app
 from ui.urlstate import parse_params
 
-PAGES = ["pages/lab.py", "pages/compare.py", "pages/sweep.py", "pages/theory.py", "pages/reproduce.py",
-         "pages/runs.py"]
+PAGES = [f"app_pages/{name}.py" for name in ("lab", "compare", "sweep", "theory", "reproduce", "runs")]
 
 
 
@@ -54,13 +53,13 @@ def test_every_page_renders(data_dir):
     for page in PAGES:
         at.switch_page(page).run()
         assert not at.exception, page
-    at.switch_page("pages/lab.py").run()
+    at.switch_page("app_pages/lab.py").run()
     assert len(at.get("plotly_chart")) == 1  # back on the Lab: the P(l|n) preview
 
 
 def test_theory_page_has_both_charts(data_dir):
     at = app()
-    at.switch_page("pages/theory.py").run()
+    at.switch_page("app_pages/theory.py").run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 2
     assert len(at.latex) == 4
@@ -134,10 +133,10 @@ def test_step_n_takes_exactly_n_steps(data_dir):
 def test_compare_runs_and_sweep(data_dir):
     at = app({"preset": "syn-small", "optim.steps": "30"})
     start_and_finish(at, data_dir)
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 1
-    at.switch_page("pages/sweep.py").run()
+    at.switch_page("app_pages/sweep.py").run()
     widget(at, "multiselect", "η_Z values").set_value([1.0]).run()
     widget(at, "multiselect", "η_Y/η_Z ratios").set_value([1.0, 2.0]).run()
     widget(at, "number_input", "seeds").set_value(2).run()
@@ -148,7 +147,7 @@ def test_compare_runs_and_sweep(data_dir):
     at.run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 2
-    at.switch_page("pages/runs.py").run()
+    at.switch_page("app_pages/runs.py").run()
     assert not at.exception
 
 

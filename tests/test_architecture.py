@@ -1,4 +1,4 @@
-"""Import contracts: engine/ never imports streamlit; the UI (app.py, pages/, ui/) never imports torch."""
+"""Import contracts: engine/ never imports streamlit; the UI (app.py, app_pages/, ui/) never imports torch."""
 
 import ast
 from pathlib import Path
@@ -32,7 +32,7 @@ def test_engine_never_imports_streamlit(path):
     assert "streamlit" not in imported_modules(path)
 
 
-@pytest.mark.parametrize("path", files("app.py", "pages", "ui"), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", files("app.py", "app_pages", "ui"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_ui_never_imports_torch(path):
     assert not {"torch", "numpy.linalg"} & imported_modules(path)
 

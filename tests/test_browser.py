@@ -168,3 +168,15 @@ def test_theory_page(server, page):
         if (ARTIFACTS / name).exists():
             SHOTS.mkdir(parents=True, exist_ok=True)
             shutil.copy(ARTIFACTS / name, SHOTS / name)
+
+
+def test_direct_link_to_a_page_right_after_start_gets_the_app_shell(tmp_path, page):
+    """The first request to a fresh server is a link to /theory: it must open inside the app
+    (top navigation, header), not as a bare page script (ui/shell.py)."""
+    with serve(tmp_path / "data", tmp_path / "server.log") as srv:
+        page.goto(f"{srv.url}/theory")
+        page.get_by_text("Scan & Snap lab").first.wait_for()
+        page.get_by_role("heading", name="Theory").wait_for()
+        nav = page.locator("[data-testid=stTopNavLink]").all_inner_texts()
+        assert [x.split()[-1] for x in nav][:3] == ["Lab", "Compare", "Sweep"], nav  # after each icon
+        assert page.locator("[data-testid=stSidebarNavLink]").count() == 0  # no legacy sidebar page list

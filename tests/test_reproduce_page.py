@@ -184,7 +184,7 @@ def page(params: dict[str, str] | None = None) -> AppTest:
     at = run_app()
     for k, v in (params or {}).items():
         at.query_params[k] = v
-    return at.switch_page("pages/reproduce.py").run()
+    return at.switch_page("app_pages/reproduce.py").run()
 
 
 def texts(elements) -> str:

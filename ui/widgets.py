@@ -188,4 +188,4 @@ def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:
     if err:
         st.error(err)
         return
-    st.switch_page("pages/lab.py", query_params={"run": str(target)})
+    st.switch_page("app_pages/lab.py", query_params={"run": str(target)})

@@ -147,7 +147,7 @@ def live_now_ui() -> None:
         return
     st.subheader("📡 Live now")
     for r in live:
-        st.page_link("pages/lab.py", label=f"{r['name']} · step {r['last_step'] or 0} · {r['id']}",
+        st.page_link("app_pages/lab.py", label=f"{r['name']} · step {r['last_step'] or 0} · {r['id']}",
                      query_params={"run": r["id"]}, disabled=r["id"] == ss.get("lab.run"))
 
 

@@ -53,7 +53,7 @@ def stages_ui() -> None:
             st.latex(eq)
             st.markdown(text)
             if st.button(f"Open the Lab with “{presets[name].title}”", key=f"stage.{title[:1]}"):
-                st.switch_page("pages/lab.py", query_params={"preset": name})
+                st.switch_page("app_pages/lab.py", query_params={"preset": name})
 
 
 def theorem4_ui() -> None:

@@ -89,9 +89,9 @@ def stop() -> None:
 
 c = st.columns(4)
 if c[0].button("Open in the Lab", key="runs.open", type="primary"):
-    st.switch_page("pages/lab.py", query_params={"run": rid})
+    st.switch_page("app_pages/lab.py", query_params={"run": rid})
 if is_sweep and c[1].button("Open in Sweep", key="runs.sweep"):
-    st.switch_page("pages/sweep.py", query_params={"run": rid})
+    st.switch_page("app_pages/sweep.py", query_params={"run": rid})
 if manager().is_live(rid):
     c[2].button("⏹ Stop", key="runs.stop", disabled=not allowed, on_click=stop)
 if run["status"] in RECOVERABLE and not manager().is_live(rid):
