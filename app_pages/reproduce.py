@@ -15,10 +15,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from engine.access import can_manage
 from engine.report import fmt_value
 from engine.reproduce import ITEMS, total_work
 from engine.reproduce.jobs import ReproStatus, StoredReproduction, check_id, get_repro_manager
 from ui.charts import plot_config
+from ui.labstate import is_operator, owner
 from ui.widgets import data_dir, font
 
 ss = st.session_state
@@ -47,7 +49,7 @@ def start(names: list[str], quick: bool) -> None:
     before = mgr.running()
     ss.pop("rp.msg", None)
     try:
-        ss["rp.watch"] = mgr.start(names, quick)
+        ss["rp.watch"] = mgr.start(names, quick, owner=owner())
     except (RuntimeError, ValueError) as e:
         ss["rp.msg"] = ("error", str(e))
         return
@@ -88,8 +90,10 @@ def progress_ui(rid: str) -> None:
         st.rerun()
         return
     st.progress(s.fraction, text=progress_text(s))
-    st.button("Stop", key="rp.stop", on_click=mgr.stop, args=(rid,), help="Stops at the next progress report "
-              "(or between items); nothing of this reproduction is stored.")
+    allowed = can_manage(s.owner, owner(), is_operator())
+    st.button("Stop", key="rp.stop", on_click=mgr.stop, args=(rid,), disabled=not allowed,
+              help="Stops at the next progress report (or between items); nothing of this reproduction is stored."
+              if allowed else "Only the browser that started this reproduction (or the operator) may stop it.")
 
 
 def controls_ui(running: ReproStatus | None) -> None:

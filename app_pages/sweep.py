@@ -10,7 +10,7 @@ from engine.presets import load_presets
 from engine.views import final_values, sweep_config, sweep_summary
 from ui import charts_pages
 from ui.labstate import owner
-from ui.widgets import RATIOS, font, manager, plot_ui, store
+from ui.widgets import RATIOS, font, manager, plain, plot_ui, store
 
 ss = st.session_state
 ETAS = [0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
@@ -71,7 +71,7 @@ def results(rid: str) -> None:
 def progress(rid: str) -> None:
     info, s = store().get_run(rid), manager().status(rid)
     if info is None:
-        st.warning(f"run {rid} is not in the store")
+        st.warning(f"run {plain(rid)} is not in the store")
         return
     status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
     total = json.loads(info["config_json"])["optim"]["steps"]

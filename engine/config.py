@@ -208,6 +208,8 @@ class RunConfig(_Frozen):
             d = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as e:
             raise ConfigError(f"config is not valid JSON: {e}") from None
+        except ValueError as e:  # an integer literal of more than 4300 digits
+            raise ConfigError(f"config JSON has a number too long to read: {e}") from None
         if not isinstance(d, dict):
             raise ConfigError("config JSON must be an object with keys: " + ", ".join(RunConfig.model_fields))
         return cls.from_dict(d)

@@ -4,6 +4,7 @@ a valid config or a clear ConfigError — never another exception, a hang or a b
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,10 +67,13 @@ def test_table_uploads(table, psi):
 
 def test_deeply_nested_json_is_a_clear_error():
     text = "[" * 100_000 + "]" * 100_000
-    try:
+    with pytest.raises(ConfigError, match="JSON"):
         RunConfig.from_json(text)
-    except ConfigError as e:
-        assert "JSON" in str(e)
+
+
+def test_an_integer_of_5000_digits_is_a_clear_error():
+    with pytest.raises(ConfigError, match="too long"):
+        RunConfig.from_json('{"optim": {"steps": ' + "9" * 5000 + "}}")
 
 
 # ------------------------------------------------------------------------------ uploads (engine.uploads)

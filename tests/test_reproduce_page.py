@@ -239,6 +239,9 @@ def test_progress_and_stop_from_the_page(page_dir, endless):
     assert not at.exception and at.button(key="rp.run").disabled
     [bar] = at.get("progress")
     assert "item 1 / 1: fig4 · step" in bar.proto.text and "/ 100" in bar.proto.text
+    other = page()  # another browser watches the progress but may not stop someone else's reproduction
+    assert other.get("progress") and other.button(key="rp.stop").disabled
+    assert not at.button(key="rp.stop").disabled
     at.button(key="rp.stop").click().run()
     assert mgr.wait(rid, 10) == "stopped"
     at.run()

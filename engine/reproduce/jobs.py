@@ -70,6 +70,7 @@ class ReproStatus:
     steps_total: int  # optimiser steps of the selection (engine.reproduce.total_work)
     elapsed_s: float
     error: str | None
+    owner: str | None = None  # who started it (engine.access: only they or the operator may stop it)
 
     @property
     def fraction(self) -> float:
@@ -109,8 +110,8 @@ class StoredReproduction:
 
 
 class _Job:
-    def __init__(self, rid: str, names: list[str], quick: bool):
-        self.id, self.names, self.quick = rid, names, quick
+    def __init__(self, rid: str, names: list[str], quick: bool, owner: str | None = None):
+        self.id, self.names, self.quick, self.owner = rid, names, quick, owner
         self.state = "running"
         self.error: str | None = None
         self.current: str | None = None
@@ -124,7 +125,7 @@ class _Job:
     def status(self) -> ReproStatus:
         end = self.ended if self.ended is not None else time.monotonic()
         return ReproStatus(self.id, self.state, tuple(self.names), self.quick, self.items_done, self.current,
-                           self.steps_done, self.steps_total, round(end - self.started, 3), self.error)
+                           self.steps_done, self.steps_total, round(end - self.started, 3), self.error, self.owner)
 
 
 _ACTIVE: list[_Job] = []  # the process's running reproduction (0 or 1 job), guarded by _ACTIVE_LOCK
@@ -139,10 +140,10 @@ class ReproduceManager:
         _ALL.append(self)
 
     # ----------------------------------------------------------------- run
-    def start(self, items: list[str] | None = None, quick: bool = False) -> str:
-        """Start a reproduction of ``items`` (None/empty: all) and return its id.  If one is
-        already running, start nothing and return the running one's id.  Unknown items raise
-        ValueError; RuntimeError when shut down or when another data directory's runs."""
+    def start(self, items: list[str] | None = None, quick: bool = False, owner: str | None = None) -> str:
+        """Start a reproduction of ``items`` (None/empty: all) for ``owner`` and return its id.
+        If one is already running, start nothing and return the running one's id.  Unknown items
+        raise ValueError; RuntimeError when shut down or when another data directory's runs."""
         names = check_items(items)
         with _ACTIVE_LOCK:
             if self._closed:
@@ -151,7 +152,7 @@ class ReproduceManager:
                 if _ACTIVE[0].id in self._jobs:
                     return _ACTIVE[0].id
                 raise RuntimeError("a reproduction for another data directory is running; try again later")
-            job = _Job(new_id(), names, quick)
+            job = _Job(new_id(), names, quick, owner)
             self._jobs[job.id] = job
             _ACTIVE.append(job)
             job.thread = threading.Thread(target=self._work, args=(job,), name=f"reproduce-{job.id}", daemon=True)
