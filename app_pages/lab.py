@@ -1,6 +1,7 @@
 """Lab: design the data, turn the training knobs, run, and watch the story next to the theory."""
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,10 +33,12 @@ def preview(data_json: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pb.P, pb.psi, pb.token_kind
 
 
-def knobs_ui(section: str) -> None:
-    for knob in KNOBS:
-        if knob.section != section or not visible(knob, cfg, lecture, show):
-            continue
+def knobs_ui(section: str, title: str) -> None:
+    """The section's visible knobs under its heading (no heading when a lesson's show= hides them all)."""
+    knobs = [k for k in KNOBS if k.section == section and visible(k, cfg, lecture, show)]
+    if knobs:
+        st.subheader(title)
+    for knob in knobs:
         if knob.key == "optim.eta_y" and ss.get("lab.lock"):
             st.caption(f"η_Y = {ss['lab.lock']:g} × η_Z = {cfg['optim']['eta_y']:g} (ratio locked)")
             continue
@@ -76,23 +79,33 @@ def controls_ui(valid: bool) -> None:
     mine = labstate.owns(ss.get("lab.run"))  # viewers of someone else's run watch it, never control it
     paused = bool(s and s.status == "paused")
     ss["lab.ctl_paused"] = paused  # the live fragment reruns the page when this goes stale
-    c = st.columns([1, 1.2, 0.8, 1, 1, 1, 1.1, 2.2], vertical_alignment="bottom")
-    c[0].button("▶ Start", key="btn.start", type="primary", disabled=not valid or live,
-                on_click=labstate.start, args=(mgr,), help="train this config in the background")
-    c[1].button("⏵ Resume" if paused else "⏸ Pause", key="btn.pause", disabled=not live or not mine,
-                on_click=labstate.pause_resume, args=(mgr,))
-    c[2].number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
-    c[3].button("Step N", key="btn.step", disabled=(not valid and not live) or (live and not mine),
+    start, pause, n, step, stop, reset, seed, speed = control_slots()
+    start.button("▶ Start", key="btn.start", type="primary", disabled=not valid or live,
+                 on_click=labstate.start, args=(mgr,), help="train this config in the background")
+    pause.button("⏵ Resume" if paused else "⏸ Pause", key="btn.pause", disabled=not live or not mine,
+                 on_click=labstate.pause_resume, args=(mgr,))
+    n.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
+    step.button("Step N", key="btn.step", disabled=(not valid and not live) or (live and not mine),
                 on_click=labstate.step_n, args=(mgr,))
-    c[4].button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=labstate.stop, args=(mgr,))
-    c[5].button("↺ Reset", key="btn.reset", disabled=not valid, on_click=labstate.reset, args=(mgr,),
-                help="restart with the same config and seed")
-    c[6].button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=labstate.new_seed, args=(mgr,))
+    stop.button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=labstate.stop, args=(mgr,))
+    reset.button("↺ Reset", key="btn.reset", disabled=not valid, on_click=labstate.reset, args=(mgr,),
+                 help="restart with the same config and seed")
+    seed.button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=labstate.new_seed, args=(mgr,))
     opts = labstate.speed_options()
-    c[7].select_slider("speed (steps/s)", options=opts, value=ss.get("lab.speed", "max"), key=W("speed"),
-                       format_func=lambda v: "max" if v == "max" else f"{v:g}", on_change=labstate.on_speed,
-                       args=(mgr,))
+    speed.select_slider("speed (steps/s)", options=opts, value=ss.get("lab.speed", "max"), key=W("speed"),
+                        format_func=lambda v: "max" if v == "max" else f"{v:g}", on_change=labstate.on_speed,
+                        args=(mgr,))
     broadcast_ui(mine)
+
+
+def control_slots() -> list[Any]:
+    """Containers for Start, Pause, N, Step N, Stop, Reset, New seed, speed: one row, or two rows
+    of larger buttons in lecture mode (labels must not be cut on a projector)."""
+    if not lecture:
+        return list(st.columns([1, 1.2, 0.8, 1, 1, 1, 1.1, 2.2], vertical_alignment="bottom"))
+    top = st.columns(5, vertical_alignment="bottom")
+    low = st.columns([0.8, 1, 3.2], vertical_alignment="bottom")
+    return [top[0], top[1], low[0], low[1], top[2], top[3], top[4], low[2]]
 
 
 def broadcast_ui(mine: bool) -> None:
@@ -161,10 +174,8 @@ with st.sidebar:
     st.caption(presets[cur].description)
     if show is None:  # a lecture's ?show= list keeps the sidebar to the knobs it names
         uploads_ui()
-    st.subheader("Data")
-    knobs_ui("data")
-    st.subheader("Training")
-    knobs_ui("train")
+    knobs_ui("data", "Data")
+    knobs_ui("train", "Training")
 
 run_cfg, error = validate(cfg)
 st.title("Lab" if not lecture else "Scan & Snap, live")

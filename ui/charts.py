@@ -124,7 +124,7 @@ def cn_lines(steps: np.ndarray, C: np.ndarray, n: int, info: TokenInfo, supp: np
              font: int = FONT, mf: tuple[np.ndarray, np.ndarray] | None = None, cursor: float | None = None) -> Spec:
     """c_n over time for next token n: one line per token of supp(n)."""
     fig = spec(_token_traces(steps, C, supp, info, "c", mf), f"c_n over time, next token n={n} · step {step}", font,
-               "cn", "step", "c_{l|n}")
+               "cn", "step", "c(l|n)")
     _cursor(fig, cursor)
     return fig
 
@@ -146,7 +146,7 @@ def z_lines(steps: np.ndarray, Z: np.ndarray, q: int, info: TokenInfo, tokens: n
             mf: tuple[np.ndarray, np.ndarray] | None = None, cursor: float | None = None) -> Spec:
     """z_{q,l} trajectories of query q, with the mean-field theory dashed."""
     fig = spec(_token_traces(steps, Z, tokens, info, "z", mf),
-               f"z_m trajectories, query q={q} (dashed: mean-field T→∞)", font, "z", "step", "z_{m,l}")
+               f"z_m trajectories, query q={q} (dashed: mean-field T→∞)", font, "z", "step", "z(m,l)")
     _cursor(fig, cursor)
     return fig
 

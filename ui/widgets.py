@@ -88,8 +88,10 @@ def copy_link_ui(params: dict[str, str]) -> None:
 
 
 def verdicts_ui(verdicts: list[Verdict]) -> None:
-    cols = st.columns(len(verdicts))
-    for col, v in zip(cols, verdicts, strict=True):
+    """One badge per verdict with the number behind it: a row of four, or 2×2 in lecture mode."""
+    per_row = 2 if lecture_on() else len(verdicts)
+    cols = [c for i in range(0, len(verdicts), per_row) for c in st.columns(per_row)]
+    for col, v in zip(cols, verdicts, strict=False):
         color, icon = {True: ("green", "✅"), False: ("red", "❌"), None: ("gray", "⏳")}[v.ok]
         with col:
             st.badge(v.label, icon=icon, color=color)
