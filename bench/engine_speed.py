@@ -110,7 +110,8 @@ def large_vocab_child(layout: str, steps: int) -> None:
 
 
 def large_vocab(layout: str, steps: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.engine_speed", "--child", layout, "--steps", str(steps)],
+    out = subprocess.run([sys.executable, "-m", "bench.engine_speed", "--child", layout, "--steps", str(steps),
+                          "--threads", str(torch.get_num_threads())],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -121,7 +122,10 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--child")
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--threads", type=int, help="torch intra-op threads for both sides (default: torch's, = cores)")
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     if args.child:
         large_vocab_child(args.child, args.steps)
         return

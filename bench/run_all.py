@@ -28,6 +28,7 @@ RESULTS = ROOT / "bench" / "results"
 PY = sys.executable
 BENCHES: dict[str, list[str]] = {
     "engine": [PY, "-m", "bench.engine_speed"],
+    "engine_1thread": [PY, "-m", "bench.engine_speed", "--threads", "1"],
     "sweep": [PY, "-m", "bench.sweep_speed"],
     "reproduce": [PY, "-m", "bench.reproduce_speed"],
     "ui_throughput": [PY, "-m", "bench.ui_throughput", "--repeats", "3"],
