@@ -180,3 +180,36 @@ def test_direct_link_to_a_page_right_after_start_gets_the_app_shell(tmp_path, pa
         nav = page.locator("[data-testid=stTopNavLink]").all_inner_texts()
         assert [x.split()[-1] for x in nav][:3] == ["Lab", "Compare", "Sweep"], nav  # after each icon
         assert page.locator("[data-testid=stSidebarNavLink]").count() == 0  # no legacy sidebar page list
+
+
+def _threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
+    """README policy: closing the tab does not stop a run; it finishes and is stored.  The
+    server's thread count afterwards is no higher than with the tab open and no run."""
+    from engine.store import RunStore
+
+    with serve(tmp_path / "data", tmp_path / "server.log") as srv:
+        tab = page.context.browser.new_page()
+        tab.set_default_timeout(30_000)
+        tab.goto(f"{srv.url}/?preset=syn-small&optim.steps=400&speed=100")
+        tab.wait_for_selector("[data-testid=stPlotlyChart]")
+        tab.wait_for_timeout(1000)
+        before = _threads(srv.proc.pid)
+        tab.get_by_role("button", name="▶ Start").click()
+        tab.wait_for_function("() => window.location.search.includes('run=')")
+        run_id = re.search(r"run=(\w+)", tab.url).group(1)
+        tab.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+        tab.close()  # mid-run: 400 steps at 100 steps/s
+        with RunStore(tmp_path / "data") as store:
+            assert store.get_run(run_id)["status"] == "running"
+            deadline = time.monotonic() + 60
+            while store.get_run(run_id)["status"] != "finished" and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == 400
+        deadline = time.monotonic() + 30  # the closed session's script thread ends a moment later
+        while _threads(srv.proc.pid) > before and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _threads(srv.proc.pid) <= before, (before, _threads(srv.proc.pid))
