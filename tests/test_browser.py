@@ -213,3 +213,38 @@ def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
         while _threads(srv.proc.pid) > before and time.monotonic() < deadline:
             time.sleep(0.5)
         assert _threads(srv.proc.pid) <= before, (before, _threads(srv.proc.pid))
+
+
+def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
+    """kill -9 of the server mid-run: after a restart the run is listed as interrupted with its
+    snapshots intact, and "Resume from checkpoint" takes it to the end."""
+    from engine.store import RunStore
+
+    data = tmp_path / "data"
+    with serve(data, tmp_path / "first.log") as srv:
+        page.goto(f"{srv.url}/?preset=syn-small&optim.steps=400&speed=40")
+        page.get_by_role("button", name="▶ Start").click()
+        page.wait_for_function("() => window.location.search.includes('run=')")
+        run_id = re.search(r"run=(\w+)", page.url).group(1)
+        with RunStore(data) as store:
+            deadline = time.monotonic() + 60
+            while (store.get_run(run_id)["last_step"] or 0) < 100 and time.monotonic() < deadline:
+                time.sleep(0.2)
+        srv.proc.kill()  # SIGKILL: no clean-up of any kind
+        srv.proc.wait(10)
+    with RunStore(data) as store:  # opening the store after the writer died marks the run
+        run = store.get_run(run_id)
+        kept = store.steps(run_id)
+        assert run["status"] == "interrupted" and kept and kept[-1] >= 100
+    with serve(data, tmp_path / "second.log") as srv:
+        page.goto(f"{srv.url}/runs")
+        page.get_by_text("interrupted").first.wait_for()
+        page.get_by_role("button", name="Resume from checkpoint").click()
+        page.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # the Lab shows the resumed run
+        assert f"run={run_id}" in page.url
+        with RunStore(data) as store:
+            deadline = time.monotonic() + 60
+            while store.get_run(run_id)["status"] != "finished" and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == 400
+            assert set(kept) <= set(store.steps(run_id))
