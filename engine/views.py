@@ -98,6 +98,7 @@ class RunHistory:
     c: list[np.ndarray] = field(default_factory=list)  # each (R, K, M_ctx)
     scalars: pd.DataFrame = field(default_factory=pd.DataFrame)
     topk: bool = False
+    _index: dict[tuple[str, int, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def update(self, store: Any) -> bool:
         """Read the snapshots and scalar rows written since the last update; True if any."""
@@ -115,7 +116,15 @@ class RunHistory:
             rows = store.scalars(self.run_id, since_step=last)
             rows = rows[rows["step"] <= new[-1]]
             self.scalars = rows if self.scalars.empty else pd.concat([self.scalars, rows], ignore_index=True)
+            self._index = {}
         return bool(new)
+
+    def _build_index(self) -> None:
+        """(metric, replica, n or −1 for the class mean) → (steps, values), sorted by step."""
+        df = self.scalars.sort_values("step", kind="stable")
+        n = df["n"].fillna(-1).astype(np.int64)
+        for (m, r, k), g in df.groupby([df["metric"], df["replica"], n], sort=False):
+            self._index[(str(m), int(r), int(k))] = (g["step"].to_numpy(np.int64), g["value"].to_numpy(np.float64))
 
     @property
     def last_step(self) -> int:
@@ -131,13 +140,11 @@ class RunHistory:
 
     def metric(self, name: str, replica: int = 0, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(steps, values) of one metric; ``n=None`` is the mean over classes."""
-        df = self.scalars
-        if df.empty:
+        if self.scalars.empty:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        sel = (df["metric"] == name) & (df["replica"] == replica)
-        sel &= df["n"].isna() if n is None else (df["n"] == n).fillna(False)
-        rows = df[sel]
-        return rows["step"].to_numpy(np.int64), rows["value"].to_numpy(np.float64)
+        if not self._index:
+            self._build_index()
+        return self._index.get((name, replica, -1 if n is None else n), (np.zeros(0, dtype=np.int64), np.zeros(0)))
 
 
 # ---------------------------------------------------------------------------- verdicts

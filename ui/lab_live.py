@@ -8,20 +8,37 @@ When the run stops being active it triggers one full rerun so the controls refre
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.config import RunConfig
 from engine.jobs import TERMINAL, JobManager
-from engine.views import RunHistory, meanfield, query_row, theory_overlay, token_info, verdicts
+from engine.views import RunHistory, Verdict, meanfield, query_row, theory_overlay, token_info, verdicts
 from ui import charts
-from ui.livefig import live_plot_ui
-from ui.widgets import font, lecture_on, manager, plot_ui, store, verdicts_ui
+from ui.livefig import live_payload, live_plot_ui
+from ui.tickbudget import TickBudget
+from ui.widgets import font, lecture_on, manager, store, verdicts_ui
 
 ss = st.session_state
-TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # an operator may slow the refresh of a busy server
+TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # the fastest refresh; the budget stretches it under load
+
+
+@st.cache_resource(show_spinner=False)
+def tick_budget() -> TickBudget:
+    """One budget for the whole server: the live areas of all sessions share one core (ui/tickbudget.py)."""
+    return TickBudget(base=TICK_S)
+
+
+def _session() -> str:
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "no-session"
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -55,7 +72,10 @@ def live_area() -> None:
         st.info("Pick a preset (sidebar), then press **Start**: the charts appear here and update live.")
         return
     ss["lab.active"] = active(manager(), rid)
-    st.fragment(_live, run_every=TICK_S if ss["lab.active"] else None)(rid)
+    ss["lab.tick"] = tick_budget().tick(_session()) if ss["lab.active"] else None
+    if not ss["lab.active"]:
+        tick_budget().forget(_session())
+    st.fragment(_live, run_every=ss["lab.tick"])(rid)
 
 
 def _history(rid: str) -> RunHistory:
@@ -67,11 +87,13 @@ def _history(rid: str) -> RunHistory:
 
 
 def _live(rid: str) -> None:
+    t0 = time.perf_counter()
     mgr = manager()
     now_active = active(mgr, rid)
     s = mgr.status(rid)
     stale = s is not None and ss.get("lab.ctl_paused") is not None and (s.status == "paused") != ss["lab.ctl_paused"]
-    if (ss.get("lab.active") and not now_active) or (stale and now_active):
+    retick = now_active and ss.get("lab.tick") is not None and tick_budget().off_by(ss["lab.tick"], _session())
+    if (ss.get("lab.active") and not now_active) or (stale and now_active) or retick:
         ss["lab.active"] = now_active
         st.rerun()  # once: the controls and run_every follow the new state (also when another tab acted)
     info = store().get_run(rid)
@@ -83,14 +105,86 @@ def _live(rid: str) -> None:
     status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
     r, n, q = _selectors(cfg, statics, rid)
     cursor = _scrub(hist, rid) if not now_active else None
-    figs = _figures(hist, statics, cfg, info["config_json"], r, n, q, cursor, hist.last_step)
+    tick = _tick(hist, statics, info["config_json"], rid, (r, n, q, cursor, font()))
     head = st.empty()  # filled once the charts are sent, with the bytes they took (measured, not estimated)
     if s and s.message:
         st.caption(s.message)
-    verdicts_ui(verdicts(hist, statics, r))
-    payload = ss["lab.payload"] = _grid(figs, rid)
+    if hist.topk:
+        st.info("This run stores only the top-k tokens per class (large vocabulary): per-token charts are off.")
+    verdicts_ui(list(tick.verdicts))
+    payload = ss["lab.payload"] = _grid(tick.charts)
+    refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
     head.markdown(f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
-                  f"run `{rid}` · {payload / 1024:.0f} KB this tick")
+                  f"run `{rid}` · {payload / 1024:.0f} KB this tick{refresh}")
+    if now_active:
+        tick_budget().record(_session(), time.perf_counter() - t0)
+
+
+# ------------------------------------------------------------------------------ one tick, shared
+@dataclass(frozen=True)
+class Tick:
+    """What one tick of the live area shows: charts as (key, kind, data, bytes) — kind "live" is
+    a :func:`live_payload` JSON string, "plotly" a figure dict for ``st.plotly_chart`` — and the
+    verdict badges.  Built once per (run, last stored step, selection, font) and shared by every
+    session showing the same thing: 50 students watching a broadcast cost one build per new
+    snapshot, not fifty."""
+
+    charts: tuple[tuple[str, str, Any, int], ...]
+    verdicts: tuple[Verdict, ...]
+
+
+class _LRU:
+    """A small thread-safe least-recently-used map (many sessions' script threads share it)."""
+
+    def __init__(self, size: int):
+        self.size, self._d, self._lock = size, OrderedDict[tuple, Tick](), threading.Lock()
+
+    def get(self, key: tuple) -> Tick | None:
+        with self._lock:
+            if key in self._d:
+                self._d.move_to_end(key)
+                return self._d[key]
+            return None
+
+    def put(self, key: tuple, value: Tick) -> None:
+        with self._lock:
+            self._d[key] = value
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def _ticks() -> _LRU:
+    return _LRU(256)
+
+
+NAMES = {"cn": "c_n-over-time", "cnh": "c_n-heatmap", "z": "z-trajectories", "H": "entropy_distinct",
+         "B": "B_hat-vs-B_n", "loss": "loss-accuracy"}
+
+
+def _tick(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, rid: str,
+          view: tuple[int, int, int, int | None, int]) -> Tick:
+    """The tick for this view (replica, n, q, cursor, font size) of run ``rid`` at its last stored step."""
+    key = (rid, hist.last_step, *view)
+    tick = _ticks().get(key)
+    if tick is None:
+        r, n, q, cursor, fs = view
+        figs = _figures(hist, statics, RunConfig.from_json(cfg_json), cfg_json, r, n, q, cursor, hist.last_step, fs)
+        plain = "cnh" if any(k == "cnh" for k, _ in figs) else figs[0][0]  # one st.plotly_chart loads plotly.js
+        charts_: list[tuple[str, str, Any, int]] = []
+        for k, fig in figs:
+            if k == plain:
+                spec = fig.to_dict() if hasattr(fig, "to_dict") else fig
+                # st.plotly_chart re-validates the dict on every tick; the expanded default template
+                # is most of that cost (30 ms vs 6 ms), and plotly applies the same template again
+                spec = {**spec, "layout": {k: v for k, v in spec["layout"].items() if k != "template"}}
+                charts_.append((k, "plotly", spec, len(charts.to_json(spec))))
+            else:
+                data = live_payload(fig, f"scansnap-{rid}-{NAMES[k]}")
+                charts_.append((k, "live", data, len(data)))
+        tick = Tick(tuple(charts_), tuple(verdicts(hist, statics, r)))
+        _ticks().put(key, tick)
+    return tick
 
 
 def _selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tuple[int, int, int]:
@@ -114,8 +208,8 @@ def _scrub(hist: RunHistory, rid: str) -> int | None:
 
 
 def _figures(hist: RunHistory, statics: dict[str, np.ndarray], cfg: RunConfig, cfg_json: str, r: int, n: int,
-             q: int, cursor: int | None, step: int) -> list[tuple[str, Any]]:
-    fs, steps = font(), np.asarray(hist.steps)
+             q: int, cursor: int | None, step: int, fs: int) -> list[tuple[str, Any]]:
+    steps = np.asarray(hist.steps)
     P, kind, psi = statics["P"], statics["token_kind"], statics["psi"]
     info = token_info(P, kind)
     figs: list[tuple[str, Any]] = []
@@ -129,8 +223,6 @@ def _figures(hist: RunHistory, statics: dict[str, np.ndarray], cfg: RunConfig, c
                  ("cnh", charts.cn_heatmap(hist.c[at][r], _class_query(statics), hist.steps[at], fs)),
                  ("z", charts.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs,
                                       (mf["steps"], mf["z"][:, q]) if mf else None, cursor))]
-    elif hist.topk:
-        st.info("This run stores only the top-k tokens per class (large vocabulary): per-token charts are off.")
     overlay = _overlay(cfg_json, r)
     if overlay:  # draw the theory only as far as the run has gone
         keep = overlay["step"] <= max(hist.last_step, 1) * 1.05
@@ -163,22 +255,20 @@ def _b_figure(hist: RunHistory, r: int, n: int, overlay: Any, fs: int, cursor: i
                           overlay, n if per_class else "mean", fs, cursor)
 
 
-def _grid(figs: list[tuple[str, Any]], rid: str) -> int:
+def _grid(charts_: tuple[tuple[str, str, Any, int], ...]) -> int:
     """Lay the charts out two by two (one per row in lecture mode: full width on a projector);
     time series update in place (``live_plot_ui``), the heatmap (a snapshot, not a history) is a
     plain ``st.plotly_chart``.  Returns bytes sent."""
-    names = {"cn": "c_n-over-time", "cnh": "c_n-heatmap", "z": "z-trajectories", "H": "entropy_distinct",
-             "B": "B_hat-vs-B_n", "loss": "loss-accuracy"}
     sent = 0
-    plain = {"cnh"} if any(k == "cnh" for k, _ in figs) else {figs[0][0]}  # one st.plotly_chart loads plotly.js
     per_row = 1 if lecture_on() else 2
-    for i in range(0, len(figs), per_row):
+    for i in range(0, len(charts_), per_row):
         cols = st.columns(per_row)
-        for col, (key, fig) in zip(cols, figs[i:i + per_row], strict=False):
+        for col, (key, kind, data, nbytes) in zip(cols, charts_[i:i + per_row], strict=False):
             with col:
-                if key in plain:
-                    plot_ui(fig, f"lab-{key}", f"scansnap-{rid}-{names[key]}")
-                    sent += len(charts.to_json(fig))
+                if kind == "plotly":
+                    st.plotly_chart(data, key=f"lab-{key}", width="stretch",
+                                    config=charts.plot_config(f"scansnap-{ss['lab.run']}-{NAMES[key]}"))
                 else:
-                    sent += live_plot_ui(fig, f"lab-{key}", f"scansnap-{rid}-{names[key]}")
+                    live_plot_ui(data, f"lab-{key}")
+                sent += nbytes
     return sent

@@ -40,11 +40,16 @@ _CSS = "div.livefig { width: 100%; }"
 _live_plot = st.components.v2.component("scansnap_live_plot", js=_JS, css=_CSS, isolate_styles=False)
 
 
-def live_plot_ui(fig: Spec, key: str, filename: str) -> int:
-    """Draw the figure dict ``fig`` in a container keyed ``key`` (CSS class ``st-key-<key>``);
-    returns the bytes sent."""
+def live_payload(fig: Spec, filename: str) -> str:
+    """The component's data: the figure dict and its plotly config as one JSON string (built
+    once per tick and shared by every session that shows the same chart)."""
     config = {**plot_config(filename), "responsive": True}
-    payload = json.dumps({"fig": fig, "config": config}, separators=(",", ":"))
+    return json.dumps({"fig": fig, "config": config}, separators=(",", ":"))
+
+
+def live_plot_ui(payload: str, key: str) -> int:
+    """Draw a :func:`live_payload` in a container keyed ``key`` (CSS class ``st-key-<key>``);
+    returns the bytes sent."""
     with st.container(key=key):
         _live_plot(data=payload, key=f"{key}-component")
     return len(payload)
