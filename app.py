@@ -3,6 +3,7 @@ attention scan and snap next to the theory.  Start with ``streamlit run app.py``
 
 import streamlit as st
 
+from ui.slots import SLOTS
 from ui.widgets import apply_lecture_mode
 
 st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide")
@@ -23,4 +24,5 @@ st.caption(
     "Training Dynamics and Token Composition in 1-layer Transformer*, NeurIPS 2023, "
     "[arXiv:2305.16380](https://arxiv.org/abs/2305.16380)"
 )
-page.run()
+with SLOTS.slot():  # a few script runs at a time, server-wide (ui/slots.py)
+    page.run()

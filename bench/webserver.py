@@ -45,6 +45,14 @@ class Server:
             pass
         return 0.0
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system, all threads) the server process has used; 0 once it has exited."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
     def log_tail(self, n: int = 3000) -> str:
         self.log.flush()
         self.log.seek(0)

@@ -1,11 +1,17 @@
 """Arrays as bytes: ``.npy``/``.npz`` buffers written and read with ``allow_pickle=False`` only.
 
 Object arrays are refused before anything is written, so nothing stored is ever unpickled.
+
+Reading is serialised by a lock: numpy parses each ``.npy`` header with ``ast.literal_eval``,
+and CPython 3.11 (before 3.11.8) can raise ``SystemError: AST constructor recursion depth
+mismatch`` when two threads build ASTs at once (cpython gh-106905) — seen here when many
+dashboard sessions read snapshots together.
 """
 
 from __future__ import annotations
 
 import io
+import threading
 import zipfile
 from typing import Any
 
@@ -38,6 +44,14 @@ def pack_npz(arrays: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
+_READ_LOCK = threading.Lock()
+
+
+def unpack_npy(blob: bytes) -> np.ndarray:
+    with _READ_LOCK:
+        return np.load(io.BytesIO(blob), allow_pickle=False)
+
+
 def unpack_npz(blob: bytes) -> dict[str, np.ndarray]:
-    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+    with _READ_LOCK, np.load(io.BytesIO(blob), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}

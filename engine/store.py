@@ -47,7 +47,6 @@ and "database is locked" / "database or disk is full" / ``ENOSPC`` become
 from __future__ import annotations
 
 import errno
-import io
 import json
 import os
 import secrets
@@ -63,7 +62,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .blobs import pack_npy, pack_npz, unpack_npz
+from .blobs import pack_npy, pack_npz, unpack_npy, unpack_npz
 
 STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
 LIVE_STATUSES = ("running", "paused")
@@ -367,7 +366,7 @@ class RunStore:
     # -- arrays -------------------------------------------------------------------------
     def statics(self, run_id: str) -> dict[str, np.ndarray]:
         rows = self._read("SELECT name, array FROM statics WHERE run_id = ? ORDER BY name", (run_id,))
-        return {name: np.load(io.BytesIO(blob), allow_pickle=False) for name, blob in rows}
+        return {name: unpack_npy(blob) for name, blob in rows}
 
     def steps(self, run_id: str) -> list[int]:
         return [r[0] for r in self._read(

@@ -7,6 +7,7 @@ When the run stops being active it triggers one full rerun so the controls refre
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 import time
@@ -23,6 +24,7 @@ from engine.jobs import TERMINAL, JobManager
 from engine.views import RunHistory, Verdict, meanfield, query_row, theory_overlay, token_info, verdicts
 from ui import charts
 from ui.livefig import live_payload, live_plot_ui
+from ui.slots import SLOTS
 from ui.tickbudget import TickBudget
 from ui.widgets import font, lecture_on, manager, store, verdicts_ui
 
@@ -87,6 +89,11 @@ def _history(rid: str) -> RunHistory:
 
 
 def _live(rid: str) -> None:
+    with SLOTS.slot():  # a fragment rerun does not pass through app.py: take a slot here too
+        _live_area(rid)
+
+
+def _live_area(rid: str) -> None:
     t0 = time.perf_counter()
     mgr = manager()
     now_active = active(mgr, rid)
@@ -265,8 +272,8 @@ def _grid(charts_: tuple[tuple[str, str, Any, int], ...]) -> int:
         cols = st.columns(per_row)
         for col, (key, kind, data, nbytes) in zip(cols, charts_[i:i + per_row], strict=False):
             with col:
-                if kind == "plotly":
-                    st.plotly_chart(data, key=f"lab-{key}", width="stretch",
+                if kind == "plotly":  # a copy: plotly's validation briefly edits the dict it is given
+                    st.plotly_chart(copy.deepcopy(data), key=f"lab-{key}", width="stretch",
                                     config=charts.plot_config(f"scansnap-{ss['lab.run']}-{NAMES[key]}"))
                 else:
                     live_plot_ui(data, f"lab-{key}")
