@@ -31,15 +31,7 @@ MAX_CSV_COLUMNS = 20_000  # contextual tokens M_ctx
 
 def config_from_upload(data: bytes) -> RunConfig:
     """A validated, within-budget RunConfig from the bytes of a JSON file."""
-    text = _text(data, MAX_CONFIG_BYTES, "config file")
-    try:
-        cfg = RunConfig.from_json(text)
-    except ConfigError:
-        raise
-    except RecursionError:
-        raise ConfigError("config JSON is nested too deeply: a config is at most a few levels deep") from None
-    except ValueError as e:  # json's own limits, e.g. an integer literal of more than 4300 digits
-        raise ConfigError(f"config is not valid JSON: {e}") from None
+    cfg = RunConfig.from_json(_text(data, MAX_CONFIG_BYTES, "config file"))  # every problem a ConfigError
     check_budget(cfg)
     return cfg
 
