@@ -3,8 +3,9 @@
 One server (fresh data directory), one Chromium page on the Lab with a run training live
 (``--speed`` steps/s, or "max"), then ``--trials`` interactions of two kinds:
 
-* **fragment**: pick another next token n in the live area's selectbox; done when the c_n
-  chart's title names the new n (a fragment rerun: store read, six charts rebuilt and sent);
+* **fragment**: pick another next token n in the live area's selectbox (the clock starts when
+  the option is pressed); done when the c_n chart's title names the new n (a fragment rerun:
+  store read, six charts rebuilt and sent, the browser redraws them);
 * **full rerun**: toggle the η_Y/η_Z ratio lock in the sidebar; done when the URL carries
   (or drops) ``lock=`` (a whole-page rerun that rewrites the URL).
 
@@ -38,9 +39,11 @@ def _until(pg: Any, condition: str) -> float:
 
 
 def switch_class(pg: Any, n: int) -> float:
-    pg.evaluate(ARM)
     pg.locator("[data-testid=stSelectbox]").filter(has_text="next token n").locator("input").click()
-    pg.get_by_role("option", name=str(n), exact=True).click()
+    option = pg.get_by_role("option", name=str(n), exact=True)
+    option.wait_for()
+    pg.evaluate(ARM)  # the clock starts when the option is pressed, not when the list opens
+    option.click()
     return _until(pg, f"{CN_TITLE}.includes('n={n} ')")
 
 

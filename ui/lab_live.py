@@ -7,7 +7,6 @@ When the run stops being active it triggers one full rerun so the controls refre
 
 from __future__ import annotations
 
-import copy
 import os
 import threading
 import time
@@ -73,6 +72,7 @@ def live_area() -> None:
     if not rid:
         st.info("Pick a preset (sidebar), then press **Start**: the charts appear here and update live.")
         return
+    plotly_loader_ui()
     ss["lab.active"] = active(manager(), rid)
     ss["lab.tick"] = tick_budget().tick(_session()) if ss["lab.active"] else None
     if not ss["lab.active"]:
@@ -130,13 +130,12 @@ def _live_area(rid: str) -> None:
 # ------------------------------------------------------------------------------ one tick, shared
 @dataclass(frozen=True)
 class Tick:
-    """What one tick of the live area shows: charts as (key, kind, data, bytes) — kind "live" is
-    a :func:`live_payload` JSON string, "plotly" a figure dict for ``st.plotly_chart`` — and the
-    verdict badges.  Built once per (run, last stored step, selection, font) and shared by every
+    """What one tick of the live area shows: charts as (key, :func:`live_payload` JSON, bytes)
+    and the verdict badges.  Built once per (run, last stored step, selection, font) and shared by every
     session showing the same thing: 50 students watching a broadcast cost one build per new
     snapshot, not fifty."""
 
-    charts: tuple[tuple[str, str, Any, int], ...]
+    charts: tuple[tuple[str, str, int], ...]
     verdicts: tuple[Verdict, ...]
 
 
@@ -177,18 +176,12 @@ def _tick(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, rid: 
     if tick is None:
         r, n, q, cursor, fs = view
         figs = _figures(hist, statics, RunConfig.from_json(cfg_json), cfg_json, r, n, q, cursor, hist.last_step, fs)
-        plain = "cnh" if any(k == "cnh" for k, _ in figs) else figs[0][0]  # one st.plotly_chart loads plotly.js
-        charts_: list[tuple[str, str, Any, int]] = []
+        charts_: list[tuple[str, str, int]] = []
         for k, fig in figs:
-            if k == plain:
-                spec = fig.to_dict() if hasattr(fig, "to_dict") else fig
-                # st.plotly_chart re-validates the dict on every tick; the expanded default template
-                # is most of that cost (30 ms vs 6 ms), and plotly applies the same template again
-                spec = {**spec, "layout": {k: v for k, v in spec["layout"].items() if k != "template"}}
-                charts_.append((k, "plotly", spec, len(charts.to_json(spec))))
-            else:
-                data = live_payload(fig, f"scansnap-{rid}-{NAMES[k]}")
-                charts_.append((k, "live", data, len(data)))
+            spec = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
+            spec = {**spec, "layout": {k2: v for k2, v in spec["layout"].items() if k2 != "template"}}
+            data = live_payload(spec, f"scansnap-{rid}-{NAMES[k]}")
+            charts_.append((k, data, len(data)))
         tick = Tick(tuple(charts_), tuple(verdicts(hist, statics, r)))
         _ticks().put(key, tick)
     return tick
@@ -262,20 +255,25 @@ def _b_figure(hist: RunHistory, r: int, n: int, overlay: Any, fs: int, cursor: i
                           overlay, n if per_class else "mean", fs, cursor)
 
 
-def _grid(charts_: tuple[tuple[str, str, Any, int], ...]) -> int:
-    """Lay the charts out two by two (one per row in lecture mode: full width on a projector);
-    time series update in place (``live_plot_ui``), the heatmap (a snapshot, not a history) is a
-    plain ``st.plotly_chart``.  Returns bytes sent."""
+def _grid(charts_: tuple[tuple[str, str, int], ...]) -> int:
+    """Lay the charts out two by two (one per row in lecture mode: full width on a projector).
+    Every chart updates in place (``live_plot_ui``: Plotly.react, no validation on the server, no
+    remount in the browser).  Returns bytes sent."""
     sent = 0
     per_row = 1 if lecture_on() else 2
     for i in range(0, len(charts_), per_row):
         cols = st.columns(per_row)
-        for col, (key, kind, data, nbytes) in zip(cols, charts_[i:i + per_row], strict=False):
+        for col, (key, data, nbytes) in zip(cols, charts_[i:i + per_row], strict=False):
             with col:
-                if kind == "plotly":  # a copy: plotly's validation briefly edits the dict it is given
-                    st.plotly_chart(copy.deepcopy(data), key=f"lab-{key}", width="stretch",
-                                    config=charts.plot_config(f"scansnap-{ss['lab.run']}-{NAMES[key]}"))
-                else:
-                    live_plot_ui(data, f"lab-{key}")
+                live_plot_ui(data, f"lab-{key}")
                 sent += nbytes
     return sent
+
+
+def plotly_loader_ui() -> None:
+    """An empty, hidden ``st.plotly_chart`` outside the live fragment: Streamlit loads plotly.js
+    with its own chart element, and the live charts (``ui/livefig.py``) draw with that library."""
+    with st.container(key="plotly-loader"):
+        st.html("<style>.st-key-plotly-loader { display: none; }</style>")
+        st.plotly_chart({"data": [{"type": "scatter", "x": [0], "y": [0]}], "layout": {"height": 10}},
+                        key="plotly-loader-chart")
