@@ -65,7 +65,7 @@ def loss_and_grads_yz(
 
 def loss_and_grads_grouped(
     Y: torch.Tensor, Zq: torch.Tensor, xs: torch.Tensor, w: torch.Tensor,
-    support: torch.Tensor, psi: torch.Tensor, labels: torch.Tensor,
+    support: torch.Tensor, psi: torch.Tensor, labels: torch.Tensor, accuracy: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The same loss and gradients as :func:`loss_and_grads_yz`, computed in support coordinates.
 
@@ -73,6 +73,8 @@ def loss_and_grads_grouped(
     xs (R, K, G, s) holds counts of slot g of class n over the s tokens ``support[n]``
     (K, s); w (R, K, G) is each sample's weight (1/B, 0 for padding slots, whose counts must
     be positive somewhere).  Work drops from O(B·M·O) to O(K·G·s·O), G·K ≈ B, s = |supp|.
+    α = softmax(o) is formed once (e^{o−max o}/Σ) and ln α_n = o_n − max o − ln Σ, so no
+    full-size log-softmax is needed.  ``accuracy=False`` skips the argmax (returns NaN).
     """
     R, K, G, s_ = xs.shape
     M, n_out = Zq.shape[-1], Y.shape[-1]
@@ -80,35 +82,27 @@ def loss_and_grads_grouped(
     s = attention_mass(z_S.unsqueeze(2), xs)  # (R, K, G, s)
     norm = s.norm(dim=-1, keepdim=True)
     f = s / norm
-    Y_S = Y.transpose(0, 1)[support.reshape(-1)].view(K, s_, R, n_out).permute(2, 0, 1, 3)  # (R, K, s, O)
+    Y_S = torch.index_select(Y, 1, support.reshape(-1)).view(R, K, s_, n_out)  # rows of supp(n), contiguous
     o = torch.matmul(f, Y_S)  # (R, K, G, O)
-    logp = torch.log_softmax(o, dim=-1)
     lab = labels.view(1, K, 1, 1).expand(R, K, G, 1)
-    logp_y = torch.gather(logp, 3, lab).squeeze(-1)
+    o_max = o.amax(-1, keepdim=True)
+    delta = torch.exp(o - o_max)
+    total = delta.sum(-1, keepdim=True)
+    logp_y = (torch.gather(o, 3, lab) - o_max - torch.log(total)).squeeze(-1)
     loss = -(w * logp_y).sum((1, 2))
-    acc = (w * (o.argmax(-1) == lab.squeeze(-1)).to(o.dtype)).sum((1, 2))
-    delta = logp.exp()
+    acc = ((w * (o.argmax(-1) == lab.squeeze(-1)).to(o.dtype)).sum((1, 2)) if accuracy
+           else torch.full_like(loss, float("nan")))
+    delta /= total  # α
     delta.scatter_add_(3, lab, torch.full_like(lab, -1, dtype=o.dtype))
     delta *= w.unsqueeze(-1)  # (α − e_n)·w
     dY_S = torch.matmul(f.transpose(2, 3), delta)  # (R, K, s, O)
-    dY = scatter_rows(dY_S.reshape(R, K * s_, n_out), support.reshape(-1), Y.shape[1])
+    dY = torch.zeros_like(Y).index_add_(1, support.reshape(-1), dY_S.view(R, K * s_, n_out))
     g = torch.matmul(delta, Y_S.transpose(2, 3))  # (R, K, G, s)
     u = (g - f * (f * g).sum(-1, keepdim=True)) / norm
     dz_S = (s * u).sum(2)  # (R, K, s)
     flat = (psi.unsqueeze(1) * M + support).reshape(-1)
-    dZq = scatter_rows(dz_S.reshape(R, -1, 1), flat, Zq.shape[1] * M).view_as(Zq)
-    return loss, acc, dY, dZq
-
-
-def scatter_rows(src: torch.Tensor, index: torch.Tensor, n_rows: int) -> torch.Tensor:
-    """out[r, index[i]] += src[r, i] for src (R, N, D) → (R, n_rows, D).
-
-    Accumulates along the leading axis of a (n_rows, R·D) buffer, where index_add_ runs over
-    contiguous rows (an index_add_ along axis 1 is orders of magnitude slower on the CPU)."""
-    R, N, D = src.shape
-    buf = torch.zeros(n_rows, R * D, dtype=src.dtype, device=src.device)
-    buf.index_add_(0, index, src.permute(1, 0, 2).reshape(N, R * D))
-    return buf.view(n_rows, R, D).permute(1, 0, 2)
+    dZq = torch.zeros(R, Zq.shape[1] * M, dtype=Zq.dtype, device=Zq.device).index_add_(1, flat, dz_S.reshape(R, -1))
+    return loss, acc, dY, dZq.view_as(Zq)
 
 
 def loss_and_grads_lemma3(

@@ -198,7 +198,8 @@ class Trainer:
             return loss, {"W": dW, "Zq": dZ}
         if "Y" in p:
             xs, w = self._grouped_batch()
-            loss, _, dY, dZ = loss_and_grads_grouped(p["Y"], p["Zq"], xs, w, self.support, self.psi, self.labels)
+            loss, _, dY, dZ = loss_and_grads_grouped(p["Y"], p["Zq"], xs, w, self.support, self.psi, self.labels,
+                                                        accuracy=False)
             return loss, {"Y": dY, "Zq": dZ}
         x, q, y = self._dense_batch()
         leaves = {k: v.detach().requires_grad_(k != "U") for k, v in p.items()}
