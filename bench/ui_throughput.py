@@ -13,7 +13,8 @@ Both rates come from the SAME measure: the run's stored ``last_step / (updated -
 (``created`` is written when the run is created, ``updated`` by its final status).  Also
 recorded: time from launching ``streamlit run`` to the first chart visible in the browser,
 and the server's CPU seconds while it trained.  Prints JSON; the target is (b) ≥ 90 % of (a).
-``--pin`` puts training (server or CLI) on core 0 and Chromium on core 1.
+``--pin`` puts training (server or CLI) on core 0 and the measuring side (this script,
+Playwright's driver, Chromium) on core 1.
 
     PYTHONPATH=. .venv/bin/python -m bench.ui_throughput --repeats 3
 """
@@ -120,6 +121,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--pin", action="store_true", help="training (server or CLI) on core 0, Chromium on core 1: "
                     "the browser does not take the training's CPU, as when it runs on the viewer's machine")
     args = ap.parse_args(argv)
+    if args.pin:  # this process, Playwright's driver and Chromium (children inherit it) stay off core 0
+        os.sched_setaffinity(0, {1})
     pairs = []
     with tempfile.TemporaryDirectory(prefix="ui-throughput-") as tmp:
         work = Path(tmp)

@@ -11,6 +11,7 @@ metric names verbatim.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any
@@ -36,9 +37,17 @@ def plot_config(filename: str) -> dict[str, Any]:
 
 
 def token_colors(info: TokenInfo) -> list[str]:
+    """Distinct tokens on Viridis by their P(l|n) rank (darker = larger P), common tokens grey."""
     r = np.clip(0.85 - 0.8 * info.rank, 0, 1)
+    return list(_token_colors(tuple(np.round(r, 6).tolist()), tuple(int(k) for k in info.kind)))
+
+
+@functools.lru_cache(maxsize=256)
+def _token_colors(r: tuple[float, ...], kind: tuple[int, ...]) -> tuple[str, ...]:
+    """Cached: plotly's colour-scale sampling validates every colour (~3 ms a call), and the
+    ranks only change with the run's P(l|n), not from one live tick to the next."""
     dist = sample_colorscale("Viridis", list(r))
-    return [dist[i] if info.kind[i] == 1 else COMMON_GREY for i in range(len(info.kind))]
+    return tuple(dist[i] if k == 1 else COMMON_GREY for i, k in enumerate(kind))
 
 
 def jl(a: Any, digits: int = 4) -> list[float | None]:
@@ -129,17 +138,17 @@ def cn_lines(steps: np.ndarray, C: np.ndarray, n: int, info: TokenInfo, supp: np
     return fig
 
 
-def cn_heatmap(c: np.ndarray, psi: np.ndarray, step: int, font: int = FONT) -> go.Figure:
+def cn_heatmap(c: np.ndarray, psi: np.ndarray, step: int, font: int = FONT) -> Spec:
     """c_n for all next tokens (rows grouped by query) at one step."""
     order = np.argsort(psi, kind="stable")
-    # One go.Figure(data, layout) from plain dicts: it is rebuilt on every live tick, and style()'s
-    # update_layout/update_*axes path lookups cost ~3x more than building the figure.
+    # A plain spec, no go.Figure: it is rebuilt on every live tick, and plotly's validation of the
+    # colour scale and the layout cost more than building it.
     lay = layout_style(f"c_n for all next tokens at step {step}", font, "cnh", "token l", "",
                        height=max(300, 60 + 28 * len(order)))
     lay["yaxis"].update(autorange="reversed", type="category")
-    return go.Figure([dict(type="heatmap", z=rnd(c[order], 3).tolist(), y=[f"n={n} (q={psi[n]})" for n in order],
-                           colorscale="Viridis", zmin=0, colorbar=dict(title=dict(text="c"), nticks=4),
-                           hovertemplate="n=%{y}, l=%{x}: c=%{z}<extra></extra>")], lay)
+    return {"data": [dict(type="heatmap", z=rnd(c[order], 3).tolist(), y=[f"n={n} (q={psi[n]})" for n in order],
+                          colorscale="Viridis", zmin=0, colorbar=dict(title=dict(text="c"), nticks=4),
+                          hovertemplate="n=%{y}, l=%{x}: c=%{z}<extra></extra>")], "layout": lay}
 
 
 def z_lines(steps: np.ndarray, Z: np.ndarray, q: int, info: TokenInfo, tokens: np.ndarray, font: int = FONT,
