@@ -1,5 +1,6 @@
 """Lab: design the data, turn the training knobs, run, and watch the story next to the theory."""
 
+import functools
 import json
 from typing import Any
 
@@ -45,16 +46,17 @@ def knobs_ui(section: str, title: str) -> None:
         if knob.key == "optim.eta_z" and cfg["replicas"].get("lr_pairs"):
             st.warning(f"This setup trains {len(cfg['replicas']['lr_pairs'])} (η_Y, η_Z) pairs (replicas.lr_pairs): "
                        "the η knobs below are not used. Sweep them on the Sweep page.")
-        knob_ui(knob, cfg, W(knob.key), labstate.on_knob)
+        knob_ui(knob, cfg, W(knob.key), functools.partial(labstate.on_knob, key=W(knob.key)))
         if knob.key == "optim.eta_z" and (show is None or "lock" in show):
             ratio_ui()
 
 
 def ratio_ui() -> None:
-    locked = st.toggle("lock η_Y/η_Z", value=bool(ss.get("lab.lock")), key=W("lock"), on_change=labstate.on_lock)
+    locked = st.toggle("lock η_Y/η_Z", value=bool(ss.get("lab.lock")), key=W("lock"), on_change=labstate.on_lock,
+                       args=(W("lock"),))
     if locked:
         st.select_slider("η_Y/η_Z", options=list(RATIOS), value=ss["lab.lock"], key=W("ratio"),
-                         format_func=lambda x: f"{x:g}", on_change=labstate.on_ratio)
+                         format_func=lambda x: f"{x:g}", on_change=labstate.on_ratio, args=(W("ratio"),))
 
 
 def table_ui() -> None:
@@ -86,7 +88,7 @@ def controls_ui(valid: bool) -> None:
                  on_click=labstate.pause_resume, args=(mgr,))
     n.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
     step.button("Step N", key="btn.step", disabled=(not valid and not live) or (live and not mine),
-                on_click=labstate.step_n, args=(mgr,))
+                on_click=labstate.step_n, args=(mgr, W("stepn")))
     stop.button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=labstate.stop, args=(mgr,))
     reset.button("↺ Reset", key="btn.reset", disabled=not valid, on_click=labstate.reset, args=(mgr,),
                  help="restart with the same config and seed")
@@ -94,7 +96,7 @@ def controls_ui(valid: bool) -> None:
     opts = labstate.speed_options()
     speed.select_slider("speed (steps/s)", options=opts, value=ss.get("lab.speed", "max"), key=W("speed"),
                         format_func=lambda v: "max" if v == "max" else f"{v:g}", on_change=labstate.on_speed,
-                        args=(mgr,))
+                        args=(mgr, W("speed")))
     broadcast_ui(mine)
 
 
@@ -170,7 +172,7 @@ with st.sidebar:
     names = list(presets)
     cur = ss["lab.preset"]
     st.selectbox("Preset", names, index=names.index(cur), key=W("preset"), on_change=labstate.on_preset,
-                 format_func=lambda k: presets[k].title)
+                 args=(W("preset"),), format_func=lambda k: presets[k].title)
     st.caption(presets[cur].description)
     if show is None:  # a lecture's ?show= list keeps the sidebar to the knobs it names
         uploads_ui()

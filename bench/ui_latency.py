@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from bench.webserver import launch_chromium, serve
 
 CN_TITLE = "(document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title?.text || '')"
@@ -32,19 +34,33 @@ ARM = ("() => { window.__t0 = null; document.addEventListener('pointerdown', "
        "() => { if (window.__t0 === null) window.__t0 = performance.now(); }, {capture: true, once: true}); }")
 
 
-def _until(pg: Any, condition: str) -> float:
+def _until(pg: Any, condition: str, timeout_ms: float = 30_000) -> float:
     """ms from the armed pointerdown to the first frame where ``condition`` (JS expression) holds."""
     return float(pg.wait_for_function(f"() => (window.__t0 !== null && ({condition})) ? "
-                                      "performance.now() - window.__t0 : null", polling="raf").json_value())
+                                      "performance.now() - window.__t0 : null", polling="raf",
+                                      timeout=timeout_ms).json_value())
 
 
-def switch_class(pg: Any, n: int) -> float:
-    pg.locator("[data-testid=stSelectbox]").filter(has_text="next token n").locator("input").click()
-    option = pg.get_by_role("option", name=str(n), exact=True)
-    option.wait_for()
-    pg.evaluate(ARM)  # the clock starts when the option is pressed, not when the list opens
-    option.click()
-    return _until(pg, f"{CN_TITLE}.includes('n={n} ')")
+def switch_class(pg: Any, n: int, lost: list[str]) -> float:
+    """Pick n in the live area's selectbox; a pick that does not show within 10 s is recorded
+    in ``lost`` (with what the page showed) and tried again."""
+    box = pg.locator("[data-testid=stSelectbox]").filter(has_text="next token n")
+    for _ in range(3):
+        try:  # a click that lands while a whole-page rerun is still laying the page out is retried
+            box.locator("input").click(timeout=5_000)
+            option = pg.get_by_role("option", name=str(n), exact=True)
+            option.wait_for(timeout=5_000)
+        except PlaywrightTimeout:
+            pg.keyboard.press("Escape")
+            lost.append(f"could not open the list for n={n}")
+            continue
+        pg.evaluate(ARM)  # the clock starts when the option is pressed, not when the list opens
+        option.click()
+        try:
+            return _until(pg, f"{CN_TITLE}.includes('n={n} ')", timeout_ms=10_000)
+        except PlaywrightTimeout:
+            lost.append(f"picked n={n}; box shows {box.inner_text()!r}; title {pg.evaluate(CN_TITLE)!r}")
+    raise RuntimeError(f"switching to n={n} failed 3 times: {lost[-3:]}")
 
 
 def toggle_lock(pg: Any) -> float:
@@ -79,15 +95,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         pg.get_by_role("button", name="▶ Start").click()
         pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
         pg.wait_for_timeout(2000)  # let the live area settle into its 0.5 s ticks
-        fragment, full = [], []
+        fragment, full, lost = [], [], []
         for i in range(args.trials):
-            fragment.append(switch_class(pg, (i + 1) % 2))
+            fragment.append(switch_class(pg, (i + 1) % 2, lost))
             full.append(toggle_lock(pg))
-            pg.wait_for_timeout(300)
+            pg.wait_for_timeout(1000)  # let the whole-page rerun settle before the next interaction
         status = pg.get_by_text("· step").first.inner_text()
         browser.close()
     res = {"speed": args.speed, "trials": args.trials, "run_status_at_end": status,
            "fragment_rerun_switch_n": _stats(fragment), "full_rerun_toggle_lock": _stats(full),
+           "lost_picks": lost,
            "target": "median < 200 ms while the run trains"}
     print(json.dumps(res, indent=1))
     return res

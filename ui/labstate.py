@@ -41,6 +41,17 @@ def wkey(name: str) -> str:
     return f"w{ss.get('lab.rev', 0)}.{name}"
 
 
+def stale(key: str) -> bool:
+    """Whether widget ``key`` belongs to an earlier rev than the one on screen.
+
+    After a ``bump()`` the browser can still send an event from the previous rev's widget (a
+    click that landed before the rerun redrew it, or its old state re-sent with a later rerun:
+    seen in the browser as a preset callback firing long after the preset was picked, which
+    dropped the run on screen).  Such an event carries an old value: it is ignored, and the
+    rerun it triggers redraws the widget with the current state."""
+    return not key.startswith(f"w{ss.get('lab.rev', 0)}.")
+
+
 def owner() -> str:
     """This browser's owner id, stable across reloads and tabs (a salted hash of Streamlit's XSRF
     cookie, :func:`engine.access.browser_owner`); a random per-session id when the request has
@@ -127,7 +138,10 @@ def _set(cfg: dict[str, Any], key: str, value: Any) -> None:
     node[last] = value
 
 
-def on_knob(knob: Knob, value: Any) -> None:
+def on_knob(knob: Knob, value: Any, key: str | None = None) -> None:
+    """A config knob changed (``key``: the widget that fired; ignored when :func:`stale`)."""
+    if key is not None and stale(key):
+        return
     cfg = ss["lab.cfg"]
     seeds = cfg["replicas"]["seeds"]
     if knob.kind == "seed":
@@ -156,8 +170,12 @@ def _switch_source(cfg: dict[str, Any], source: str) -> None:
         cfg["data"]["table"], cfg["data"]["psi"] = None, None
 
 
-def on_preset() -> None:
-    name = ss[wkey("preset")]
+def on_preset(key: str) -> None:
+    """``key``: the widget that fired (callbacks get their own key: after a ``bump()`` a click on
+    the previous rev's widget can still arrive, and ``wkey()`` would name the new one)."""
+    if stale(key) or ss[key] == ss.get("lab.preset"):
+        return
+    name = ss[key]
     stop_current()
     ss["lab.preset"], ss["lab.cfg"], ss["lab.run"] = name, copy.deepcopy(get_preset(name).config.to_dict()), None
     ss["lab.lock"] = None
@@ -165,9 +183,11 @@ def on_preset() -> None:
     write_url()
 
 
-def on_lock() -> None:
+def on_lock(key: str) -> None:
+    if stale(key) or bool(ss[key]) == bool(ss.get("lab.lock")):
+        return
     cfg = ss["lab.cfg"]
-    if ss[wkey("lock")]:
+    if ss[key]:
         ratio = float(cfg["optim"]["eta_y"]) / float(cfg["optim"]["eta_z"])
         from ui.widgets import RATIOS
 
@@ -179,8 +199,10 @@ def on_lock() -> None:
     write_url()
 
 
-def on_ratio() -> None:
-    ss["lab.lock"] = float(ss[wkey("ratio")])
+def on_ratio(key: str) -> None:
+    if stale(key):
+        return
+    ss["lab.lock"] = float(ss[key])
     cfg = ss["lab.cfg"]
     cfg["optim"]["eta_y"] = round(ss["lab.lock"] * float(cfg["optim"]["eta_z"]), 10)
     write_url()
@@ -333,8 +355,8 @@ def pause_resume(mgr: JobManager) -> None:
         _wait(mgr, s.run_id, lambda x: x.status == "paused" or x.status in TERMINAL)
 
 
-def step_n(mgr: JobManager) -> None:
-    n = max(1, int(ss.get(wkey("stepn"), 10)))
+def step_n(mgr: JobManager, key: str) -> None:
+    n = max(1, int(ss.get(key, 10)))
     if not is_live(mgr):
         start(mgr, paused=True)
     elif not owns(ss["lab.run"]):
@@ -366,8 +388,10 @@ def new_seed(mgr: JobManager) -> None:
     reset(mgr)
 
 
-def on_speed(mgr: JobManager) -> None:
-    speed = ss[wkey("speed")]
+def on_speed(mgr: JobManager, key: str) -> None:
+    if stale(key):
+        return
+    speed = ss[key]
     ss["lab.speed"] = speed
     if is_live(mgr) and owns(ss["lab.run"]):
         mgr.set_speed(ss["lab.run"], None if speed == "max" else float(speed))
