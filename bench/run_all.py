@@ -35,6 +35,7 @@ BENCHES: dict[str, list[str]] = {
     "ui_throughput_pinned": [PY, "-m", "bench.ui_throughput", "--repeats", "2", "--pin"],
     "ui_latency": [PY, "-m", "bench.ui_latency", "--trials", "20"],
     "load": [PY, "-m", "bench.load_test"],
+    "tick_payload": [PY, "-m", "bench.tick_payload"],
 }
 
 

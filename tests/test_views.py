@@ -151,3 +151,25 @@ def test_lab_verdicts_judge_every_token_and_can_fail():
     assert v["thm2b"].ok is False and v["thm2b"].value == pytest.approx(0.01)
     assert v["thm2a"].ok is False and v["thm2a"].value == pytest.approx(-0.01)
     assert v["thm4"].ok is False and v["thm3"].ok is False
+
+
+def test_many_token_charts_draw_the_largest_p_tokens_and_stay_small():
+    """theorem4 (2 classes × 100 distinct tokens + 1 common): the z chart of its query has 201
+    tokens; at most MAX_LINES are drawn (largest P first, the common one kept), the legend says
+    how many are not, and the chart stays far under the 200 KB tick budget."""
+    pb = build_problem(get_preset("theorem4").config.data)
+    info, S = token_info(pb.P, pb.token_kind), 200
+    tokens = np.flatnonzero((pb.token_kind != 0).any(0))
+    assert len(tokens) == 201
+    shown = charts.shown_tokens(tokens, info)
+    assert len(shown) == charts.MAX_LINES and set(shown) <= set(tokens)
+    assert any(info.kind[t] == 2 for t in shown)
+    dist = [t for t in tokens if info.kind[t] == 1]
+    cut = min(info.p[t] for t in shown if info.kind[t] == 1)
+    assert all(info.p[t] <= cut + 1e-12 for t in dist if t not in set(shown))  # nothing larger left out
+    steps = np.arange(S) * 100
+    Z = np.random.default_rng(0).standard_normal((S, pb.M_ctx))
+    fig = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z))
+    names = [t.get("name", "") for t in fig["data"]]
+    assert f"+{201 - charts.MAX_LINES} tokens of smallest P not drawn" in names
+    assert charts.payload_bytes([fig]) < 100_000

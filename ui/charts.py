@@ -29,6 +29,7 @@ THEORY = dict(dash="dash", width=2.5)
 FONT = 15
 LECTURE_FONT = 22
 MAX_POINTS = 150  # points per trace in live charts
+MAX_CHART_POINTS = 4000  # points per chart: many-token charts get fewer points a line
 
 
 def plot_config(filename: str) -> dict[str, Any]:
@@ -92,10 +93,28 @@ def _cursor(fig: Spec, cursor: float | None) -> None:
         fig["layout"].setdefault("shapes", []).append(_vline(max(cursor, 1e-9), "#d62728"))
 
 
+MAX_LINES = 40  # token lines per chart: a 100-token class at 150 points a line outgrew 200 KB a tick
+
+
+def shown_tokens(tokens: np.ndarray, info: TokenInfo, limit: int = MAX_LINES) -> np.ndarray:
+    """At most ``limit`` of ``tokens`` to draw: the distinct ones with the largest P(l|n) first,
+    then common ones (all alike: grey, suppressed together) in the room left, at least 4."""
+    tokens = np.asarray(tokens)
+    if len(tokens) <= limit:
+        return tokens
+    dist = sorted((t for t in tokens if info.kind[t] == 1), key=lambda t: -info.p[t])
+    common = [t for t in tokens if info.kind[t] != 1]
+    n_common = min(len(common), max(4, limit - len(dist)))
+    return np.sort(np.array(dist[:limit - n_common] + common[:n_common], dtype=np.int64))
+
+
 def _token_traces(steps: np.ndarray, Y: np.ndarray, tokens: np.ndarray, info: TokenInfo, label: str,
                   mf: tuple[np.ndarray, np.ndarray] | None) -> list[dict[str, Any]]:
     colors = token_colors(info)
-    keep = decimate(len(steps), MAX_POINTS)
+    hidden = len(tokens) - len(tokens := shown_tokens(tokens, info))
+    lines = len(tokens) + (sum(info.kind[t] == 1 for t in tokens) if mf is not None else 0)
+    per_line = max(40, min(MAX_POINTS, MAX_CHART_POINTS // max(lines, 1)))
+    keep = decimate(len(steps), per_line)
     x = steps[keep].tolist()
     out = []
     for l in tokens:  # noqa: E741 - l is the paper's token index
@@ -105,9 +124,12 @@ def _token_traces(steps: np.ndarray, Y: np.ndarray, tokens: np.ndarray, info: To
                         hovertemplate=f"{label} l={l} ({kind}, P={info.p[l]:.3f})<br>step %{{x}}: %{{y}}"
                         "<extra></extra>"))
     out += _legend_traces(colors, info, tokens)
+    if hidden:
+        out.append(dict(type="scatter", x=[None], y=[None], mode="lines", line=dict(width=0),
+                        name=f"+{hidden} tokens of smallest P not drawn"))
     if mf is not None:
         ms, MY = mf
-        mk = decimate(len(ms), MAX_POINTS)
+        mk = decimate(len(ms), per_line)
         for i, l in enumerate(t for t in tokens if info.kind[t] == 1):  # noqa: E741
             out.append(dict(type="scatter", x=ms[mk].tolist(), y=jl(MY[mk, l]), mode="lines",
                             name="mean-field (T→∞)", legendgroup="mf", showlegend=i == 0,

@@ -1,0 +1,139 @@
+"""Markdown tables of the recorded benchmark results (``bench/results/*.json``) for BENCHMARKS.md.
+
+    .venv/bin/python -m bench.summary            # prints the tables; paste them into BENCHMARKS.md
+
+Every figure is copied from a result file written by ``bench.run_all``; nothing is typed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def load(name: str) -> dict[str, Any] | None:
+    p = RESULTS / f"{name}.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def table(head: list[str], rows: list[list[Any]]) -> str:
+    fmt = [" | ".join(head), " | ".join("---" for _ in head)] + [" | ".join(map(str, r)) for r in rows]
+    return "\n".join(f"| {line} |" for line in fmt)
+
+
+def stamp(res: dict[str, Any]) -> str:
+    return f"_`{res['command']}`, {res['date']}, {res['wall_s']} s, {res['cores']} cores_"
+
+
+def engine() -> list[str]:
+    out = []
+    for name in ("engine", "engine_1thread"):
+        res = load(name)
+        if not res:
+            continue
+        r = res["result"]
+        out.append(f"**torch intra-op threads: {r['threads']}** — {stamp(res)}\n")
+        out.append(table(["config (R = 1)", "ours steps/s", "reference steps/s", "ours / reference", "target"],
+                         [[v["config"], f"{v['engine_steps_per_s']:.0f}", f"{v['reference_steps_per_s']:.1f}",
+                           f"**{v['speedup']:.1f}×**", "≥ 3×" if v["config"] == "syn-small" else "≥ 10×"]
+                          for v in r["vs_reference"]]))
+        out.append("")
+        head = ["config", "R", "ms/step at R", "ms/step at R = 1", "ratio", "target", "per-replica speed-up"]
+        out.append(table(head, [[v["config"], v["R"], f"{v['ms_per_step_R']:.1f}", f"{v['ms_per_step_1']:.2f}",
+                                 f"**{v['ratio']:.1f}×**", "≤ 8×", f"{v['per_replica_speedup']:.1f}×"]
+                                for v in r["replicas"]]))
+        out.append("")
+        out.append(table(["layout", "M", "K", "steps/s", "peak RSS (MiB)", "of which the trainer", "target"],
+                         [[v["layout"], v["M"], v["K"], f"{v['steps_per_s']:.2f}", f"**{v['peak_rss_mib']:.0f}**",
+                           f"{v['trainer_peak_mib']:.0f}", "≤ 1024 MiB"] for v in r["large_vocab"]]))
+        out.append("")
+    return out
+
+
+def sweep() -> list[str]:
+    res = load("sweep")
+    if not res:
+        return []
+    r = res["result"]
+    rows = [[p["panel"], p["runs"], f"{p['ours_s']:.1f}", f"{p['reference_per_run_s']:.2f}",
+             f"{p['reference_extrapolated_s']:.0f}"] for p in r["panels"]]
+    rows.append(["**all**", r["total_runs"], f"**{r['ours_total_s']:.1f}**", "",
+                 f"**{r['reference_total_s_extrapolated']:.0f}**"])
+    return [stamp(res) + "\n", table(["panel", "runs", "ours (s)", "reference per run (s)",
+                                      "reference, 160 runs (s, extrapolated)"], rows),
+            f"\nSpeed-up of the batched sweep over one-at-a-time naive runs: **{r['speedup']:.1f}×** "
+            f"(torch threads {r['threads']}).\n"]
+
+
+def reproduce() -> list[str]:
+    res = load("reproduce")
+    if not res:
+        return []
+    rows = [[v["mode"], f"**{v['wall_s']}**", f"{v['items_s']['fig6']:.1f}", f"{v['items_s']['theorems']:.1f}",
+             f"{v['verdicts'] - v['failed']}/{v['verdicts']}"] for v in res["result"]["runs"]]
+    return [stamp(res) + "\n", table(["mode", "whole command (s)", "Fig. 6 (s)", "theorems (s)", "verdicts passing"],
+                                     rows), ""]
+
+
+def ui_throughput() -> list[str]:
+    out = []
+    for name in ("ui_throughput", "ui_throughput_pinned"):
+        res = load(name)
+        if not res:
+            continue
+        r = res["result"]
+        out.append(stamp(res) + "\n")
+        out.append(table(["", "median", "min", "max"], [
+            ["headless, torch default threads (steps/s)", *r["headless_steps_per_s"].values()],
+            ["headless, 1 thread (steps/s)", *r["headless_1thread_steps_per_s"].values()],
+            ["server, browser watching (steps/s)", *r["browser_steps_per_s"].values()],
+            ["**ratio browser / best headless**", *(f"**{v}**" for v in r["ratio"].values())],
+            ["`streamlit run` → first chart in the browser (s)", *r["first_chart_s"].values()],
+        ]))
+        out.append("")
+    return out
+
+
+def ui_latency() -> list[str]:
+    res = load("ui_latency")
+    if not res:
+        return []
+    r = res["result"]
+    rows = [[k, v["median_ms"], v["p90_ms"], v["max_ms"], v["n"]]
+            for k, v in r.items() if isinstance(v, dict) and "median_ms" in v]
+    return [stamp(res) + f" (training at {r['speed']} steps/s)\n",
+            table(["interaction", "median (ms)", "p90 (ms)", "max (ms)", "trials"], rows), ""]
+
+
+def load_test() -> list[str]:
+    res = load("load")
+    if not res:
+        return []
+    r = res["result"]
+    keep = {k: v for k, v in r.items() if not isinstance(v, (list, dict)) or k in ("health_s", "checks", "pass")}
+    return [stamp(res) + "\n", "```json", json.dumps(keep, indent=1, ensure_ascii=False), "```", ""]
+
+
+def tick_payload() -> list[str]:
+    res = load("tick_payload")
+    if not res:
+        return []
+    rows = [[t["preset"], *(t["bytes_per_chart"].get(k, "–") for k in ("cn", "cnh", "z", "H", "B", "loss")),
+             f"**{t['total_kb']}**"] for t in res["result"]["ticks"]]
+    return [stamp(res) + "\n", table(["preset", "c_n lines", "c_n heatmap", "z_m lines", "entropy", "B̂", "loss",
+                                      "KB per tick"], rows), ""]
+
+
+def main() -> None:
+    for title, part in (("Engine", engine), ("Fig. 6 sweep", sweep), ("Reproduce", reproduce),
+                        ("UI throughput", ui_throughput), ("UI latency", ui_latency),
+                        ("Live tick payload", tick_payload), ("Load", load_test)):
+        print(f"### {title}\n")
+        print("\n".join(part()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Bytes the Lab's live area sends per tick (issue 3: ≤ 200 KB a tick at default settings).
+
+For each preset: train it headless to the end into a fresh data directory, then build the live
+tick exactly as the Lab does (``ui.lab_live._figures`` → ``live_payload`` JSON, six charts) at the
+last stored step, replica 0, next token 0, and report the bytes per chart and in total.
+
+    PYTHONPATH=. .venv/bin/python -m bench.tick_payload [--presets lecture syn-medium-10 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = ("syn-small", "lecture", "theorem4", "syn-medium-10")
+
+
+def tick_bytes(data_dir: Path) -> dict[str, int]:
+    from engine.config import RunConfig
+    from engine.store import RunStore
+    from engine.views import RunHistory
+    from ui import lab_live
+
+    with RunStore(data_dir) as store:
+        rid = store.list_runs(1)[0]["id"]
+        info = store.get_run(rid)
+        hist = RunHistory(rid)
+        hist.update(store)
+        statics = store.statics(rid)
+    cfg = RunConfig.from_json(info["config_json"])
+    out = {}
+    for key, fig in lab_live._figures(hist, statics, cfg, info["config_json"], 0, 0, 0, None, hist.last_step, 16):
+        spec = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
+        out[key] = len(lab_live.live_payload(spec, key))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--presets", nargs="*", default=list(DEFAULT))
+    args = ap.parse_args()
+    logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of st.cache_data
+    res = []
+    with tempfile.TemporaryDirectory(prefix="tick-payload-") as tmp:
+        for name in args.presets:
+            d = Path(tmp) / name
+            subprocess.run([sys.executable, "-m", "engine", "--data-dir", str(d), "run", "--preset", name, "--quiet"],
+                           cwd=ROOT, check=True, timeout=600)
+            per_chart = tick_bytes(d)
+            total_kb = round(sum(per_chart.values()) / 1024, 1)
+            res.append({"preset": name, "bytes_per_chart": per_chart, "total_kb": total_kb})
+    print(json.dumps({"ticks": res, "max_total_kb": max(r["total_kb"] for r in res), "target_kb": 200}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
