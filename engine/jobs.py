@@ -2,7 +2,11 @@
 
 Runs train in worker threads (not processes): the web server and the workers share the run
 store and the job controls directly, torch releases the GIL inside its kernels, and a
-thread starts in milliseconds where a spawned process re-imports torch (~2 s).  At most
+thread starts in milliseconds where a spawned process re-imports torch (~2 s).  The price,
+measured (bench/ui_throughput.py, BENCHMARKS.md): a run watched in a browser trains at ~0.8 of
+its headless speed, because the page scripts that redraw the live charts share the GIL with
+the training thread; a worker process per job would lift that, at the cost of start-up time
+and of controls crossing a process boundary.  At most
 ``max_concurrent`` jobs train at once (default: the number of cores); the rest wait in a
 FIFO queue with a visible position.  torch's intra-op threads are set so that concurrent
 jobs do not oversubscribe the CPU.  ``shutdown()`` stops and joins every worker (a torch
