@@ -6,6 +6,23 @@ import numpy as np
 
 from .config import SnapshotConfig
 
+FULL_SNAPSHOT_FLOATS = 1_000_000  # above this R·(Q+K)·M, snapshots keep the top-k tokens per class
+TOPK = 32
+
+
+def full_snapshots(R: int, Q: int, K: int, M: int) -> bool:
+    """Whether a snapshot stores full z rows and c_n (R·(Q+K)·M ≤ FULL_SNAPSHOT_FLOATS floats), or
+    only the TOPK largest c_{l|n} per class with their z (the per-run size bound)."""
+    return R * (Q + K) * M <= FULL_SNAPSHOT_FLOATS
+
+
+def topk_note(R: int, Q: int, K: int, M: int) -> str:
+    """Why a run keeps only top-k snapshots, with its numbers, and how to get full ones."""
+    return (f"This run stores only the top-{min(TOPK, M)} tokens per class in its snapshots: "
+            f"R·(Q+K)·M = {R}·({Q}+{K})·{M} = {R * (Q + K) * M:,} floats a snapshot is over the "
+            f"per-run bound of {FULL_SNAPSHOT_FLOATS:,}, so the per-token charts are off. "
+            "Fewer replicas (or a smaller vocabulary) keep full snapshots.")
+
 
 def snapshot_steps(steps: int, cfg: SnapshotConfig) -> np.ndarray:
     """Sorted unique steps in [0, steps]: 0 and ``steps``, ``log_count`` log-spaced steps, and

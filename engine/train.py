@@ -27,10 +27,8 @@ from .model import (
     loss_yz,
 )
 from .optim import ReplicaOptimizer
-from .schedule import snapshot_steps
+from .schedule import TOPK, full_snapshots, snapshot_steps
 
-FULL_SNAPSHOT_FLOATS = 1_000_000  # above this R·(Q+K)·M, snapshots keep the top-k tokens per class
-TOPK = 32
 PER_CLASS_ROWS = 4000  # above this R·K, only class means of per-class metrics are kept
 
 
@@ -307,7 +305,7 @@ class Trainer:
 
     def _arrays(self, Zq: torch.Tensor, c: torch.Tensor, dz: torch.Tensor) -> dict[str, np.ndarray]:
         pb = self.problem
-        if self.R * (pb.Q + pb.K) * pb.M_ctx <= FULL_SNAPSHOT_FLOATS:
+        if full_snapshots(self.R, pb.Q, pb.K, pb.M_ctx):
             return {"z": _np(Zq.float()), "c": _np(c.float())}
         k = min(TOPK, pb.M_ctx)
         val, idx = torch.topk(c, k, dim=-1)

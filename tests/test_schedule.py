@@ -108,3 +108,14 @@ def test_odd_last_step_included():
 def test_max_count_two_keeps_only_the_ends():
     cfg = SnapshotConfig(linear_every=1, log_count=100, max_count=2)
     assert snapshot_steps(1000, cfg).tolist() == [0, 1000]
+
+
+def test_full_snapshots_bound_and_its_message():
+    """The per-run size bound: full z and c_n while R·(Q+K)·M ≤ 1,000,000 floats, else top-k;
+    the Lab's message states the numbers (syn-medium-10's 160 replicas are just over)."""
+    from engine.schedule import FULL_SNAPSHOT_FLOATS, full_snapshots, topk_note
+
+    assert full_snapshots(1, 10, 20, 210) and not full_snapshots(160, 10, 20, 210)
+    assert full_snapshots(1, 1, 1, FULL_SNAPSHOT_FLOATS // 2) and not full_snapshots(1, 1, 1, FULL_SNAPSHOT_FLOATS)
+    note = topk_note(160, 10, 20, 210)
+    assert "1,008,000" in note and "1,000,000" in note and "top-32" in note

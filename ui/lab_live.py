@@ -20,6 +20,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.config import RunConfig
 from engine.jobs import TERMINAL, JobManager
+from engine.schedule import topk_note
 from engine.views import RunHistory, Verdict, meanfield, query_row, theory_overlay, token_info, verdicts
 from ui import charts
 from ui.livefig import live_payload, live_plot_ui
@@ -117,7 +118,8 @@ def _live_area(rid: str) -> None:
     if s and s.message:
         st.caption(s.message)
     if hist.topk:
-        st.info("This run stores only the top-k tokens per class (large vocabulary): per-token charts are off.")
+        K, M = statics["P"].shape
+        st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
     verdicts_ui(list(tick.verdicts))
     payload = ss["lab.payload"] = _grid(tick.charts)
     refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
