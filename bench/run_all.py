@@ -34,6 +34,7 @@ BENCHES: dict[str, list[str]] = {
     "ui_throughput": [PY, "-m", "bench.ui_throughput", "--repeats", "3"],
     "ui_throughput_pinned": [PY, "-m", "bench.ui_throughput", "--repeats", "2", "--pin"],
     "ui_latency": [PY, "-m", "bench.ui_latency", "--trials", "20"],
+    "ui_latency_pinned": [PY, "-m", "bench.ui_latency", "--trials", "20", "--pin"],
     "load": [PY, "-m", "bench.load_test"],
     "tick_payload": [PY, "-m", "bench.tick_payload"],
 }

@@ -98,14 +98,19 @@ def ui_throughput() -> list[str]:
 
 
 def ui_latency() -> list[str]:
-    res = load("ui_latency")
-    if not res:
-        return []
-    r = res["result"]
-    rows = [[k, v["median_ms"], v["p90_ms"], v["max_ms"], v["n"]]
-            for k, v in r.items() if isinstance(v, dict) and "median_ms" in v]
-    return [stamp(res) + f" (training at {r['speed']} steps/s)\n",
-            table(["interaction", "median (ms)", "p90 (ms)", "max (ms)", "trials"], rows), ""]
+    out = []
+    for name in ("ui_latency", "ui_latency_pinned"):
+        res = load(name)
+        if not res:
+            continue
+        r = res["result"]
+        rows = [[k, v["median_ms"], v["p90_ms"], v["max_ms"], v["n"]]
+                for k, v in r.items() if isinstance(v, dict) and "median_ms" in v]
+        where = "server on core 0, browser on core 1" if r.get("pinned") else "server and browser sharing both cores"
+        lost = len(r.get("lost_interactions", r.get("lost_picks", [])))
+        out += [stamp(res) + f" (training at {r['speed']} steps/s; {where}; interactions retried: {lost})\n",
+                table(["interaction", "median (ms)", "p90 (ms)", "max (ms)", "trials"], rows), ""]
+    return out
 
 
 def load_test() -> list[str]:
