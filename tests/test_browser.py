@@ -15,7 +15,7 @@ import pytest
 from bench.webserver import launch_chromium, serve
 from engine.presets import get_preset
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a Chromium and a server per test: the slow tier
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refreshes the README's copies
