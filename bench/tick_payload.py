@@ -22,7 +22,7 @@ DEFAULT = ("syn-small", "lecture", "theorem4", "syn-medium-10")
 
 
 def tick_bytes(data_dir: Path) -> dict[str, int]:
-    from engine.config import RunConfig
+    """Bytes per chart of the Lab's tick (``ui.lab_live._tick``: what every watching session is sent)."""
     from engine.store import RunStore
     from engine.views import RunHistory
     from ui import lab_live
@@ -33,12 +33,8 @@ def tick_bytes(data_dir: Path) -> dict[str, int]:
         hist = RunHistory(rid)
         hist.update(store)
         statics = store.statics(rid)
-    cfg = RunConfig.from_json(info["config_json"])
-    out = {}
-    for key, fig in lab_live._figures(hist, statics, cfg, info["config_json"], 0, 0, 0, None, hist.last_step, 16):
-        spec = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
-        out[key] = len(lab_live.live_payload(spec, key))
-    return out
+    tick = lab_live._tick(hist, statics, info["config_json"], rid, (0, 0, 0, None, lab_live.charts.FONT))
+    return {key: nbytes for key, _, nbytes in tick.charts}
 
 
 def main() -> None:

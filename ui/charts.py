@@ -1,9 +1,9 @@
 """Plotly figure builders (no streamlit here, so they are unit-testable).
 
-Builders take plain arrays (shaped by ``engine.views``).  The five live time-series charts
-return a plain figure dict (``Spec``: {"data": [...], "layout": {...}}, JSON-ready): they are
-rebuilt on every 0.5 s tick and plotly's object model (validation, deep copies) cost ~10×
-more than the data.  The heatmaps return ``go.Figure``.  Colours are per token and the same
+Builders take plain arrays (shaped by ``engine.views``).  The six live charts return a plain
+figure dict (``Spec``: {"data": [...], "layout": {...}}, JSON-ready): they are rebuilt on every
+0.5 s tick and plotly's object model (validation, deep copies) cost ~10× more than the data.
+The P(l|n) preview returns a ``go.Figure``.  Colours are per token and the same
 in every chart: distinct tokens on a Viridis scale by their P(l|n) rank within the class
 (dark = most likely), common tokens grey.  Theory is dashed.  Trace names use the engine's
 metric names verbatim.

@@ -23,6 +23,7 @@ from engine.jobs import TERMINAL, JobManager
 from engine.schedule import topk_note
 from engine.views import RunHistory, Verdict, meanfield, query_row, theory_overlay, token_info, verdicts
 from ui import charts
+from ui.charts import Spec
 from ui.livefig import live_payload, live_plot_ui
 from ui.slots import SLOTS
 from ui.tickbudget import TickBudget
@@ -180,9 +181,7 @@ def _tick(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, rid: 
         figs = _figures(hist, statics, RunConfig.from_json(cfg_json), cfg_json, r, n, q, cursor, hist.last_step, fs)
         charts_: list[tuple[str, str, int]] = []
         for k, fig in figs:
-            spec = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
-            spec = {**spec, "layout": {k2: v for k2, v in spec["layout"].items() if k2 != "template"}}
-            data = live_payload(spec, f"scansnap-{rid}-{NAMES[k]}")
+            data = live_payload(fig, f"scansnap-{rid}-{NAMES[k]}")
             charts_.append((k, data, len(data)))
         tick = Tick(tuple(charts_), tuple(verdicts(hist, statics, r)))
         _ticks().put(key, tick)
@@ -210,11 +209,11 @@ def _scrub(hist: RunHistory, rid: str) -> int | None:
 
 
 def _figures(hist: RunHistory, statics: dict[str, np.ndarray], cfg: RunConfig, cfg_json: str, r: int, n: int,
-             q: int, cursor: int | None, step: int, fs: int) -> list[tuple[str, Any]]:
+             q: int, cursor: int | None, step: int, fs: int) -> list[tuple[str, Spec]]:
     steps = np.asarray(hist.steps)
     P, kind, psi = statics["P"], statics["token_kind"], statics["psi"]
     info = token_info(P, kind)
-    figs: list[tuple[str, Any]] = []
+    figs: list[tuple[str, Spec]] = []
     if len(steps) and not hist.topk:
         mf = _clip(_meanfield(cfg_json, r) if len(hist.steps) > 1 else None, hist.last_step)
         at = hist.steps.index(cursor) if cursor is not None else -1

@@ -5,8 +5,8 @@ every data change remounts the chart (measured: a remount on every 0.5 s tick), 
 flickers and resets the user's zoom whatever ``uirevision`` says.  This ``components.v2``
 component keeps its div across reruns and calls ``Plotly.react``, so ``layout.uirevision``
 preserves zoom and pan while the run streams in.  It uses the plotly.js that Streamlit's own
-chart element loads (``window.Plotly``); the page always shows at least one
-``st.plotly_chart`` (the P(l|n) preview or the c_n heatmap), and the component waits for it.
+chart element loads (``window.Plotly``): ``ui.lab_live.plotly_loader_ui`` keeps a hidden
+``st.plotly_chart`` on the page for that, and the component waits until the library is there.
 """
 
 from __future__ import annotations
