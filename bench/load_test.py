@@ -263,8 +263,13 @@ def watchers_saw_finish(watchers: list[Session], published: str, deadline: float
     return n
 
 
-def _median_max(values: list[int]) -> dict[str, int]:
-    return {"median": int(statistics.median(values)), "max": max(values)} if values else {}
+def _median_max(values: list[Any], digits: int | None = None) -> dict[str, Any]:
+    """{"median", "max"} of ``values`` (counts: the median as an int; else rounded to ``digits``)."""
+    if not values:
+        return {}
+    if digits is None:
+        return {"median": int(statistics.median(values)), "max": max(values)}
+    return {"median": round(statistics.median(values), digits), "max": round(max(values), digits)}
 
 
 def client_figures(sessions: list[Session]) -> dict[str, Any]:
@@ -279,7 +284,7 @@ def client_figures(sessions: list[Session]) -> dict[str, Any]:
             "messages_per_client": _median_max([s.client.stats.messages for s in clients]),  # type: ignore[union-attr]
             "auto_reruns_sent": sum(s.client.stats.auto_reruns_sent for s in clients),  # type: ignore[union-attr]
             "clients_with_connection_errors": sum(bool(s.client.connection_errors()) for s in clients),  # type: ignore[union-attr]
-            "page_open_s": {"median": round(statistics.median(opens), 2), "max": max(opens)} if opens else {}}
+            "page_open_s": _median_max(opens, 2)}
 
 
 def _wait_until(predicate: Any, timeout: float) -> bool:
@@ -479,14 +484,10 @@ def run_times(seen: dict[str, dict[str, float]], published: str | None) -> dict[
         wait = [s["running"] - s["queued"] for r in ids if "queued" in (s := seen[r]) and "running" in s]
         train = [min(v for k, v in s.items() if k in TERMINAL) - s["running"] for r in ids
                  if "running" in (s := seen[r]) and any(k in TERMINAL for k in s)]
-        return {"queued": _median_max_f(wait), "training": _median_max_f(train)}
+        return {"queued": _median_max(wait, 1), "training": _median_max(train, 1)}
 
     return {"published": spans([r for r in seen if r == published]),
             "others": spans([r for r in seen if r != published])}
-
-
-def _median_max_f(values: list[float]) -> dict[str, float]:
-    return {"median": round(statistics.median(values), 1), "max": round(max(values), 1)} if values else {}
 
 
 def _checks(res: dict[str, Any], everyone: list[Session], final: dict[str, Any], mon: Monitor, plan: Plan) -> None:

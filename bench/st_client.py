@@ -62,12 +62,13 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
 XSRF_COOKIE = "_streamlit_xsrf"
 FULL_RUN_DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR)
 # The Lab's live area: "**running** · step 120 / 300 · last snapshot 120 · run `<id>` · 40 KB this tick"
-LIVE_STATUS = re.compile(r"^\*\*(?P<status>\w+)\*\* · step (?P<step>\d+) / (?P<steps>\d+) .*run `(?P<run>[^`]+)`")
+LIVE_STATUS = re.compile(r"^\*\*(?P<status>\w+)\*\* · step (?P<step>\d+) / \d+ .*run `(?P<run>[^`]+)`")
 TEXT_FIELDS = {"markdown": "body", "heading": "body", "alert": "body", "code": "code_text", "page_link": "label",
                "button": "label", "checkbox": "label", "slider": "label", "text": "body"}
 WIDGETS = ("button", "checkbox", "slider")
@@ -96,8 +97,6 @@ class Stats:
     # websocket payloads (ForwardMsgs; server.enableWebsocketCompression is off by default).  The client
     # sends no cached_message_hashes, so an element a browser already holds is sent again: an upper bound.
     bytes: int = 0
-    http_bytes: int = 0  # the page's HTML and the health answer fetched before connecting
-    full_runs: int = 0
     fragment_runs: int = 0
     auto_reruns_sent: int = 0
     last_message_at: float = 0.0  # time.monotonic() of the last message
@@ -150,14 +149,16 @@ class StClient:
         """Connect and run the page at ``path`` (``/theory``, ``/?run=abc``); wait for the run to finish."""
         parts = urlsplit(path)
         self.page_name, self.query_string = parts.path.strip("/"), parts.query
-        html, _ = fetch(self.base_url + path, timeout)  # the navigation (the JS bundle is in the browser's cache)
-        health, cookie = fetch(f"{self.base_url}/_stcore/health", timeout)
-        self.stats.http_bytes += len(html) + len(health)
+        fetch(self.base_url + path, timeout)  # the navigation (the JS bundle is in the browser's cache)
+        _, cookie = fetch(f"{self.base_url}/_stcore/health", timeout)
         ws_url = "ws" + self.base_url[len("http"):] + "/_stcore/stream"
         headers = {"Origin": self.base_url, **({"Cookie": f"{XSRF_COOKIE}={cookie}"} if cookie else {})}
-        self._ws = self._exit.enter_context(connect(
-            ws_url, subprotocols=["streamlit", cookie] if cookie else ["streamlit"], additional_headers=headers,
-            max_size=None, open_timeout=timeout, close_timeout=1))
+        try:
+            self._ws = self._exit.enter_context(connect(
+                ws_url, subprotocols=["streamlit", cookie] if cookie else ["streamlit"], additional_headers=headers,
+                max_size=None, open_timeout=timeout, close_timeout=1))
+        except WebSocketException as e:  # a refused handshake: not an OSError in websockets 17
+            raise StClientError(f"{self.name}: websocket handshake failed: {e}") from e
         self._reader = threading.Thread(target=self._read_loop, name=f"st-client-{self.name}", daemon=True)
         self._reader.start()
         self._rerun_and_wait(timeout=timeout)
@@ -238,13 +239,6 @@ class StClient:
         """Why the connection broke or a send failed (empty while all is well)."""
         return [e for e in self.stats.errors if not e.startswith("compile")]
 
-    def kinds(self) -> dict[str, int]:
-        """Element type → how many are on screen."""
-        out: dict[str, int] = {}
-        for e in self.elements():
-            out[e.kind] = out.get(e.kind, 0) + 1
-        return out
-
     # ------------------------------------------------------------------ protocol
     def _widget(self, label: str, kind: str) -> Element:
         for e in self.elements():
@@ -264,7 +258,10 @@ class StClient:
         return cs
 
     def _send(self, cs: ClientState) -> None:
-        self._ws.send(BackMsg(rerun_script=cs).SerializeToString())
+        try:
+            self._ws.send(BackMsg(rerun_script=cs).SerializeToString())
+        except WebSocketException as e:  # the server closed the session
+            raise StClientError(f"{self.name}: send failed: {e}") from e
 
     def _rerun_and_wait(self, widget: WidgetState | None = None, timeout: float = 60.0) -> None:
         """Send a full rerun and wait until a full run that started after it has finished."""
@@ -349,7 +346,6 @@ class StClient:
         if msg.metadata.run.fragment_ids:
             self.stats.fragment_runs += 1
             return
-        self.stats.full_runs += 1
         self._full_started += 1
         self._in_full_run = True
         self._touched = set()
@@ -381,7 +377,7 @@ class StClient:
             self._on_live_status(m)
 
     def _on_live_status(self, m: re.Match[str]) -> None:
-        st = {"status": m["status"], "step": int(m["step"]), "steps": int(m["steps"]), "run": m["run"]}
+        st = {"status": m["status"], "step": int(m["step"]), "run": m["run"]}
         if not self.live_history or self.live_history[-1] != (st["status"], st["step"]):
             self.live_history.append((st["status"], st["step"]))
         self.live_status = st

@@ -63,11 +63,6 @@ def headless(preset: str, steps: int, work: Path, threads: int | None = None,
     return stored_rate(d)
 
 
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str, Any]:
     """``pin``: server on core 0, Chromium on core 1 (as if the browser ran on the viewer's machine)."""
     from playwright.sync_api import sync_playwright
@@ -86,7 +81,7 @@ def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str,
             first_chart_s = time.monotonic() - srv.t_launch
             pg.get_by_role("button", name="▶ Start").click()
             pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # live charts are streaming
-            cpu0, t0 = _cpu_s(srv.proc.pid), time.monotonic()
+            cpu0, t0 = srv.cpu_s(), time.monotonic()
             ticks, last = 0, ""
             deadline = time.monotonic() + 600
             status = pg.get_by_text(re.compile(r"^(running|queued|paused|finished) · step"))
@@ -99,7 +94,7 @@ def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str,
                 pg.wait_for_timeout(250)
             else:
                 raise RuntimeError(f"the run did not finish in the browser: {last!r}")
-            cpu = _cpu_s(srv.proc.pid) - cpu0
+            cpu = srv.cpu_s() - cpu0
             watched = time.monotonic() - t0
             run_id = re.search(r"run=(\w+)", pg.url).group(1)
             b.close()

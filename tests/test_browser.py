@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -186,6 +187,13 @@ def _threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
+def _poll(done: Callable[[], bool], timeout: float, every: float = 0.2) -> None:
+    """Wait until ``done()`` or ``timeout`` seconds have passed (the caller asserts afterwards)."""
+    deadline = time.monotonic() + timeout
+    while not done() and time.monotonic() < deadline:
+        time.sleep(every)
+
+
 def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
     """README policy: closing the tab does not stop a run; it finishes and is stored.  The
     server's thread count afterwards is no higher than with the tab open and no run."""
@@ -193,25 +201,23 @@ def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
 
     with serve(tmp_path / "data", tmp_path / "server.log") as srv:
         tab = page.context.browser.new_page()
-        tab.set_default_timeout(30_000)
-        tab.goto(f"{srv.url}/?preset=syn-small&optim.steps=400&speed=100")
-        tab.wait_for_selector("[data-testid=stPlotlyChart]")
-        tab.wait_for_timeout(1000)
-        before = _threads(srv.proc.pid)
-        tab.get_by_role("button", name="▶ Start").click()
-        tab.wait_for_function("() => window.location.search.includes('run=')")
-        run_id = re.search(r"run=(\w+)", tab.url).group(1)
-        tab.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
-        tab.close()  # mid-run: 400 steps at 100 steps/s
+        try:
+            tab.set_default_timeout(30_000)
+            tab.goto(f"{srv.url}/?preset=syn-small&optim.steps=400&speed=100")
+            tab.wait_for_selector("[data-testid=stPlotlyChart]")
+            tab.wait_for_timeout(1000)
+            before = _threads(srv.proc.pid)
+            tab.get_by_role("button", name="▶ Start").click()
+            tab.wait_for_function("() => window.location.search.includes('run=')")
+            run_id = re.search(r"run=(\w+)", tab.url).group(1)
+            tab.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+        finally:
+            tab.close()  # mid-run: 400 steps at 100 steps/s
         with RunStore(tmp_path / "data") as store:
             assert store.get_run(run_id)["status"] == "running"
-            deadline = time.monotonic() + 60
-            while store.get_run(run_id)["status"] != "finished" and time.monotonic() < deadline:
-                time.sleep(0.2)
+            _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
             assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == 400
-        deadline = time.monotonic() + 30  # the closed session's script thread ends a moment later
-        while _threads(srv.proc.pid) > before and time.monotonic() < deadline:
-            time.sleep(0.5)
+        _poll(lambda: _threads(srv.proc.pid) <= before, 30, 0.5)  # the closed session's script thread ends later
         assert _threads(srv.proc.pid) <= before, (before, _threads(srv.proc.pid))
 
 
@@ -227,9 +233,7 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
         page.wait_for_function("() => window.location.search.includes('run=')")
         run_id = re.search(r"run=(\w+)", page.url).group(1)
         with RunStore(data) as store:
-            deadline = time.monotonic() + 60
-            while (store.get_run(run_id)["last_step"] or 0) < 100 and time.monotonic() < deadline:
-                time.sleep(0.2)
+            _poll(lambda: (store.get_run(run_id)["last_step"] or 0) >= 100, 60)
         srv.proc.kill()  # SIGKILL: no clean-up of any kind
         srv.proc.wait(10)
     with RunStore(data) as store:  # opening the store after the writer died marks the run
@@ -243,8 +247,6 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
         page.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # the Lab shows the resumed run
         assert f"run={run_id}" in page.url
         with RunStore(data) as store:
-            deadline = time.monotonic() + 60
-            while store.get_run(run_id)["status"] != "finished" and time.monotonic() < deadline:
-                time.sleep(0.2)
+            _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
             assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == 400
             assert set(kept) <= set(store.steps(run_id))

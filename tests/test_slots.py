@@ -18,7 +18,7 @@ def test_at_most_size_blocks_run_at_once():
             with lock:
                 inside[0] -= 1
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(8)]  # a leaked slot must not hang pytest
     for t in threads:
         t.start()
     for t in threads:
@@ -36,6 +36,6 @@ def test_a_thread_holding_a_slot_may_enter_again_and_releases_on_errors():
     except RuntimeError:
         pass
     done = threading.Event()
-    t = threading.Thread(target=lambda: (slots.slot().__enter__(), done.set()))
+    t = threading.Thread(target=lambda: (slots.slot().__enter__(), done.set()), daemon=True)
     t.start()
     assert done.wait(2)  # the slot was given back
