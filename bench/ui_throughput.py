@@ -7,12 +7,13 @@ For each repeat, interleaved so that both sides see the same machine load:
     server gives each job: cores // SCANSNAP_MAX_JOBS); the ratio uses the faster of the two;
 (b) browser: ``streamlit run app.py`` (fresh server, fresh data directory), Chromium opens the
     Lab at ``/?preset=P&optim.steps=N``, clicks Start and watches the run live until the page
-    says ``finished`` (the job trains inside the server process).
+    says ``finished`` (the job trains in a worker process of the server).
 
 Both rates come from the SAME measure: the run's stored ``last_step / (updated - created)``
 (``created`` is written when the run is created, ``updated`` by its final status).  Also
 recorded: time from launching ``streamlit run`` to the first chart visible in the browser,
-and the server's CPU seconds while it trained.  Prints JSON; the target is (b) ≥ 90 % of (a).
+and the CPU seconds, while it trained, of the server process and of the server with its workers.
+Prints JSON; the target is (b) ≥ 90 % of (a).
 ``--pin`` puts training (server or CLI) on core 0 and the measuring side (this script,
 Playwright's driver, Chromium) on core 1.
 
@@ -81,7 +82,7 @@ def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str,
             first_chart_s = time.monotonic() - srv.t_launch
             pg.get_by_role("button", name="▶ Start").click()
             pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # live charts are streaming
-            cpu0, t0 = srv.cpu_s(), time.monotonic()
+            cpu0, tree0, t0 = srv.cpu_s(), srv.tree_cpu_s(), time.monotonic()
             ticks, last = 0, ""
             deadline = time.monotonic() + 600
             status = pg.get_by_text(re.compile(r"^(running|queued|paused|finished) · step"))
@@ -94,13 +95,13 @@ def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str,
                 pg.wait_for_timeout(250)
             else:
                 raise RuntimeError(f"the run did not finish in the browser: {last!r}")
-            cpu = srv.cpu_s() - cpu0
+            cpu, tree_cpu = srv.cpu_s() - cpu0, srv.tree_cpu_s() - tree0
             watched = time.monotonic() - t0
             run_id = re.search(r"run=(\w+)", pg.url).group(1)
             b.close()
     out = stored_rate(d, run_id)
     out.update(first_chart_s=round(first_chart_s, 2), healthy_s=round(healthy_s, 2), status_updates_seen=ticks,
-               server_cpu_s=round(cpu, 2), watched_s=round(watched, 2))
+               server_cpu_s=round(cpu, 2), server_tree_cpu_s=round(tree_cpu, 2), watched_s=round(watched, 2))
     return out
 
 

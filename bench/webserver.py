@@ -35,28 +35,66 @@ class Server:
     t_launch: float  # time.monotonic() just before `streamlit run` was started
     log: IO[str]
 
+    def pids(self) -> list[int]:
+        """The server's process and all its descendants (fork server, training workers), alive now."""
+        children: dict[int, list[int]] = {}
+        for name in filter(str.isdigit, os.listdir("/proc")):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                ppid = int(Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(name))
+        tree, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            todo.extend(children.get(pid, []))
+        return tree
+
     def rss_mb(self) -> float:
-        """The server's resident memory (VmRSS of its process), MiB; 0 once it has exited."""
-        try:
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
+        """The server process's resident memory (VmRSS), MiB; 0 once it has exited."""
+        return _status_kib(self.proc.pid, "VmRSS:") / 1024
+
+    def tree_pss_mb(self) -> float:
+        """Memory of the server with its workers: the sum of their proportional set sizes (PSS:
+        a page shared by k processes counts 1/k in each, so forked workers are not over-counted), MiB."""
+        total = 0
+        for pid in self.pids():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1])
+        return total / 1024
 
     def cpu_s(self) -> float:
         """CPU seconds (user + system, all threads) the server process has used; 0 once it has exited."""
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
-            return 0.0
+        return _cpu_s(self.proc.pid, children=False)
+
+    def tree_cpu_s(self) -> float:
+        """CPU seconds of the server and its workers: each live process's own time plus that of the
+        descendants it has reaped (so an ended worker still counts)."""
+        return sum(_cpu_s(pid, children=True) for pid in self.pids())
 
     def log_tail(self, n: int = 3000) -> str:
         self.log.flush()
         self.log.seek(0)
         return self.log.read()[-n:]
+
+
+def _status_kib(pid: int, key: str) -> int:
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key):
+                return int(line.split()[1])
+    return 0
+
+
+def _cpu_s(pid: int, children: bool) -> float:
+    """utime + stime (+ cutime + cstime: reaped children) of ``pid`` from /proc, s; 0 if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def health_latency(url: str, timeout: float = 5.0) -> float:

@@ -11,7 +11,8 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from multiprocessing.context import BaseContext
+from typing import Any
 
 from .budget import check_budget
 from .config import RunConfig
@@ -24,18 +25,36 @@ CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its cont
 CHECKPOINT_SECONDS = float(os.environ.get("SCANSNAP_CHECKPOINT_S", "5"))
 
 
-@dataclass
+class _Cell:
+    """A plain value with ``.value``: what ``multiprocessing.RawValue`` is, inside one process."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
 class RunControl:
-    """Thread-safe controls for a running job (the dashboard's buttons end up here).
+    """The controls of a running job (the dashboard's buttons end up here), and the step it reports.
 
     ``paused`` blocks training; ``grant_steps(n)`` lets a paused run take n steps;
-    ``max_steps_per_s`` throttles a run so a lecture can follow it."""
+    ``max_steps_per_s`` throttles a run so a lecture can follow it; ``step`` is the last step the
+    trainer reported.  Built on threading primitives by default; ``RunControl(ctx)`` builds it on
+    the multiprocessing context ``ctx`` instead, so a worker process started from that context
+    sees the buttons pressed in the server and the server sees its step."""
 
-    stop_event: threading.Event = field(default_factory=threading.Event)
-    pause_event: threading.Event = field(default_factory=threading.Event)
-    max_steps_per_s: float | None = None
-    _granted: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(self, ctx: BaseContext | None = None) -> None:
+        self.stop_event: Any
+        self.pause_event: Any
+        self._lock: Any
+        if ctx is None:
+            self.stop_event, self.pause_event, self._lock = threading.Event(), threading.Event(), threading.Lock()
+            self._speed: Any = _Cell(0.0)
+            self._granted: Any = _Cell(0)
+            self._step: Any = _Cell(0)
+        else:
+            self.stop_event, self.pause_event, self._lock = ctx.Event(), ctx.Event(), ctx.Lock()
+            self._speed, self._granted, self._step = ctx.RawValue("d", 0.0), ctx.RawValue("q", 0), ctx.RawValue("q", 0)
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -50,17 +69,33 @@ class RunControl:
     def paused(self) -> bool:
         return self.pause_event.is_set()
 
+    @property
+    def max_steps_per_s(self) -> float | None:
+        cap = float(self._speed.value)
+        return cap if cap > 0 else None
+
+    @max_steps_per_s.setter
+    def max_steps_per_s(self, cap: float | None) -> None:
+        self._speed.value = float(cap) if cap else 0.0
+
+    @property
+    def step(self) -> int:
+        return int(self._step.value)
+
+    def report_step(self, step: int) -> None:
+        self._step.value = int(step)
+
     def grant_steps(self, n: int) -> None:
         with self._lock:
-            self._granted += max(0, int(n))
+            self._granted.value += max(0, int(n))
 
     def allowance(self, wanted: int) -> int:
         """How many of ``wanted`` steps may run now (all, unless paused)."""
         if not self.paused:
             return wanted
         with self._lock:
-            take = min(wanted, self._granted)
-            self._granted -= take
+            take = min(wanted, int(self._granted.value))
+            self._granted.value -= take
             return take
 
 
@@ -77,6 +112,8 @@ class RunJob:
         self.device = describe_device(self.trainer.device)
         self.status = status
         self.message: str | None = None
+        # called after every status change is stored (a worker process tells the server this way)
+        self.on_status: Callable[[str, str | None], None] | None = None
         self._last_checkpoint = time.monotonic()
         if resume_id is None:
             self.run_id = store.create_run(name or cfg.name or "run", cfg.to_json(), self.device,
@@ -106,6 +143,7 @@ class RunJob:
             on_snapshot: Callable[[Snapshot], None] | None = None) -> str:
         """Train to the end (or until stopped); returns the final status."""
         control = control or RunControl()
+        control.report_step(self.step)
         self._set_status("running")
         done = set(self.store.steps(self.run_id))  # non-empty only when resumed
         try:
@@ -149,6 +187,7 @@ class RunJob:
                 self._set_status("running")
             t0 = time.perf_counter()
             self.trainer.advance(n)
+            control.report_step(self.step)
             dt = time.perf_counter() - t0
             cap = control.max_steps_per_s  # read once: set_speed(None) may land during the sleep
             if cap:
@@ -161,6 +200,8 @@ class RunJob:
     def _set_status(self, status: str, message: str | None = None) -> None:
         self.status, self.message = status, message
         self.store.set_status(self.run_id, status, message)
+        if self.on_status is not None:
+            self.on_status(status, message)
 
 
 def run_config(cfg: RunConfig, store: RunStore, name: str | None = None,

@@ -104,13 +104,17 @@ def default_data_dir() -> Path:
 
 
 def _pid_alive(pid: int) -> bool:
+    """True while process ``pid`` runs; a zombie (exited, not yet reaped by its parent) has ended."""
     try:
         os.kill(pid, 0)  # PermissionError (another user's process) also means alive
     except ProcessLookupError:
         return False
     except PermissionError:
         pass
-    return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):  # no /proc (not Linux): os.kill's answer stands
+        return True
 
 
 class RunStore:

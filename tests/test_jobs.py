@@ -6,9 +6,15 @@ paused run must *not* move.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +35,14 @@ def _cfg(steps: int, **overrides: object) -> RunConfig:
 
 def _train_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("train-") and t.is_alive()]
+
+
+def _pid_alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, exited but not yet reaped, counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _wait_for(cond: Callable[[], bool], what: str, timeout: float = DEADLINE) -> float:
@@ -53,8 +67,10 @@ def manager(store):
     before = _train_threads()
     m = JobManager(store, max_concurrent=1)
     yield m
+    pids = m.worker_pids()  # the workers still alive when the test ends
     m.shutdown()
-    assert [t for t in _train_threads() if t not in before] == [], "shutdown left worker threads behind"
+    assert [t for t in _train_threads() if t not in before] == [], "shutdown left supervisor threads behind"
+    assert [p for p in pids if _pid_alive(p)] == [], "shutdown left worker processes behind"
 
 
 def _step(m: JobManager, rid: str) -> int:
@@ -258,3 +274,94 @@ def test_shutdown_joins_every_worker(store):
     assert store.get_run(queued)["status"] == "stopped"
     with pytest.raises(RuntimeError, match="shut down"):
         m.submit(_cfg(10))
+
+
+# ---------------------------------------------------------------------------- worker processes
+def test_runs_train_in_worker_processes(manager, store):
+    rid = manager.submit(_cfg(10**6), paused=True)
+    _wait_for(lambda: _status(manager, rid) == "paused", "the worker to start")
+    [pid] = manager.worker_pids()
+    assert pid != os.getpid() and _pid_alive(pid)
+    manager.stop(rid)
+    assert manager.wait(rid, timeout=DEADLINE) == "stopped"
+    _wait_for(lambda: not _pid_alive(pid), "the worker to exit")
+    _wait_for(lambda: manager.worker_pids() == [], "the supervisor to see the worker end")
+
+
+def test_killed_worker_leaves_run_interrupted_and_resumable(manager, store):
+    """A worker killed from outside (say, by the OOM killer) ends its run as ``interrupted`` with the
+    exit code; the server goes on, the next queued run starts, and the run can be resumed to its end."""
+    rid = manager.submit(_cfg(40), paused=True)
+    behind = manager.submit(_cfg(20))
+    _wait_for(lambda: _status(manager, rid) == "paused", "the worker to start")
+    manager.step(rid, 5)
+    _wait_for(lambda: _step(manager, rid) == 5, "5 granted steps")
+    [pid] = manager.worker_pids()
+    os.kill(pid, signal.SIGKILL)
+    _wait_for(lambda: _status(manager, rid) == "interrupted", "status 'interrupted'")
+    st = manager.status(rid)
+    assert "exit code -9" in st.message and "at step 5" in st.message, st.message
+    assert store.get_run(rid)["status"] == "interrupted"
+    assert not manager.is_live(rid)
+    assert manager.wait(behind, timeout=DEADLINE) == "finished", "the queued run took the freed slot"
+
+    assert manager.resume_stored(rid) == rid
+    assert manager.wait(rid, timeout=DEADLINE) == "finished"
+    assert store.get_run(rid)["last_step"] == 40
+
+
+SERVER_SCRIPT = textwrap.dedent("""
+    import sys, time
+    from engine.jobs import JobManager
+    from engine.presets import get_preset
+    from engine.store import RunStore
+
+    if __name__ == "__main__":
+        m = JobManager(RunStore(sys.argv[1]), max_concurrent=1)
+        cfg = get_preset("syn-small").config.with_overrides({"optim.steps": 10**6, "optim.batch": 8, "data.T": 16})
+        rid = m.submit(cfg, paused=True)
+        m.step(rid, 3)
+        while m.status(rid).step < 3:
+            time.sleep(0.01)
+        print(rid, *m.worker_pids(), flush=True)
+        time.sleep(600)
+""")
+
+
+def test_worker_dies_with_a_killed_server(tmp_path):
+    """``kill -9`` of the server process leaves no worker writing to the store: the worker is killed
+    too, and reopening the store marks the run ``interrupted`` with its snapshots intact."""
+    root = Path(__file__).resolve().parents[1]
+    server = subprocess.Popen([sys.executable, "-c", SERVER_SCRIPT, str(tmp_path)], cwd=root, text=True,
+                              stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        rid, pid = server.stdout.readline().split()
+        assert _pid_alive(int(pid))
+    finally:
+        server.kill()
+        server.wait(10)
+    _wait_for(lambda: not _pid_alive(int(pid)), "the worker to die with the server")
+    with RunStore(tmp_path) as reopened:
+        run = reopened.get_run(rid)
+        assert run["status"] == "interrupted", run
+        assert reopened.steps(rid)[0] == 0
+
+
+def _semaphores() -> set[str]:
+    return {p.name for p in Path("/dev/shm").glob("sem.*")}
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="named semaphores live in /dev/shm on Linux only")
+def test_ended_jobs_free_their_shared_controls(manager):
+    """Each job's shared control holds named semaphores in /dev/shm (64 MB in a default Docker
+    container); a long-lived server must not keep those of every run it ever trained."""
+    before = _semaphores()
+    rids = [manager.submit(_cfg(5)) for _ in range(3)]
+    stopped = manager.submit(_cfg(5))
+    manager.stop(stopped)  # ends while queued
+    assert len(_semaphores() - before) >= 3, "the shared controls live in /dev/shm (else this test sees nothing)"
+    for rid in rids:
+        assert manager.wait(rid, timeout=DEADLINE) == "finished"
+    _wait_for(lambda: not manager.worker_pids(), "the workers to end")
+    _wait_for(lambda: _semaphores() - before == set(), "the semaphores of the ended jobs to be freed")
+    assert [manager.status(r).step for r in rids] == [5, 5, 5]

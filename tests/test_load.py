@@ -18,7 +18,8 @@ pytestmark = [pytest.mark.slow]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 SUMMARY = ("wall_s", "sessions_open_at_once", "pages_rendered", "runs_started", "runs_finished",
            "runs_queued_then_finished", "max_runs_training_at_once", "watchers_saw_finish", "watchers_checked",
-           "health_max_latency_s", "health_p50_latency_s", "peak_rss_mb", "server_cpu_s", "harness_cpu_s",
+           "health_max_latency_s", "health_p50_latency_s", "peak_rss_mb", "peak_tree_pss_mb",
+           "server_cpu_s", "harness_cpu_s",
            "bytes_per_client", "loadavg_start")
 
 

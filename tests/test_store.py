@@ -211,8 +211,13 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("how", ["kill", "exit"])
+def _zombie(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.mark.parametrize("how", ["kill", "exit", "zombie"])
 def test_interrupted_detection(tmp_path, how):
+    """A writer that died is detected: killed, exited, or killed and not yet reaped (a zombie)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path), how],
                             stdout=subprocess.PIPE, env=env, text=True)
@@ -224,9 +229,14 @@ def test_interrupted_detection(tmp_path, how):
         while len(reader.steps(rid)) < 3:
             assert time.monotonic() < deadline, "child wrote no snapshots"
             time.sleep(0.01)
-        if how == "kill":
+        if how in ("kill", "zombie"):
             assert reader.get_run(rid)["status"] == "running"  # writer alive: untouched
             proc.send_signal(signal.SIGKILL)
+        if how == "zombie":  # killed, but this parent has not reaped it yet
+            while not _zombie(proc.pid):
+                assert time.monotonic() < deadline, "the killed child did not become a zombie"
+                time.sleep(0.01)
+            assert RunStore(tmp_path).get_run(rid)["status"] == "interrupted"
     finally:
         if proc.poll() is None and how == "exit":
             proc.wait(timeout=30)

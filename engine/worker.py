@@ -1,0 +1,112 @@
+"""One training job in its own process (the dashboard's workers; see :mod:`engine.jobs`).
+
+The server creates the run in the store, then starts :func:`train_stored_run` in a process
+from :func:`worker_context`: a ``forkserver`` context whose server process has already
+imported this module (torch included), so a worker starts in milliseconds instead of the
+~2 s a ``spawn`` re-import takes.  The worker opens the store itself, continues the run
+from the store (a new run has no checkpoint: it starts at step 0), and trains it with the
+:class:`~engine.runner.RunControl` the server shares with it.  It reports its status
+changes through a pipe and its step through the control; the run store stays the record.
+
+A worker dies with the server (:func:`die_with`): a ``kill -9`` of the server leaves no
+orphan writing to the store, the run is marked ``interrupted`` when the store is next
+opened, and the fork server, once its last worker is gone, exits too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import select
+import signal
+import threading
+import time
+from multiprocessing.connection import Connection
+from multiprocessing.context import ForkServerContext, SpawnContext
+
+import torch
+
+from .runner import RunControl, RunJob
+from .store import RunStore
+
+WorkerContext = ForkServerContext | SpawnContext
+_CONTEXT: WorkerContext | None = None
+
+
+def worker_context() -> WorkerContext:
+    """The multiprocessing context workers start from: ``forkserver`` with this module
+    preloaded where the platform has it (Linux), else ``spawn``."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        if "forkserver" in mp.get_all_start_methods():
+            server = mp.get_context("forkserver")
+            # '__main__' too: else every worker would re-run the server's main script (say the
+            # `streamlit` console script) as __mp_main__ before it could start
+            server.set_forkserver_preload(["__main__", __name__])
+            _CONTEXT = server
+        else:  # pragma: no cover - macOS/Windows
+            _CONTEXT = mp.get_context("spawn")
+    return _CONTEXT
+
+
+def warm_up() -> None:
+    """Start the fork server now (it imports torch, ~2 s) rather than on the first run.  Only a
+    head start: if it fails, the first worker's start tries again and reports the error on its run."""
+    if worker_context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        with contextlib.suppress(Exception):
+            forkserver.ensure_running()
+
+
+def die_with(server_pid: int) -> None:
+    """SIGKILL this process as soon as process ``server_pid`` ends (a daemon thread waits on a
+    pidfd, which a reused pid cannot fool; where there is none, it polls the pid every 0.5 s)."""
+
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(server_pid)
+        except (AttributeError, OSError):  # pragma: no cover - not Linux ≥ 5.3
+            while _pid_exists(server_pid):
+                time.sleep(0.5)
+        else:
+            select.select([fd], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="die-with-server", daemon=True).start()
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover
+        return True
+    return True
+
+
+def train_stored_run(data_dir: str, run_id: str, control: RunControl, report: Connection,
+                     torch_threads: int, server_pid: int) -> None:
+    """Worker entry point: train stored run ``run_id`` to its end, sending ``(status, message)``
+    on ``report`` after every status change (the last one is terminal); die with ``server_pid``."""
+    die_with(server_pid)
+    torch.set_num_threads(torch_threads)
+    try:
+        store = RunStore(data_dir)
+        job = RunJob.resume(store, run_id, status="running")
+    except Exception as e:  # nothing trained: say why, in the store if it can be reached
+        message = f"the worker could not open the run: {type(e).__name__}: {e}"
+        with contextlib.suppress(Exception):
+            RunStore(data_dir).set_status(run_id, "failed", message)
+        report.send(("failed", message))
+        return
+    job.on_status = lambda status, message: report.send((status, message))
+    try:
+        job.run(control)
+    except Exception:  # the runner stored and reported 'failed' with the error
+        pass
+    finally:
+        store.close()
+        report.close()
