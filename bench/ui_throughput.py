@@ -14,8 +14,11 @@ Both rates come from the SAME measure: the run's stored ``last_step / (updated -
 recorded: time from launching ``streamlit run`` to the first chart visible in the browser,
 and the CPU seconds, while it trained, of the server process and of the server with its workers.
 Prints JSON; the target is (b) ≥ 90 % of (a).
-``--pin`` puts training (server or CLI) on core 0 and the measuring side (this script,
-Playwright's driver, Chromium) on core 1.
+``--pin`` puts training on core 0 (the CLI; or the server's workers, ``SCANSNAP_WORKER_CPUS=0``)
+and everything else on core 1: the server's own process (pages, live ticks), this script,
+Playwright's driver and Chromium.  Training then has one core to itself on both sides, as on a
+server with a core per job and the browser on the viewer's machine, and the ratio measures what
+serving the watched run takes from training.
 
     PYTHONPATH=. .venv/bin/python -m bench.ui_throughput --repeats 3
 """
@@ -65,19 +68,21 @@ def headless(preset: str, steps: int, work: Path, threads: int | None = None,
 
 
 def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str, Any]:
-    """``pin``: server on core 0, Chromium on core 1 (as if the browser ran on the viewer's machine)."""
+    """``pin``: the server's training workers on core 0 (``SCANSNAP_WORKER_CPUS=0``); the server's
+    own process and Chromium on core 1."""
     from playwright.sync_api import sync_playwright
 
     d = work / f"browser-{time.monotonic_ns()}"
-    with serve(d, work / f"{d.name}.log", cpus={0} if pin else None) as srv:
+    with serve(d, work / f"{d.name}.log", env={"SCANSNAP_WORKER_CPUS": "0"} if pin else None,
+               cpus={1} if pin else None) as srv:
         healthy_s = time.monotonic() - srv.t_launch
         with sync_playwright() as p:
             b = launch_chromium(p)
             pg = b.new_page(viewport={"width": 1600, "height": 2000})
-            if pin:
-                pin_chromium({1})
             pg.set_default_timeout(60_000)
             pg.goto(f"{srv.url}/?preset={preset}&optim.steps={steps}")
+            if pin:  # now that the page's renderer exists
+                pin_chromium({1})
             pg.wait_for_selector("[data-testid=stPlotlyChart] .js-plotly-plot")  # the P(l|n) preview
             first_chart_s = time.monotonic() - srv.t_launch
             pg.get_by_role("button", name="▶ Start").click()
@@ -101,7 +106,8 @@ def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str,
             b.close()
     out = stored_rate(d, run_id)
     out.update(first_chart_s=round(first_chart_s, 2), healthy_s=round(healthy_s, 2), status_updates_seen=ticks,
-               server_cpu_s=round(cpu, 2), server_tree_cpu_s=round(tree_cpu, 2), watched_s=round(watched, 2))
+               server_cpu_s=round(cpu, 2), server_tree_cpu_s=round(tree_cpu, 2), watched_s=round(watched, 2),
+               status_updates_per_s=round(ticks / watched, 2))
     return out
 
 
@@ -114,8 +120,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--preset", default="lecture")
     ap.add_argument("--steps", type=int, default=20000, help="long enough to train ≥ 15 s headless")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--pin", action="store_true", help="training (server or CLI) on core 0, Chromium on core 1: "
-                    "the browser does not take the training's CPU, as when it runs on the viewer's machine")
+    ap.add_argument("--pin", action="store_true", help="training (CLI or the server's workers) on core 0; the "
+                    "server process and the browser on core 1, as when the browser runs on the viewer's machine")
     args = ap.parse_args(argv)
     if args.pin:  # this process, Playwright's driver and Chromium (children inherit it) stay off core 0
         os.sched_setaffinity(0, {1})
@@ -138,7 +144,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(json.dumps({"repeat": i, **r}), file=sys.stderr, flush=True)
     ratios = [r["ratio"] for r in pairs]
     result = {
-        "preset": args.preset, "steps": args.steps, "pinned": args.pin, "repeats": args.repeats,
+        "preset": args.preset, "steps": args.steps, "pinned": args.pin,
+        "repeats": args.repeats,
         "cores": os.cpu_count(),
         "headless_steps_per_s": _spread([r["headless"]["steps_per_s"] for r in pairs]),
         "headless_1thread_steps_per_s": _spread([r["headless_1thread"]["steps_per_s"] for r in pairs]),
@@ -147,6 +154,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "browser_steps_per_s": _spread([r["browser"]["steps_per_s"] for r in pairs]),
         "ratio": _spread(ratios),
         "headless_wall_s": _spread([r["headless"]["wall_s"] for r in pairs]),
+        "status_updates_per_s": _spread([r["browser"]["status_updates_per_s"] for r in pairs]),
         "first_chart_s": _spread([r["browser"]["first_chart_s"] for r in pairs]),
         "server_healthy_s": _spread([r["browser"]["healthy_s"] for r in pairs]),
         "target": "browser ≥ 0.90 × the faster of headless (torch default threads) and headless (1 thread)",

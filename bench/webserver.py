@@ -150,14 +150,24 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
 
 
-def pin_chromium(cpus: set[int]) -> int:
-    """Pin every running Chromium process (children forked later inherit it); returns how many."""
-    n = 0
+def _chromium_threads() -> list[int]:
+    """Thread ids of every running Chromium process (and of Playwright's driver, which drives it)."""
+    tids = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if "chromium" in Path(f"/proc/{pid}/cmdline").read_text():
-                os.sched_setaffinity(int(pid), cpus)
-                n += 1
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            cmd = Path(f"/proc/{pid}/cmdline").read_text()
+            if "chromium" in cmd or "playwright" in cmd:
+                tids += [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    return tids
+
+
+def pin_chromium(cpus: set[int]) -> int:
+    """Pin every thread of Chromium (and of Playwright's driver) to ``cpus``; threads and processes
+    started later inherit it from the thread that starts them.  Returns how many threads.  (Linux
+    sets affinity per thread: pinning a process id alone would leave its other threads free.)"""
+    n = 0
+    for tid in _chromium_threads():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, cpus)
+            n += 1
     return n

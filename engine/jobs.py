@@ -35,7 +35,7 @@ import torch
 from .config import RunConfig
 from .runner import RunControl, RunJob
 from .store import RunStore, StoreError
-from .worker import train_stored_run, warm_up, worker_context
+from .worker import parse_cpus, train_stored_run, warm_up, worker_context
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
 
@@ -75,11 +75,15 @@ class _Job:
 
 
 class JobManager:
-    def __init__(self, store: RunStore, max_concurrent: int | None = None, max_per_owner: int = 2):
+    def __init__(self, store: RunStore, max_concurrent: int | None = None, max_per_owner: int = 2,
+                 worker_cpus: frozenset[int] | None = None):
+        """``worker_cpus``: the CPUs every worker runs on (default: any), e.g. to keep training off the
+        cores that serve pages; torch threads per worker are then divided among those."""
         self.store = store
         self.max_concurrent = max(1, max_concurrent or os.cpu_count() or 1)
         self.max_per_owner = max_per_owner
-        self.torch_threads = max(1, (os.cpu_count() or 1) // self.max_concurrent)
+        self.worker_cpus = worker_cpus
+        self.torch_threads = max(1, (len(worker_cpus) if worker_cpus else os.cpu_count() or 1) // self.max_concurrent)
         self._jobs: dict[str, _Job] = {}
         self._queue: deque[str] = deque()
         self._lock = threading.RLock()
@@ -147,7 +151,7 @@ class JobManager:
             receive, send = ctx.Pipe(duplex=False)
             j.process = ctx.Process(target=train_stored_run, name=f"train-{j.run_id}", daemon=True,
                                     args=(str(self.store.data_dir.resolve()), j.run_id, j.control, send,
-                                          self.torch_threads, os.getpid()))
+                                          self.torch_threads, os.getpid(), self.worker_cpus))
             j.process.start()
             send.close()  # the worker holds the only writing end: its exit reads as EOF here
             with receive:
@@ -268,7 +272,9 @@ def get_manager(data_dir: str | None = None, max_concurrent: int | None = None) 
     with _MANAGERS_LOCK:
         if key not in _MANAGERS:
             env = os.environ.get("SCANSNAP_MAX_JOBS")
-            _MANAGERS[key] = JobManager(store, max_concurrent or (int(env) if env else None))
+            cpus = os.environ.get("SCANSNAP_WORKER_CPUS")
+            _MANAGERS[key] = JobManager(store, max_concurrent or (int(env) if env else None),
+                                        worker_cpus=parse_cpus(cpus) if cpus else None)
         return _MANAGERS[key]
 
 

@@ -87,10 +87,29 @@ def _pid_exists(pid: int) -> bool:
     return True
 
 
+def parse_cpus(text: str) -> frozenset[int]:
+    """``"0"``, ``"0,2-3"`` → the CPU numbers it names; each must exist on this machine."""
+    n = os.cpu_count() or 1
+    allowed = f"CPU numbers from 0 to {n - 1}, comma-separated, ranges allowed (e.g. '0' or '0,2-3')"
+    cpus: set[int] = set()
+    try:
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} is not a CPU list: expected {allowed}") from None
+    if not cpus or not all(0 <= c < n for c in cpus):
+        raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} names no CPU of this machine: expected {allowed}")
+    return frozenset(cpus)
+
+
 def train_stored_run(data_dir: str, run_id: str, control: RunControl, report: Connection,
-                     torch_threads: int, server_pid: int) -> None:
+                     torch_threads: int, server_pid: int, cpus: frozenset[int] | None = None) -> None:
     """Worker entry point: train stored run ``run_id`` to its end, sending ``(status, message)``
-    on ``report`` after every status change (the last one is terminal); die with ``server_pid``."""
+    on ``report`` after every status change (the last one is terminal); die with ``server_pid``;
+    run on ``cpus`` when given (threads started later, torch's included, inherit it)."""
+    if cpus:
+        os.sched_setaffinity(0, cpus)
     die_with(server_pid)
     torch.set_num_threads(torch_threads)
     try:

@@ -22,6 +22,7 @@ from engine.config import RunConfig
 from engine.jobs import TERMINAL, JobManager
 from engine.presets import get_preset
 from engine.store import RunStore
+from engine.worker import parse_cpus
 
 DEADLINE = 20.0  # generous: the CI machine may be busy
 
@@ -365,3 +366,29 @@ def test_ended_jobs_free_their_shared_controls(manager):
     _wait_for(lambda: not manager.worker_pids(), "the workers to end")
     _wait_for(lambda: _semaphores() - before == set(), "the semaphores of the ended jobs to be freed")
     assert [manager.status(r).step for r in rids] == [5, 5, 5]
+
+
+@pytest.mark.parametrize(("text", "cpus"), [("0", {0}), (" 0 , 0-0 ", {0}), (f"0-{(os.cpu_count() or 1) - 1}",
+                                                                          set(range(os.cpu_count() or 1)))])
+def test_parse_cpus(text, cpus):
+    assert parse_cpus(text) == cpus
+
+
+@pytest.mark.parametrize(("text", "why"), [("x", "is not a CPU list"), ("1-x", "is not a CPU list"),
+                                           ("", "names no CPU"), (str(os.cpu_count() or 1), "names no CPU"),
+                                           ("-1", "is not a CPU list|names no CPU")])
+def test_parse_cpus_refuses_with_the_allowed_form(text, why):
+    with pytest.raises(ValueError, match=rf"SCANSNAP_WORKER_CPUS=.*({why}).*CPU numbers from 0 to"):
+        parse_cpus(text)
+
+
+def test_workers_run_on_the_cpus_they_are_given(store):
+    m = JobManager(store, max_concurrent=1, worker_cpus=frozenset({0}))
+    try:
+        rid = m.submit(_cfg(10**6), paused=True)
+        _wait_for(lambda: _status(m, rid) == "paused", "the worker to start")
+        [pid] = m.worker_pids()
+        assert os.sched_getaffinity(pid) == {0}
+        assert m.torch_threads == 1
+    finally:
+        m.shutdown()

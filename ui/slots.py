@@ -1,10 +1,11 @@
 """At most a few script runs execute at once, server-wide (no streamlit here).
 
 Many sessions share one Python process: the web server's event loop (which answers the health
-check and moves every websocket message), the training threads and one script thread per
-session all take turns holding the GIL.  When twenty live areas tick at the same moment,
-twenty runnable threads each get the GIL a few milliseconds at a time and the event loop waits
-its turn behind all of them (measured: health answers up to 2.7 s with 20 watchers and 2 runs).
+check and moves every websocket message) and one script thread per session all take turns
+holding the GIL (training runs in worker processes, see engine.jobs).  When twenty live areas
+tick at the same moment, twenty runnable threads each get the GIL a few milliseconds at a time
+and the event loop waits its turn behind all of them (measured: health answers up to 2.7 s
+with 20 watchers and 2 runs).
 Queued on a semaphore instead, the waiting scripts sleep without the GIL, so the event loop
 only ever competes with ``size`` of them; the total work is the same.
 

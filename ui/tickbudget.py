@@ -1,8 +1,8 @@
 """How often the Lab's live area may refresh, given everyone else watching (no streamlit here).
 
 Every session watching a live run re-runs its live area every ``tick`` seconds, and all of
-them share one Python process (one GIL) with the web server's event loop and the training
-threads.  With ``n`` sessions ticking and one tick costing ``c`` seconds of CPU, the live
+them share one Python process (one GIL) with the web server's event loop (training runs in
+worker processes).  With ``n`` sessions ticking and one tick costing ``c`` seconds of CPU, the live
 areas take ``n·c/tick`` of a core.  :class:`TickBudget` keeps that under ``budget`` (a
 fraction of one core) by stretching the tick: ``tick = max(base, n·c/budget)``, capped at
 ``max_tick``.  ``c`` is measured, not guessed: an exponential average of the ticks' own wall

@@ -21,7 +21,7 @@ from ui.charts import FONT, LECTURE_FONT, plot_config
 from ui.urlstate import Knob, eta_options, get_dotted
 
 CSS = Path(__file__).resolve().parent.parent / "assets" / "style.css"
-# The server's event loop, many sessions' script threads and the training threads share the GIL.
+# The server's event loop and many sessions' script threads share the GIL.
 # A thread that releases it for I/O (the event loop, a torch kernel) waits up to the switch
 # interval (5 ms by default) to get it back from a busy thread; 1 ms shortens those hand-offs
 # when tens of sessions tick at once (set once, when the UI is first imported).
