@@ -4,7 +4,7 @@ attention scan and snap next to the theory.  Start with ``streamlit run app.py``
 import streamlit as st
 
 from ui.slots import SLOTS
-from ui.widgets import apply_lecture_mode
+from ui.widgets import apply_lecture_mode, manager
 
 st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide")
 
@@ -17,6 +17,7 @@ PAGES = [
     st.Page("app_pages/runs.py", title="Runs", icon="🗂️"),
 ]
 page = st.navigation(PAGES, position="top")
+manager()  # created with the first page of any kind: its fork server loads torch (~2 s) while pages render
 apply_lecture_mode()
 st.caption(
     "**Scan & Snap lab** · how a 1-layer transformer's attention first *scans* (distinct tokens grow, "

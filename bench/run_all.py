@@ -32,7 +32,7 @@ BENCHES: dict[str, list[str]] = {
     "sweep": [PY, "-m", "bench.sweep_speed"],
     "reproduce": [PY, "-m", "bench.reproduce_speed"],
     "ui_throughput": [PY, "-m", "bench.ui_throughput", "--repeats", "3"],
-    "ui_throughput_pinned": [PY, "-m", "bench.ui_throughput", "--repeats", "2", "--pin"],
+    "ui_throughput_pinned": [PY, "-m", "bench.ui_throughput", "--repeats", "3", "--pin"],
     "ui_latency": [PY, "-m", "bench.ui_latency", "--trials", "20"],
     "ui_latency_pinned": [PY, "-m", "bench.ui_latency", "--trials", "20", "--pin"],
     "load": [PY, "-m", "bench.load_test"],

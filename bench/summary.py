@@ -72,8 +72,12 @@ def targets() -> list[str]:
          f"{full['wall_s']} s, {full['verdicts'] - full['failed']}/{full['verdicts']}",
          _met(quick["wall_s"] <= 30 and not quick["failed"] and not full["failed"])],
         ["training with a browser watching ≥ 90 % of headless (#3)",
-         f"{ut['ratio']['median']:.2f} (unpinned), {utp['ratio']['median']:.2f} (server and browser on separate "
-         "cores)", _met(min(ut["ratio"]["median"], utp["ratio"]["median"]) >= 0.9)],
+         f"watched rate / headless: {ut['ratio']['median']:.2f} (browser sharing the training's cores), "
+         f"{utp['ratio']['median']:.2f} (training on its own core, browser elsewhere); counting the first run's "
+         f"wait for the fresh server's worker fork server: {ut['ratio_incl_start']['median']:.2f} / "
+         f"{utp['ratio_incl_start']['median']:.2f}",
+         f"{_met(utp['ratio']['median'] >= 0.9)} training on its own core / "
+         f"{_met(ut['ratio']['median'] >= 0.9)} sharing cores with the browser"],
         ["time from `streamlit run` to the first chart (#3, recorded)",
          f"{ut['first_chart_s']['median']} s median (unpinned), {utp['first_chart_s']['median']} s (pinned)",
          "recorded"],
@@ -158,8 +162,15 @@ def ui_throughput() -> list[str]:
         out.append(table(["", "median", "min", "max"], [
             ["headless, torch default threads (steps/s)", *r["headless_steps_per_s"].values()],
             ["headless, 1 thread (steps/s)", *r["headless_1thread_steps_per_s"].values()],
-            ["server, browser watching (steps/s)", *r["browser_steps_per_s"].values()],
-            ["**ratio browser / best headless**", *(f"**{v}**" for v in r["ratio"].values())],
+            *([["headless on core 0 beside a busy core 1 (the control, steps/s)",
+                *r["headless_beside_browser_steps_per_s"].values()]] if "headless_beside_browser_steps_per_s" in r
+              else []),
+            ["server, browser watching: watched rate (steps/s)", *r["browser_watched_steps_per_s"].values()],
+            ["server, browser watching: stored rate, start included (steps/s)", *r["browser_steps_per_s"].values()],
+            ["fresh server: click on Start → first step on the page (s)", *r["start_delay_s"].values()],
+            ["**ratio watched / best headless**", *(f"**{v}**" for v in r["ratio"].values())],
+            ["ratio stored (start included) / best headless", *r["ratio_incl_start"].values()],
+            *([["ratio watched / the control", *r["ratio_to_control"].values()]] if "ratio_to_control" in r else []),
             ["`streamlit run` → first chart in the browser (s)", *r["first_chart_s"].values()],
         ]))
         out.append("")
