@@ -36,7 +36,7 @@ import torch
 from .config import RunConfig
 from .runner import RunControl, RunJob
 from .store import RunStore, StoreError
-from .worker import parse_cpus, train_stored_run, warm_up, worker_context
+from .worker import parse_cpus, start_without_main, train_stored_run, warm_up, worker_context
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
 
@@ -70,9 +70,9 @@ class _Job:
     def release_control(self) -> None:
         """Swap the shared control of an ended job for an in-process one with the same step: the
         shared one holds named semaphores (in /dev/shm), freed once nothing refers to it."""
-        step = self.control.step
-        self.control = RunControl()
-        self.control.report_step(step)
+        released = RunControl()
+        released.report_step(self.control.step)
+        self.control = released  # swapped whole: a reader sees the old control or the new one
 
 
 class JobManager:
@@ -153,7 +153,7 @@ class JobManager:
             j.process = ctx.Process(target=train_stored_run, name=f"train-{j.run_id}", daemon=True,
                                     args=(str(self.store.data_dir.resolve()), j.run_id, j.control, send,
                                           self.torch_threads, os.getpid(), self.worker_cpus))
-            j.process.start()
+            start_without_main(j.process)
             send.close()  # the worker holds the only writing end: its exit reads as EOF here
             with receive:
                 while True:
@@ -162,9 +162,11 @@ class JobManager:
                     except EOFError:
                         break
             j.process.join()
+            code = j.process.exitcode
+            j.process.close()  # its pipes to the fork server (2 fds) would stay open for the server's life
             if j.status not in TERMINAL:
                 self._set_status(j, "interrupted",
-                                 f"the worker process ended (exit code {j.process.exitcode}) without finishing "
+                                 f"the worker process ended (exit code {code}) without finishing "
                                  f"the run, at step {j.control.step}; snapshots up to the last checkpoint are "
                                  "intact: resume or re-run it")
         except Exception as e:  # e.g. no process could be started: say so on the run
@@ -229,8 +231,8 @@ class JobManager:
     def worker_pids(self) -> list[int]:
         """Process ids of the workers alive now."""
         with self._lock:
-            return [j.process.pid for j in self._jobs.values()
-                    if j.process is not None and j.process.pid is not None and not j.ended]
+            return [pid for j in self._jobs.values() if not j.ended and j.process is not None
+                    and (pid := _pid_of(j.process)) is not None]
 
     def wait(self, run_id: str, timeout: float | None = None) -> str:
         """Block until the run ends (or the timeout passes); returns its status."""
@@ -254,12 +256,21 @@ class JobManager:
         for j in jobs:
             if j.thread is not None:
                 j.thread.join(timeout)
-                if j.thread.is_alive() and j.process is not None:
-                    j.process.kill()
+                if j.thread.is_alive() and j.process is not None and _pid_of(j.process) is not None:
+                    with contextlib.suppress(ValueError, OSError):  # it may end (and be closed) meanwhile
+                        j.process.kill()
                     j.thread.join(timeout)
             if j.status == "queued":
                 self._set_status(j, "stopped", "server shut down before the run started")
                 j.release_control()
+
+
+def _pid_of(process: BaseProcess) -> int | None:
+    """The pid of a started, not yet closed process (None before its start or after its close)."""
+    try:
+        return process.pid
+    except ValueError:  # closed
+        return None
 
 
 _MANAGERS: dict[str, JobManager] = {}

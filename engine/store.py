@@ -65,7 +65,7 @@ import pandas as pd
 from .blobs import pack_npy, pack_npz, unpack_npy, unpack_npz
 
 STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
-LIVE_STATUSES = ("running", "paused")
+LIVE_STATUSES = ("queued", "running", "paused")  # a run some process is (or will be) writing
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
 MAX_SNAPSHOTS_PER_RUN = 2000
 SCALAR_ROW_BYTES = 48  # rough on-disk cost of one scalars row, for size_bytes()
@@ -113,7 +113,9 @@ def _pid_alive(pid: int) -> bool:
         pass
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):  # no /proc (not Linux): os.kill's answer stands
+    except FileNotFoundError:  # it ended between the two looks
+        return not Path("/proc/self/stat").exists()  # ... unless there is no /proc at all (not Linux)
+    except (OSError, IndexError):  # no /proc: os.kill's answer stands
         return True
 
 
@@ -334,14 +336,16 @@ class RunStore:
         return [self._run_dict(r) for r in rows]
 
     def recover_interrupted(self) -> list[str]:
-        """Mark ``running``/``paused`` runs whose writer (same host) is dead as ``interrupted``."""
+        """Mark ``queued``/``running``/``paused`` runs whose writer (same host) is dead as ``interrupted``
+        (a queued run's writer is the server that queued it)."""
         q = f"SELECT id, pid, last_step FROM runs WHERE status IN ({','.join('?' * len(LIVE_STATUSES))}) AND host = ?"
         dead = [(rid, pid, last) for rid, pid, last in self._read(q, (*LIVE_STATUSES, self._host))
                 if pid is not None and pid != os.getpid() and not _pid_alive(int(pid))]
         done = []
         for rid, pid, last in dead:
+            kept = f"snapshots up to step {last} are intact" if last is not None else "it had written no snapshot"
             msg = (f"writer process {pid} on {self._host} ended without finishing the run (crash, "
-                   f"kill or power loss); snapshots up to step {last} are intact")
+                   f"kill or power loss); {kept}")
             with self._write("marking an interrupted run") as con:
                 cur = con.execute("UPDATE runs SET status = 'interrupted', message = ?, updated = ? "
                                   f"WHERE id = ? AND status IN ({','.join('?' * len(LIVE_STATUSES))})",

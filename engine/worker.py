@@ -22,8 +22,11 @@ import select
 import signal
 import threading
 import time
+from multiprocessing import spawn
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
+from multiprocessing.process import BaseProcess
+from typing import Any
 
 import torch
 
@@ -41,13 +44,38 @@ def worker_context() -> WorkerContext:
     if _CONTEXT is None:
         if "forkserver" in mp.get_all_start_methods():
             server = mp.get_context("forkserver")
-            # '__main__' too: else every worker would re-run the server's main script (say the
-            # `streamlit` console script) as __mp_main__ before it could start
-            server.set_forkserver_preload(["__main__", __name__])
+            server.set_forkserver_preload([__name__])
             _CONTEXT = server
         else:  # pragma: no cover - macOS/Windows
             _CONTEXT = mp.get_context("spawn")
     return _CONTEXT
+
+
+_START_LOCK = threading.Lock()
+
+
+def start_without_main(process: BaseProcess) -> None:
+    """``process.start()``, without the child re-running the parent's ``__main__``.
+
+    multiprocessing tells a child to re-import the parent's main module before it unpickles its
+    target.  Under Streamlit ``sys.modules["__main__"]`` is the app script itself (the script
+    runner installs it so), so every worker would run ``app.py`` (Streamlit, the UI, a second job
+    manager) before training.  A worker's target lives in this module, which the fork server has
+    preloaded: the main module is left out of what the child is told to prepare."""
+    with _START_LOCK:  # the stdlib's function is swapped for the duration of one start
+        real = spawn.get_preparation_data
+
+        def without_main(name: str) -> dict[str, Any]:
+            data = real(name)
+            data.pop("init_main_from_path", None)
+            data.pop("init_main_from_name", None)
+            return data
+
+        spawn.get_preparation_data = without_main
+        try:
+            process.start()
+        finally:
+            spawn.get_preparation_data = real
 
 
 def warm_up() -> None:
@@ -88,9 +116,10 @@ def _pid_exists(pid: int) -> bool:
 
 
 def parse_cpus(text: str) -> frozenset[int]:
-    """``"0"``, ``"0,2-3"`` → the CPU numbers it names; each must exist on this machine."""
-    n = os.cpu_count() or 1
-    allowed = f"CPU numbers from 0 to {n - 1}, comma-separated, ranges allowed (e.g. '0' or '0,2-3')"
+    """``"0"``, ``"0,2-3"`` → the CPU numbers it names; each must be one this process may run on."""
+    usable = sorted(os.sched_getaffinity(0))
+    allowed = (f"CPU numbers this server may use ({', '.join(map(str, usable))}), comma-separated, ranges "
+               "allowed (e.g. '0' or '0,2-3')")
     cpus: set[int] = set()
     try:
         for part in filter(None, (p.strip() for p in text.split(","))):
@@ -98,8 +127,9 @@ def parse_cpus(text: str) -> frozenset[int]:
             cpus.update(range(int(lo), int(hi or lo) + 1))
     except ValueError:
         raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} is not a CPU list: expected {allowed}") from None
-    if not cpus or not all(0 <= c < n for c in cpus):
-        raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} names no CPU of this machine: expected {allowed}")
+    if not cpus or not cpus <= set(usable):
+        raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} names none or CPUs this server cannot use: expected "
+                         f"{allowed}")
     return frozenset(cpus)
 
 
@@ -108,11 +138,11 @@ def train_stored_run(data_dir: str, run_id: str, control: RunControl, report: Co
     """Worker entry point: train stored run ``run_id`` to its end, sending ``(status, message)``
     on ``report`` after every status change (the last one is terminal); die with ``server_pid``;
     run on ``cpus`` when given (threads started later, torch's included, inherit it)."""
-    if cpus:
-        os.sched_setaffinity(0, cpus)
     die_with(server_pid)
-    torch.set_num_threads(torch_threads)
     try:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+        torch.set_num_threads(torch_threads)
         store = RunStore(data_dir)
         job = RunJob.resume(store, run_id, status="running")
     except Exception as e:  # nothing trained: say why, in the store if it can be reached

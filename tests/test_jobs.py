@@ -6,13 +6,18 @@ paused run must *not* move.
 
 from __future__ import annotations
 
+import gc
 import os
+import select
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
+import types
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +30,7 @@ from engine.store import RunStore
 from engine.worker import parse_cpus
 
 DEADLINE = 20.0  # generous: the CI machine may be busy
+USABLE = sorted(os.sched_getaffinity(0))
 
 
 def _cfg(steps: int, **overrides: object) -> RunConfig:
@@ -336,6 +342,8 @@ def test_worker_dies_with_a_killed_server(tmp_path):
     server = subprocess.Popen([sys.executable, "-c", SERVER_SCRIPT, str(tmp_path)], cwd=root, text=True,
                               stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(root)})
     try:
+        ready, _, _ = select.select([server.stdout], [], [], 60)
+        assert ready, "the server script did not start its worker within 60 s"
         rid, pid = server.stdout.readline().split()
         assert _pid_alive(int(pid))
     finally:
@@ -348,47 +356,85 @@ def test_worker_dies_with_a_killed_server(tmp_path):
         assert reopened.steps(rid)[0] == 0
 
 
-def _semaphores() -> set[str]:
-    return {p.name for p in Path("/dev/shm").glob("sem.*")}
-
-
-@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="named semaphores live in /dev/shm on Linux only")
 def test_ended_jobs_free_their_shared_controls(manager):
-    """Each job's shared control holds named semaphores in /dev/shm (64 MB in a default Docker
-    container); a long-lived server must not keep those of every run it ever trained."""
-    before = _semaphores()
-    rids = [manager.submit(_cfg(5)) for _ in range(3)]
+    """Each job's shared control holds named semaphores (in /dev/shm, 64 MB in a default Docker
+    container) until the control is garbage: a long-lived server must not keep those of every run it
+    ever trained, whether it finished or was stopped while queued."""
+    rids = [manager.submit(_cfg(5), paused=True) for _ in range(3)]
     stopped = manager.submit(_cfg(5))
+    shared = [weakref.ref(manager._jobs[rid].control) for rid in (*rids, stopped)]
     manager.stop(stopped)  # ends while queued
-    assert len(_semaphores() - before) >= 3, "the shared controls live in /dev/shm (else this test sees nothing)"
+    for rid in rids:
+        manager.resume(rid)
     for rid in rids:
         assert manager.wait(rid, timeout=DEADLINE) == "finished"
     _wait_for(lambda: not manager.worker_pids(), "the workers to end")
-    _wait_for(lambda: _semaphores() - before == set(), "the semaphores of the ended jobs to be freed")
+    _wait_for(lambda: gc.collect() >= 0 and all(ref() is None for ref in shared),
+              "the shared controls of the ended jobs to be freed")
     assert [manager.status(r).step for r in rids] == [5, 5, 5]
+    assert manager.status(stopped).status == "stopped"
 
 
-@pytest.mark.parametrize(("text", "cpus"), [("0", {0}), (" 0 , 0-0 ", {0}), (f"0-{(os.cpu_count() or 1) - 1}",
-                                                                          set(range(os.cpu_count() or 1)))])
+def test_ended_workers_leave_no_file_descriptors():
+    """A finished job's process handle is closed (its two pipes to the fork server with it)."""
+    store = RunStore(tempfile.mkdtemp())
+    m = JobManager(store, max_concurrent=1)
+    try:
+        warm = m.submit(_cfg(2))  # the first start may open long-lived fds (fork server, trackers)
+        assert m.wait(warm, timeout=DEADLINE) == "finished"
+        _wait_for(lambda: not m.worker_pids(), "the first worker to end")
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(4):
+            assert m.wait(m.submit(_cfg(2)), timeout=DEADLINE) == "finished"
+        _wait_for(lambda: not m.worker_pids(), "the workers to end")
+        _wait_for(lambda: len(os.listdir("/proc/self/fd")) <= before, "the fds of the ended workers to close",
+                  timeout=5)
+    finally:
+        m.shutdown()
+        store.close()
+
+
+def test_workers_do_not_rerun_the_servers_main_module(manager, tmp_path):
+    """Streamlit installs the app script as ``sys.modules["__main__"]``; multiprocessing would make
+    every worker run that script again (the whole UI) before training.  It must not."""
+    marker = tmp_path / "main-ran"
+    script = tmp_path / "app_like.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    fake = types.ModuleType("__main__")
+    fake.__file__ = str(script)  # like Streamlit's script runner: a module with __file__, no __spec__
+    real = sys.modules["__main__"]
+    sys.modules["__main__"] = fake
+    try:
+        rid = manager.submit(_cfg(3))
+        assert manager.wait(rid, timeout=DEADLINE) == "finished"
+    finally:
+        sys.modules["__main__"] = real
+    assert not marker.exists(), "a worker ran the server's main script"
+
+
+@pytest.mark.parametrize(("text", "cpus"), [(str(min(USABLE)), {min(USABLE)}),
+                                            (f" {min(USABLE)} , {min(USABLE)}-{min(USABLE)} ", {min(USABLE)}),
+                                            (",".join(map(str, USABLE)), set(USABLE))])
 def test_parse_cpus(text, cpus):
     assert parse_cpus(text) == cpus
 
 
 @pytest.mark.parametrize(("text", "why"), [("x", "is not a CPU list"), ("1-x", "is not a CPU list"),
-                                           ("", "names no CPU"), (str(os.cpu_count() or 1), "names no CPU"),
-                                           ("-1", "is not a CPU list|names no CPU")])
+                                           ("", "names none"), (str(max(USABLE) + 1), "names none"),
+                                           ("-1", "is not a CPU list|names none")])
 def test_parse_cpus_refuses_with_the_allowed_form(text, why):
-    with pytest.raises(ValueError, match=rf"SCANSNAP_WORKER_CPUS=.*({why}).*CPU numbers from 0 to"):
+    with pytest.raises(ValueError, match=rf"SCANSNAP_WORKER_CPUS=.*({why}).*CPU numbers this server may use"):
         parse_cpus(text)
 
 
 def test_workers_run_on_the_cpus_they_are_given(store):
-    m = JobManager(store, max_concurrent=1, worker_cpus=frozenset({0}))
+    cpu = min(USABLE)
+    m = JobManager(store, max_concurrent=1, worker_cpus=frozenset({cpu}))
     try:
         rid = m.submit(_cfg(10**6), paused=True)
         _wait_for(lambda: _status(m, rid) == "paused", "the worker to start")
         [pid] = m.worker_pids()
-        assert os.sched_getaffinity(pid) == {0}
+        assert os.sched_getaffinity(pid) == {cpu}
         assert m.torch_threads == 1
     finally:
         m.shutdown()

@@ -308,3 +308,20 @@ def test_concurrent_reader_and_writer(store):
         t.join(timeout=60)
     assert not errors, errors
     assert finals == [150, 150, 150] and store.steps(rid) == list(range(150))
+
+
+def test_queued_run_of_a_dead_server_is_interrupted(tmp_path):
+    """A server killed with runs still queued leaves them to no one: on reopen they are
+    ``interrupted`` (resumable from the start), not ``queued`` forever; this process's stay queued."""
+    script = ("import sys; from engine.store import RunStore; "
+              "print(RunStore(sys.argv[1]).create_run('q', '{}', 'cpu', {}, status='queued'))")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60)
+    orphan = out.stdout.strip()
+    with RunStore(tmp_path) as s:
+        mine = s.create_run("mine", "{}", "cpu", {}, status="queued")
+    with RunStore(tmp_path) as s:
+        assert s.get_run(orphan)["status"] == "interrupted"
+        assert "ended without finishing" in s.get_run(orphan)["message"]
+        assert "it had written no snapshot" in s.get_run(orphan)["message"]
+        assert s.get_run(mine)["status"] == "queued"
