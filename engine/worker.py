@@ -116,10 +116,11 @@ def _pid_exists(pid: int) -> bool:
 
 
 def parse_cpus(text: str) -> frozenset[int]:
-    """``"0"``, ``"0,2-3"`` → the CPU numbers it names; each must be one this process may run on."""
-    usable = sorted(os.sched_getaffinity(0))
-    allowed = (f"CPU numbers this server may use ({', '.join(map(str, usable))}), comma-separated, ranges "
-               "allowed (e.g. '0' or '0,2-3')")
+    """``"0"``, ``"0,2-3"`` → the CPU numbers it names; each must exist on this machine."""
+    # this machine's CPUs, not this process's affinity: the server itself may be confined elsewhere;
+    # a CPU a container forbids fails the worker's start, which then reports the run 'failed' and why
+    n = os.cpu_count() or 1
+    allowed = f"CPU numbers from 0 to {n - 1}, comma-separated, ranges allowed (e.g. '0' or '0,2-3')"
     cpus: set[int] = set()
     try:
         for part in filter(None, (p.strip() for p in text.split(","))):
@@ -127,9 +128,8 @@ def parse_cpus(text: str) -> frozenset[int]:
             cpus.update(range(int(lo), int(hi or lo) + 1))
     except ValueError:
         raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} is not a CPU list: expected {allowed}") from None
-    if not cpus or not cpus <= set(usable):
-        raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} names none or CPUs this server cannot use: expected "
-                         f"{allowed}")
+    if not cpus or not all(0 <= c < n for c in cpus):
+        raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} names no CPU of this machine: expected {allowed}")
     return frozenset(cpus)
 
 
@@ -146,7 +146,7 @@ def train_stored_run(data_dir: str, run_id: str, control: RunControl, report: Co
         store = RunStore(data_dir)
         job = RunJob.resume(store, run_id, status="running")
     except Exception as e:  # nothing trained: say why, in the store if it can be reached
-        message = f"the worker could not open the run: {type(e).__name__}: {e}"
+        message = f"the worker could not start the run: {type(e).__name__}: {e}"
         with contextlib.suppress(Exception):
             RunStore(data_dir).set_status(run_id, "failed", message)
         report.send(("failed", message))

@@ -420,11 +420,24 @@ def test_parse_cpus(text, cpus):
 
 
 @pytest.mark.parametrize(("text", "why"), [("x", "is not a CPU list"), ("1-x", "is not a CPU list"),
-                                           ("", "names none"), (str(max(USABLE) + 1), "names none"),
-                                           ("-1", "is not a CPU list|names none")])
+                                           ("", "names no CPU"), (str(os.cpu_count() or 1), "names no CPU"),
+                                           ("-1", "is not a CPU list|names no CPU")])
 def test_parse_cpus_refuses_with_the_allowed_form(text, why):
-    with pytest.raises(ValueError, match=rf"SCANSNAP_WORKER_CPUS=.*({why}).*CPU numbers this server may use"):
+    with pytest.raises(ValueError, match=rf"SCANSNAP_WORKER_CPUS=.*({why}).*CPU numbers from 0 to"):
         parse_cpus(text)
+
+
+def test_a_worker_that_cannot_take_its_cpus_fails_its_run_with_the_reason(store):
+    """A CPU this machine has but the process may not use (a container's cpuset): the run ends
+    ``failed`` saying why, not ``interrupted`` (resuming would fail the same way)."""
+    m = JobManager(store, max_concurrent=1, worker_cpus=frozenset({10_000}))  # past any kernel's CPU mask
+    try:
+        rid = m.submit(_cfg(3))
+        assert m.wait(rid, timeout=DEADLINE) == "failed"
+        assert "the worker could not start the run" in m.status(rid).message
+        assert store.get_run(rid)["status"] == "failed"
+    finally:
+        m.shutdown()
 
 
 def test_workers_run_on_the_cpus_they_are_given(store):
