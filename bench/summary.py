@@ -72,12 +72,11 @@ def targets() -> list[str]:
          f"{full['wall_s']} s, {full['verdicts'] - full['failed']}/{full['verdicts']}",
          _met(quick["wall_s"] <= 30 and not quick["failed"] and not full["failed"])],
         ["training with a browser watching ≥ 90 % of headless (#3)",
-         f"watched rate / headless: {ut['ratio']['median']:.2f} (browser sharing the training's cores), "
-         f"{utp['ratio']['median']:.2f} (training on its own core, browser elsewhere); counting the first run's "
-         f"wait for the fresh server's worker fork server: {ut['ratio_incl_start']['median']:.2f} / "
-         f"{utp['ratio_incl_start']['median']:.2f}",
-         f"{_met(utp['ratio']['median'] >= 0.9)} training on its own core / "
-         f"{_met(ut['ratio']['median'] >= 0.9)} sharing cores with the browser"],
+         f"training on its own core, browser elsewhere: {utp['ratio_incl_start']['median']:.2f} (stored rate, the "
+         f"measure headless uses), {utp['ratio']['median']:.2f} (rate the page shows); browser on the same two "
+         f"cores: {ut['ratio_incl_start']['median']:.2f} / {ut['ratio']['median']:.2f}",
+         f"{_met(min(utp['ratio']['median'], utp['ratio_incl_start']['median']) >= 0.9)} own core / "
+         f"{_met(min(ut['ratio']['median'], ut['ratio_incl_start']['median']) >= 0.9)} shared with the browser"],
         ["time from `streamlit run` to the first chart (#3, recorded)",
          f"{ut['first_chart_s']['median']} s median (unpinned), {utp['first_chart_s']['median']} s (pinned)",
          "recorded"],

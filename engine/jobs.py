@@ -4,8 +4,8 @@ Each run trains in its own worker process (:mod:`engine.worker`), not in a threa
 server.  Measured (bench/ui_throughput.py, BENCHMARKS.md): with worker threads, a run watched in
 a browser trained at ~0.8 of its headless speed, because the page scripts redrawing the live
 charts and the server's event loop shared the GIL with the training thread.  A process has its
-own interpreter: with training on a core of its own, a watched run now trains at 1.04x a headless
-control run beside an equally busy core (0.90 of the best headless run).  The costs, kept small: a worker
+own interpreter: with training on a core of its own, a watched run now trains at 0.98 of its
+headless speed.  The costs, kept small: a worker
 is forked from a fork server that has already imported torch (milliseconds, not the ~2 s of a
 fresh interpreter; the fork server starts when the manager does), and the controls cross the
 process boundary as shared memory (:class:`~engine.runner.RunControl` built on the worker
