@@ -236,7 +236,12 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
             _poll(lambda: (store.get_run(run_id)["last_step"] or 0) >= 100, 60)
         srv.proc.kill()  # SIGKILL: no clean-up of any kind
         srv.proc.wait(10)
-    with RunStore(data) as store:  # opening the store after the writer died marks the run
+    def reopened_status() -> str:  # opening the store after the writer died marks the run
+        with RunStore(data) as store:
+            return store.get_run(run_id)["status"]
+
+    _poll(lambda: reopened_status() == "interrupted", 10)  # the worker dies with the server, a moment later
+    with RunStore(data) as store:
         run = store.get_run(run_id)
         kept = store.steps(run_id)
         assert run["status"] == "interrupted" and kept and kept[-1] >= 100
