@@ -72,6 +72,23 @@ def headless(preset: str, steps: int, work: Path, threads: int | None = None,
     return stored_rate(d)
 
 
+def _open_lab(playwright: Any, url: str, pin: bool) -> tuple[Any, Any]:
+    """Chromium on the Lab at ``url`` (with ``pin``, every Chromium thread on core 1); (browser, page)."""
+    b = launch_chromium(playwright)
+    pg = b.new_page(viewport={"width": 1600, "height": 2000})
+    pg.set_default_timeout(60_000)
+    pg.goto(url)
+    if pin:  # now that the page's renderer exists
+        pin_chromium({1})
+    return b, pg
+
+
+def _start(pg: Any) -> None:
+    """Press Start and wait until the live charts stream."""
+    pg.get_by_role("button", name="▶ Start").click()
+    pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+
+
 def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str, Any]:
     """``pin``: the server's training workers on core 0 (``SCANSNAP_WORKER_CPUS=0``); the server's
     own process and Chromium on core 1."""
@@ -82,17 +99,11 @@ def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str,
                cpus={1} if pin else None) as srv:
         healthy_s = time.monotonic() - srv.t_launch
         with sync_playwright() as p:
-            b = launch_chromium(p)
-            pg = b.new_page(viewport={"width": 1600, "height": 2000})
-            pg.set_default_timeout(60_000)
-            pg.goto(f"{srv.url}/?preset={preset}&optim.steps={steps}")
-            if pin:  # now that the page's renderer exists
-                pin_chromium({1})
+            b, pg = _open_lab(p, f"{srv.url}/?preset={preset}&optim.steps={steps}", pin)
             pg.wait_for_selector("[data-testid=stPlotlyChart] .js-plotly-plot")  # the P(l|n) preview
             first_chart_s = time.monotonic() - srv.t_launch
             t_start = time.monotonic()
-            pg.get_by_role("button", name="▶ Start").click()
-            pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # live charts are streaming
+            _start(pg)
             cpu0, tree0, t0 = srv.cpu_s(), srv.tree_cpu_s(), time.monotonic()
             ticks, last = 0, ""
             seen: list[tuple[float, int]] = []  # (time, step) of each new status the page showed
@@ -134,13 +145,8 @@ def headless_beside_browser(preset: str, steps: int, work: Path) -> dict[str, An
     d = work / f"neighbour-{time.monotonic_ns()}"
     with serve(d, work / f"{d.name}.log", env={"SCANSNAP_WORKER_CPUS": "1"}, cpus={1}) as srv, \
             sync_playwright() as p:
-        b = launch_chromium(p)
-        pg = b.new_page(viewport={"width": 1600, "height": 2000})
-        pg.set_default_timeout(60_000)
-        pg.goto(f"{srv.url}/?preset={preset}&optim.steps={10 * steps}&speed=40")
-        pin_chromium({1})
-        pg.get_by_role("button", name="▶ Start").click()
-        pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # live charts are streaming
+        b, pg = _open_lab(p, f"{srv.url}/?preset={preset}&optim.steps={10 * steps}&speed=40", pin=True)
+        _start(pg)
         out = headless(preset, steps, work, 1, {0})
         b.close()
     return out

@@ -103,7 +103,7 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("SCANSNAP_DATA_DIR") or "data")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """True while process ``pid`` runs; a zombie (exited, not yet reaped by its parent) has ended."""
     try:
         os.kill(pid, 0)  # PermissionError (another user's process) also means alive
@@ -340,7 +340,7 @@ class RunStore:
         (a queued run's writer is the server that queued it)."""
         q = f"SELECT id, pid, last_step FROM runs WHERE status IN ({','.join('?' * len(LIVE_STATUSES))}) AND host = ?"
         dead = [(rid, pid, last) for rid, pid, last in self._read(q, (*LIVE_STATUSES, self._host))
-                if pid is not None and pid != os.getpid() and not _pid_alive(int(pid))]
+                if pid is not None and pid != os.getpid() and not pid_alive(int(pid))]
         done = []
         for rid, pid, last in dead:
             kept = f"snapshots up to step {last} are intact" if last is not None else "it had written no snapshot"

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from .runner import RunControl, RunJob
-from .store import RunStore
+from .store import RunStore, pid_alive
 
 WorkerContext = ForkServerContext | SpawnContext
 _CONTEXT: WorkerContext | None = None
@@ -96,23 +96,13 @@ def die_with(server_pid: int) -> None:
         try:
             fd = os.pidfd_open(server_pid)
         except (AttributeError, OSError):  # pragma: no cover - not Linux ≥ 5.3
-            while _pid_exists(server_pid):
+            while pid_alive(server_pid):
                 time.sleep(0.5)
         else:
             select.select([fd], [], [])
         os.kill(os.getpid(), signal.SIGKILL)
 
     threading.Thread(target=watch, name="die-with-server", daemon=True).start()
-
-
-def _pid_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover
-        return True
-    return True
 
 
 def parse_cpus(text: str) -> frozenset[int]:

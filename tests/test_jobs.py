@@ -26,7 +26,7 @@ import pytest
 from engine.config import RunConfig
 from engine.jobs import TERMINAL, JobManager
 from engine.presets import get_preset
-from engine.store import RunStore
+from engine.store import RunStore, pid_alive
 from engine.worker import parse_cpus
 
 DEADLINE = 20.0  # generous: the CI machine may be busy
@@ -42,14 +42,6 @@ def _cfg(steps: int, **overrides: object) -> RunConfig:
 
 def _train_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("train-") and t.is_alive()]
-
-
-def _pid_alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie, exited but not yet reaped, counts as gone)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _wait_for(cond: Callable[[], bool], what: str, timeout: float = DEADLINE) -> float:
@@ -77,7 +69,7 @@ def manager(store):
     pids = m.worker_pids()  # the workers still alive when the test ends
     m.shutdown()
     assert [t for t in _train_threads() if t not in before] == [], "shutdown left supervisor threads behind"
-    assert [p for p in pids if _pid_alive(p)] == [], "shutdown left worker processes behind"
+    assert [p for p in pids if pid_alive(p)] == [], "shutdown left worker processes behind"
 
 
 def _step(m: JobManager, rid: str) -> int:
@@ -288,10 +280,10 @@ def test_runs_train_in_worker_processes(manager, store):
     rid = manager.submit(_cfg(10**6), paused=True)
     _wait_for(lambda: _status(manager, rid) == "paused", "the worker to start")
     [pid] = manager.worker_pids()
-    assert pid != os.getpid() and _pid_alive(pid)
+    assert pid != os.getpid() and pid_alive(pid)
     manager.stop(rid)
     assert manager.wait(rid, timeout=DEADLINE) == "stopped"
-    _wait_for(lambda: not _pid_alive(pid), "the worker to exit")
+    _wait_for(lambda: not pid_alive(pid), "the worker to exit")
     _wait_for(lambda: manager.worker_pids() == [], "the supervisor to see the worker end")
 
 
@@ -321,7 +313,7 @@ SERVER_SCRIPT = textwrap.dedent("""
     import sys, time
     from engine.jobs import JobManager
     from engine.presets import get_preset
-    from engine.store import RunStore
+    from engine.store import RunStore, pid_alive
 
     if __name__ == "__main__":
         m = JobManager(RunStore(sys.argv[1]), max_concurrent=1)
@@ -345,11 +337,11 @@ def test_worker_dies_with_a_killed_server(tmp_path):
         ready, _, _ = select.select([server.stdout], [], [], 60)
         assert ready, "the server script did not start its worker within 60 s"
         rid, pid = server.stdout.readline().split()
-        assert _pid_alive(int(pid))
+        assert pid_alive(int(pid))
     finally:
         server.kill()
         server.wait(10)
-    _wait_for(lambda: not _pid_alive(int(pid)), "the worker to die with the server")
+    _wait_for(lambda: not pid_alive(int(pid)), "the worker to die with the server")
     with RunStore(tmp_path) as reopened:
         run = reopened.get_run(rid)
         assert run["status"] == "interrupted", run
