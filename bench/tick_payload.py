@@ -16,24 +16,32 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ("syn-small", "lecture", "theorem4", "syn-medium-10")
 
 
-def tick_bytes(data_dir: Path) -> dict[str, int]:
-    """Bytes per chart of the Lab's tick (``ui.lab_live._tick``: what every watching session is sent)."""
+def last_run(data_dir: Path) -> tuple[str, str, Any, dict[str, Any]]:
+    """The newest run of ``data_dir``: its id, config JSON, whole stored history and statics."""
     from engine.store import RunStore
     from engine.views import RunHistory
-    from ui import lab_live
 
     with RunStore(data_dir) as store:
         rid = store.list_runs(1)[0]["id"]
         info = store.get_run(rid)
+        assert info is not None
         hist = RunHistory(rid)
         hist.update(store)
-        statics = store.statics(rid)
-    tick = lab_live._tick(hist, statics, info["config_json"], rid, (0, 0, 0, None, lab_live.charts.FONT))
+        return rid, info["config_json"], hist, store.statics(rid)
+
+
+def tick_bytes(data_dir: Path) -> dict[str, int]:
+    """Bytes per chart of the Lab's tick (``ui.lab_live._tick``: what every watching session is sent)."""
+    from ui import lab_live
+
+    rid, cfg_json, hist, statics = last_run(data_dir)
+    tick = lab_live._tick(hist, statics, cfg_json, rid, (0, 0, 0, None, lab_live.charts.FONT))
     return {key: nbytes for key, _, nbytes in tick.charts}
 
 

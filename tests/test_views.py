@@ -173,3 +173,52 @@ def test_many_token_charts_draw_the_largest_p_tokens_and_stay_small():
     names = [t.get("name", "") for t in fig["data"]]
     assert f"+{201 - charts.MAX_LINES} tokens of smallest P not drawn" in names
     assert charts.payload_bytes([fig]) < 100_000
+
+
+def _split_lines(trace: dict) -> dict[int, tuple[list, list]]:
+    """A merged token trace back into one (x, y) line per token: segments end at a None, and
+    each point's customdata names its token."""
+    lines: dict[int, tuple[list, list]] = {}
+    for x, y, l in zip(trace["x"], trace["y"], trace["customdata"], strict=True):  # noqa: E741
+        if x is None:
+            assert y is None and l is None
+            continue
+        xs, ys = lines.setdefault(l, ([], []))
+        xs.append(x)
+        ys.append(y)
+    return lines
+
+
+def test_token_lines_are_one_trace_per_colour_and_keep_every_token():
+    """Syn-Small's z chart (10 common + 20 distinct tokens, P rising with the token id): one trace
+    per colour shade plus one for the common tokens; split at their gaps they give back every
+    token's line exactly, each token in the shade of its P-rank, the same shade in every chart."""
+    pb = build_problem(get_preset("syn-small").config.data)
+    info = token_info(pb.P, pb.token_kind)
+    steps = np.arange(50) * 3
+    Z = np.random.default_rng(1).standard_normal((50, pb.M_ctx))
+    tokens = np.flatnonzero((pb.token_kind != 0).any(0))
+    fig = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z + 1))
+    lines = [t for t in fig["data"] if t.get("hoverinfo") != "skip"]
+    theory = [t for t in fig["data"] if t.get("hoverinfo") == "skip"]
+    assert len(lines) == charts.COLOR_LEVELS + 1 and len(theory) == charts.COLOR_LEVELS
+    colors = charts.token_colors(info)
+    seen = {}
+    for trace in lines:
+        for l, (xs, ys) in _split_lines(trace).items():  # noqa: E741
+            assert l not in seen and trace["line"]["color"] == colors[l]
+            seen[l] = ys
+            assert xs == steps.tolist()
+            np.testing.assert_allclose(ys, Z[:, l], rtol=1e-3)  # rounded to 4 significant digits
+    assert sorted(seen) == tokens.tolist()
+    for trace in theory:
+        for l, (_, ys) in _split_lines(trace).items():  # noqa: E741
+            assert info.kind[l] == 1 and trace["line"]["dash"] == "dash"
+            np.testing.assert_allclose(ys, Z[:, l] + 1, rtol=1e-3)
+    shades = {colors[t] for t in tokens if info.kind[t] == 1}
+    assert len(shades) == charts.COLOR_LEVELS
+    assert {colors[t] for t in tokens if info.kind[t] == 2} == {charts.COMMON_GREY}
+    top = max((t for t in tokens if info.kind[t] == 1), key=lambda t: info.p[t])
+    named = {t["name"]: t for t in fig["data"] if t.get("showlegend", True)}
+    assert set(named) == {"distinct, highest P(l|n)", "distinct, lowest P(l|n)", "common", "mean-field (T→∞)"}
+    assert top in named["distinct, highest P(l|n)"]["customdata"]

@@ -25,7 +25,7 @@ from engine.views import TokenInfo, decimate, rnd
 
 Spec = dict[str, Any]
 COMMON_GREY = "#9a9a9a"
-THEORY = dict(dash="dash", width=2.5)
+THEORY: dict[str, Any] = dict(dash="dash", width=2.5)
 FONT = 15
 LECTURE_FONT = 22
 MAX_POINTS = 150  # points per trace in live charts
@@ -37,9 +37,18 @@ def plot_config(filename: str) -> dict[str, Any]:
     return {"toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}, "displaylogo": False}
 
 
+COLOR_LEVELS = 6  # shades of distinct tokens: one trace per shade keeps a live chart's redraw cheap
+
+
+def colour_levels(info: TokenInfo) -> np.ndarray:
+    """Each distinct token's P(l|n) rank quantised to ``COLOR_LEVELS`` shades (0 = smallest P)."""
+    return np.rint(np.asarray(info.rank) * (COLOR_LEVELS - 1)).astype(np.int64)
+
+
 def token_colors(info: TokenInfo) -> list[str]:
-    """Distinct tokens on Viridis by their P(l|n) rank (darker = larger P), common tokens grey."""
-    r = np.clip(0.85 - 0.8 * info.rank, 0, 1)
+    """Distinct tokens on Viridis by their P(l|n) rank in ``COLOR_LEVELS`` shades (darker =
+    larger P), common tokens grey."""
+    r = 0.85 - 0.8 * colour_levels(info) / (COLOR_LEVELS - 1)
     return list(_token_colors(tuple(np.round(r, 6).tolist()), tuple(int(k) for k in info.kind)))
 
 
@@ -110,45 +119,61 @@ def shown_tokens(tokens: np.ndarray, info: TokenInfo, limit: int = MAX_LINES) ->
 
 def _token_traces(steps: np.ndarray, Y: np.ndarray, tokens: np.ndarray, info: TokenInfo, label: str,
                   mf: tuple[np.ndarray, np.ndarray] | None) -> list[dict[str, Any]]:
+    """One line per token of ``tokens`` (at most :data:`MAX_LINES`), drawn as one trace per colour
+    (P-rank shade, or common grey): lines split by gaps, each point's ``customdata`` its token l
+    (for the hover).  Each trace costs plotly ~1.2 ms a redraw however few its points
+    (``bench/chart_draw.py``)."""
     colors = token_colors(info)
     hidden = len(tokens) - len(tokens := shown_tokens(tokens, info))
     lines = len(tokens) + (sum(info.kind[t] == 1 for t in tokens) if mf is not None else 0)
     per_line = max(40, min(MAX_POINTS, MAX_CHART_POINTS // max(lines, 1)))
     keep = decimate(len(steps), per_line)
-    x = steps[keep].tolist()
-    out = []
-    for l in tokens:  # noqa: E741 - l is the paper's token index
-        kind = "common" if info.kind[l] == 2 else "distinct"
-        out.append(dict(type="scatter", x=x, y=jl(Y[keep, l]), mode="lines", name=f"l={l}",
-                        showlegend=False, line=dict(color=colors[l], width=2.5 if kind == "distinct" else 1.5),
-                        hovertemplate=f"{label} l={l} ({kind}, P={info.p[l]:.3f})<br>step %{{x}}: %{{y}}"
-                        "<extra></extra>"))
-    out += _legend_traces(colors, info, tokens)
+    groups = _colour_groups(tokens, info)
+    out = [_lines(steps[keep], Y[keep], group, name=name or kind, showlegend=bool(name), color=colors[group[0]],
+                  width=1.5 if kind == "common" else 2.5,
+                  hovertemplate=f"{label} l=%{{customdata}} ({kind})<br>step %{{x}}: %{{y}}<extra></extra>")
+           for group, kind, name in groups]
     if hidden:
         out.append(dict(type="scatter", x=[None], y=[None], mode="lines", line=dict(width=0),
                         name=f"+{hidden} tokens of smallest P not drawn"))
     if mf is not None:
         ms, MY = mf
         mk = decimate(len(ms), per_line)
-        for i, l in enumerate(t for t in tokens if info.kind[t] == 1):  # noqa: E741
-            out.append(dict(type="scatter", x=ms[mk].tolist(), y=jl(MY[mk, l]), mode="lines",
-                            name="mean-field (T→∞)", legendgroup="mf", showlegend=i == 0,
-                            line=dict(color=colors[l], **THEORY), opacity=0.8, hoverinfo="skip"))
+        dist = [group for group, kind, _ in groups if kind == "distinct"]
+        for i, group in enumerate(dist):
+            out.append(_lines(ms[mk], MY[mk], group, name="mean-field (T→∞)", legendgroup="mf", showlegend=i == 0,
+                              color=colors[group[0]], width=THEORY["width"], dash=THEORY["dash"], opacity=0.8,
+                              hoverinfo="skip"))
     return out
 
 
-def _legend_traces(colors: list[str], info: TokenInfo, tokens: np.ndarray) -> list[dict[str, Any]]:
-    """Three legend entries instead of one per token: high-P distinct, low-P distinct, common."""
-    out = []
-    dist = [t for t in tokens if info.kind[t] == 1]
-    if dist:
-        hi, lo = max(dist, key=lambda t: info.rank[t]), min(dist, key=lambda t: info.rank[t])
-        for t, name in ((hi, "distinct, highest P(l|n)"), (lo, "distinct, lowest P(l|n)")):
-            out.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=name,
-                            line=dict(color=colors[t], width=3)))
-    if any(info.kind[t] == 2 for t in tokens):
-        out.append(dict(type="scatter", x=[None], y=[None], mode="lines", name="common", line=dict(color=COMMON_GREY)))
-    return out
+def _colour_groups(tokens: np.ndarray, info: TokenInfo) -> list[tuple[list[int], str, str]]:
+    """``tokens`` grouped by colour, largest P first, then the common ones: (tokens, kind, legend
+    name, "" for none).  The legend names three groups: highest-P and lowest-P distinct, common."""
+    level = colour_levels(info)
+    shades = sorted({int(level[t]) for t in tokens if info.kind[t] == 1}, reverse=True)
+    groups = []
+    for i, lv in enumerate(shades):
+        name = ("distinct" if len(shades) == 1 else "distinct, highest P(l|n)" if i == 0
+                else "distinct, lowest P(l|n)" if i == len(shades) - 1 else "")
+        groups.append(([int(t) for t in tokens if info.kind[t] == 1 and level[t] == lv], "distinct", name))
+    common = [int(t) for t in tokens if info.kind[t] != 1]
+    return groups + ([(common, "common", "common")] if common else [])
+
+
+def _lines(x: np.ndarray, Y: np.ndarray, tokens: list[int], color: str, width: float, dash: str | None = None,
+           **trace: Any) -> dict[str, Any]:
+    """Columns ``tokens`` of ``Y`` (rows at steps ``x``) as one scatter trace, lines split by gaps."""
+    xs: list[Any] = []
+    ys: list[Any] = []
+    cd: list[Any] = []
+    xl = x.tolist()
+    for l in tokens:  # noqa: E741 - l is the paper's token index
+        xs += [*xl, None]
+        ys += [*jl(Y[:, l]), None]
+        cd += [*([l] * len(xl)), None]
+    line = dict(color=color, width=width, **({"dash": dash} if dash else {}))
+    return dict(type="scatter", x=xs[:-1], y=ys[:-1], customdata=cd[:-1], mode="lines", line=line, **trace)
 
 
 def cn_lines(steps: np.ndarray, C: np.ndarray, n: int, info: TokenInfo, supp: np.ndarray, step: int,

@@ -27,7 +27,7 @@ from ui.charts import Spec
 from ui.livefig import live_payload, live_plot_ui
 from ui.slots import SLOTS
 from ui.tickbudget import TickBudget
-from ui.widgets import font, lecture_on, manager, store, verdicts_ui
+from ui.widgets import LIVE_CSS, font, lecture_on, manager, store, verdicts_ui
 
 ss = st.session_state
 TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # the fastest refresh; the budget stretches it under load
@@ -75,6 +75,7 @@ def live_area() -> None:
         st.info("Pick a preset (sidebar), then press **Start**: the charts appear here and update live.")
         return
     plotly_loader_ui()
+    st.html(f"<style>{LIVE_CSS.read_text()}</style>")  # the live area's grid layouts
     ss["lab.active"] = active(manager(), rid)
     ss["lab.tick"] = tick_budget().tick(_session()) if ss["lab.active"] else None
     if not ss["lab.active"]:
@@ -115,17 +116,17 @@ def _live_area(rid: str) -> None:
     r, n, q = _selectors(cfg, statics, rid)
     cursor = _scrub(hist, rid) if not now_active else None
     tick = _tick(hist, statics, info["config_json"], rid, (r, n, q, cursor, font()))
-    head = st.empty()  # filled once the charts are sent, with the bytes they took (measured, not estimated)
+    payload = ss["lab.payload"] = sum(nbytes for _, _, nbytes in tick.charts)
+    refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
+    st.markdown(f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
+                f"run `{rid}` · {payload / 1024:.0f} KB this tick{refresh}")
     if s and s.message:
         st.caption(s.message)
     if hist.topk:
         K, M = statics["P"].shape
         st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
     verdicts_ui(list(tick.verdicts))
-    payload = ss["lab.payload"] = _grid(tick.charts)
-    refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
-    head.markdown(f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
-                  f"run `{rid}` · {payload / 1024:.0f} KB this tick{refresh}")
+    _grid(tick.charts)
     if now_active:
         tick_budget().record(_session(), time.perf_counter() - t0)
 
@@ -134,9 +135,9 @@ def _live_area(rid: str) -> None:
 @dataclass(frozen=True)
 class Tick:
     """What one tick of the live area shows: charts as (key, :func:`live_payload` JSON, bytes)
-    and the verdict badges.  Built once per (run, last stored step, selection, font) and shared by every
-    session showing the same thing: 50 students watching a broadcast cost one build per new
-    snapshot, not fifty."""
+    and the verdict badges.  Each chart is built once per (run, last stored step, what it shows,
+    font) and shared by every session showing the same thing: 50 students watching a broadcast
+    cost one build per new snapshot, not fifty."""
 
     charts: tuple[tuple[str, str, int], ...]
     verdicts: tuple[Verdict, ...]
@@ -146,16 +147,16 @@ class _LRU:
     """A small thread-safe least-recently-used map (many sessions' script threads share it)."""
 
     def __init__(self, size: int):
-        self.size, self._d, self._lock = size, OrderedDict[tuple, Tick](), threading.Lock()
+        self.size, self._d, self._lock = size, OrderedDict[tuple, Any](), threading.Lock()
 
-    def get(self, key: tuple) -> Tick | None:
+    def get(self, key: tuple) -> Any:
         with self._lock:
             if key in self._d:
                 self._d.move_to_end(key)
                 return self._d[key]
             return None
 
-    def put(self, key: tuple, value: Tick) -> None:
+    def put(self, key: tuple, value: Any) -> None:
         with self._lock:
             self._d[key] = value
             while len(self._d) > self.size:
@@ -164,40 +165,44 @@ class _LRU:
 
 @st.cache_resource(show_spinner=False)
 def _ticks() -> _LRU:
-    return _LRU(256)
+    return _LRU(1024)
 
 
 NAMES = {"cn": "c_n-over-time", "cnh": "c_n-heatmap", "z": "z-trajectories", "H": "entropy_distinct",
          "B": "B_hat-vs-B_n", "loss": "loss-accuracy"}
+SHOWS = {"cn": "n", "cnh": "", "z": "q", "H": "", "B": "n", "loss": ""}  # the selection a chart depends on
 
 
 def _tick(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, rid: str,
           view: tuple[int, int, int, int | None, int]) -> Tick:
-    """The tick for this view (replica, n, q, cursor, font size) of run ``rid`` at its last stored step."""
-    key = (rid, hist.last_step, *view)
-    tick = _ticks().get(key)
-    if tick is None:
-        r, n, q, cursor, fs = view
-        figs = _figures(hist, statics, RunConfig.from_json(cfg_json), cfg_json, r, n, q, cursor, hist.last_step, fs)
-        charts_: list[tuple[str, str, int]] = []
-        for k, fig in figs:
-            data = live_payload(fig, f"scansnap-{rid}-{NAMES[k]}")
-            charts_.append((k, data, len(data)))
-        tick = Tick(tuple(charts_), tuple(verdicts(hist, statics, r)))
-        _ticks().put(key, tick)
-    return tick
+    """The tick for this view (replica, n, q, cursor, font size) of run ``rid`` at its last stored
+    step.  Each chart is cached on what it shows, so picking another n rebuilds only the charts of n."""
+    r, n, q, cursor, fs = view
+    keys = ["cn", "cnh", "z"] if hist.steps and not hist.topk else []
+    charts_ = []
+    for k in [*keys, "H", "B", "loss"]:
+        key = (rid, hist.last_step, k, r, {"n": n, "q": q, "": None}[SHOWS[k]], cursor, fs)
+        got = _ticks().get(key)
+        if got is None:
+            data = live_payload(_figure(k, hist, statics, cfg_json, r, n, q, cursor, fs), f"scansnap-{rid}-{NAMES[k]}")
+            _ticks().put(key, got := (k, data, len(data)))
+        charts_.append(got)
+    vkey = (rid, hist.last_step, "verdicts", r)
+    if (found := _ticks().get(vkey)) is None:
+        _ticks().put(vkey, found := tuple(verdicts(hist, statics, r)))
+    return Tick(tuple(charts_), found)
 
 
 def _selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tuple[int, int, int]:
     K, Q = statics["P"].shape[0], len(statics["query_tokens"])
-    cols = st.columns(3)
-    n = cols[0].selectbox("next token n (c_n, B)", range(K), key=f"live.n.{rid}")
-    q = cols[1].selectbox("query q (z_m)", range(Q), index=query_row(statics, n), key=f"live.q.{rid}.{n}")
-    r = 0
-    if cfg.n_replicas > 1:
-        ey, ez, seed = statics["eta_y"], statics["eta_z"], statics["seed"]
-        r = cols[2].selectbox("replica", range(cfg.n_replicas), key=f"live.r.{rid}",
-                              format_func=lambda i: f"{i}: η_Y={ey[i]:g}, η_Z={ez[i]:g}, seed {seed[i]}")
+    with st.container(horizontal=True, gap="medium"):  # one element for the row, not four (st.columns)
+        n = st.selectbox("next token n (c_n, B)", range(K), key=f"live.n.{rid}")
+        q = st.selectbox("query q (z_m)", range(Q), index=query_row(statics, n), key=f"live.q.{rid}.{n}")
+        r = 0
+        if cfg.n_replicas > 1:
+            ey, ez, seed = statics["eta_y"], statics["eta_z"], statics["seed"]
+            r = st.selectbox("replica", range(cfg.n_replicas), key=f"live.r.{rid}",
+                             format_func=lambda i: f"{i}: η_Y={ey[i]:g}, η_Z={ez[i]:g}, seed {seed[i]}")
     return int(r), int(n), int(q)
 
 
@@ -208,32 +213,34 @@ def _scrub(hist: RunHistory, rid: str) -> int | None:
                             value=hist.steps[-1], key=f"live.scrub.{rid}")
 
 
-def _figures(hist: RunHistory, statics: dict[str, np.ndarray], cfg: RunConfig, cfg_json: str, r: int, n: int,
-             q: int, cursor: int | None, step: int, fs: int) -> list[tuple[str, Spec]]:
-    steps = np.asarray(hist.steps)
+def _figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, r: int, n: int, q: int,
+            cursor: int | None, fs: int) -> Spec:
+    """Live chart ``key`` (see :data:`NAMES`) of replica r, next token n, query q."""
+    steps, step = np.asarray(hist.steps), hist.last_step
     P, kind, psi = statics["P"], statics["token_kind"], statics["psi"]
     info = token_info(P, kind)
-    figs: list[tuple[str, Spec]] = []
-    if len(steps) and not hist.topk:
-        mf = _clip(_meanfield(cfg_json, r) if len(hist.steps) > 1 else None, hist.last_step)
+    mf = _clip(_meanfield(cfg_json, r) if len(hist.steps) > 1 and key in ("cn", "z") else None, step)
+    if key == "cn":
+        return charts.cn_lines(steps, hist.c_of(r, n), n, info, np.flatnonzero(kind[n] != 0), step, fs,
+                               (mf["steps"], mf["c"][:, n]) if mf else None, cursor)
+    if key == "cnh":
         at = hist.steps.index(cursor) if cursor is not None else -1
-        supp = np.flatnonzero(kind[n] != 0)
+        return charts.cn_heatmap(hist.c[at][r], _class_query(statics), hist.steps[at], fs)
+    if key == "z":
         ztok = np.flatnonzero((kind[psi == statics["query_tokens"][q]] != 0).any(0))
-        figs += [("cn", charts.cn_lines(steps, hist.c_of(r, n), n, info, supp, step, fs,
-                                        (mf["steps"], mf["c"][:, n]) if mf else None, cursor)),
-                 ("cnh", charts.cn_heatmap(hist.c[at][r], _class_query(statics), hist.steps[at], fs)),
-                 ("z", charts.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs,
-                                      (mf["steps"], mf["z"][:, q]) if mf else None, cursor))]
+        return charts.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs,
+                              (mf["steps"], mf["z"][:, q]) if mf else None, cursor)
     overlay = _overlay(cfg_json, r)
     if overlay:  # draw the theory only as far as the run has gone
-        keep = overlay["step"] <= max(hist.last_step, 1) * 1.05
+        keep = overlay["step"] <= max(step, 1) * 1.05
         overlay = {**overlay, "step": overlay["step"][keep], "B_n": overlay["B_n"][keep]}
-    hs, H = hist.metric("entropy_distinct", r)
-    figs.append(("H", charts.entropy_chart(hs, H, overlay, fs, cursor)))
-    figs.append(("B", _b_figure(hist, r, n, overlay, fs, cursor)))
+    if key == "H":
+        hs, H = hist.metric("entropy_distinct", r)
+        return charts.entropy_chart(hs, H, overlay, fs, cursor)
+    if key == "B":
+        return _b_figure(hist, r, n, overlay, fs, cursor)
     ls, loss = hist.metric("loss", r)
-    figs.append(("loss", charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)))
-    return figs
+    return charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)
 
 
 def _clip(mf: dict[str, np.ndarray] | None, last: int) -> dict[str, np.ndarray] | None:
@@ -256,19 +263,14 @@ def _b_figure(hist: RunHistory, r: int, n: int, overlay: Any, fs: int, cursor: i
                           overlay, n if per_class else "mean", fs, cursor)
 
 
-def _grid(charts_: tuple[tuple[str, str, int], ...]) -> int:
-    """Lay the charts out two by two (one per row in lecture mode: full width on a projector).
-    Every chart updates in place (``live_plot_ui``: Plotly.react, no validation on the server, no
-    remount in the browser).  Returns bytes sent."""
-    sent = 0
-    per_row = 1 if lecture_on() else 2
-    for i in range(0, len(charts_), per_row):
-        cols = st.columns(per_row)
-        for col, (key, data, nbytes) in zip(cols, charts_[i:i + per_row], strict=False):
-            with col:
-                live_plot_ui(data, f"lab-{key}")
-                sent += nbytes
-    return sent
+def _grid(charts_: tuple[tuple[str, str, int], ...]) -> None:
+    """The charts in one container laid out two by two by CSS (one per row in lecture mode: full
+    width on a projector): seven elements a tick, not the 21 of rows of columns.  Every chart
+    updates in place (``live_plot_ui``: Plotly.react, no validation on the server, no remount
+    in the browser); its element carries the CSS class ``st-key-lab-<chart key>``."""
+    with st.container(key="lab-charts-wide" if lecture_on() else "lab-charts"):
+        for key, data, _ in charts_:
+            live_plot_ui(data, f"lab-{key}")
 
 
 def plotly_loader_ui() -> None:

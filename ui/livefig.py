@@ -27,8 +27,8 @@ export default function(component) {
     div.style.width = '100%';
     parentElement.appendChild(div);
   }
-  if (div.dataset.drawn === data) return;  // an unchanged tick (paused, throttled run): nothing to redraw
-  div.dataset.drawn = data;
+  if (div.drawn === data) return;  // an unchanged chart (paused run, another n picked): nothing to redraw
+  div.drawn = data;
   const spec = JSON.parse(data);
   const draw = () => window.Plotly.react(div, spec.fig.data, spec.fig.layout, spec.config);
   if (window.Plotly) { draw(); return; }
@@ -47,9 +47,6 @@ def live_payload(fig: Spec, filename: str) -> str:
     return json.dumps({"fig": fig, "config": config}, separators=(",", ":"))
 
 
-def live_plot_ui(payload: str, key: str) -> int:
-    """Draw a :func:`live_payload` in a container keyed ``key`` (CSS class ``st-key-<key>``);
-    returns the bytes sent."""
-    with st.container(key=key):
-        _live_plot(data=payload, key=f"{key}-component")
-    return len(payload)
+def live_plot_ui(payload: str, key: str) -> None:
+    """Draw a :func:`live_payload` in an element keyed ``key`` (CSS class ``st-key-<key>``)."""
+    _live_plot(data=payload, key=key)

@@ -21,6 +21,7 @@ from ui.charts import FONT, LECTURE_FONT, plot_config
 from ui.urlstate import Knob, eta_options, get_dotted
 
 CSS = Path(__file__).resolve().parent.parent / "assets" / "style.css"
+LIVE_CSS = CSS.with_name("live.css")
 # The server's event loop and many sessions' script threads share the GIL.
 # A thread that releases it for I/O (the event loop, a torch kernel) waits up to the switch
 # interval (5 ms by default) to get it back from a busy thread; 1 ms shortens those hand-offs
@@ -88,14 +89,12 @@ def copy_link_ui(params: dict[str, str]) -> None:
 
 
 def verdicts_ui(verdicts: list[Verdict]) -> None:
-    """One badge per verdict with the number behind it: a row of four, or 2×2 in lecture mode."""
-    per_row = 2 if lecture_on() else len(verdicts)
-    cols = [c for i in range(0, len(verdicts), per_row) for c in st.columns(per_row)]
-    for col, v in zip(cols, verdicts, strict=False):
-        color, icon = {True: ("green", "✅"), False: ("red", "❌"), None: ("gray", "⏳")}[v.ok]
-        with col:
-            st.badge(v.label, icon=icon, color=color)
-            st.caption(v.detail)
+    """One badge per verdict with the number behind it: a row of four, or 2×2 in lecture mode
+    (one Markdown element per verdict in a container laid out by assets/live.css)."""
+    with st.container(key="lab-verdicts-wide" if lecture_on() else "lab-verdicts"):
+        for v in verdicts:
+            color, icon = {True: ("green", "✅"), False: ("red", "❌"), None: ("gray", "⏳")}[v.ok]
+            st.markdown(f":{color}-badge[{icon} {plain(v.label)}]\n\n:small[:gray[{plain(v.detail)}]]")
 
 
 def _widget_value(knob: Knob, raw: Any) -> Any:
@@ -109,7 +108,7 @@ def _widget_value(knob: Knob, raw: Any) -> Any:
 
 def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any) -> None:
     """One widget for one config key; ``on_change(knob, value)`` is called with the new value."""
-    cb = dict(on_change=lambda: on_change(knob, _widget_value(knob, st.session_state[wkey])), key=wkey,
+    cb: dict[str, Any] = dict(on_change=lambda: on_change(knob, _widget_value(knob, st.session_state[wkey])), key=wkey,
               help=knob.help)
     if knob.kind == "seed":
         st.number_input(knob.label, value=int(cfg["replicas"]["seeds"][0]), step=1, **cb)
