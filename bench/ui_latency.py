@@ -11,7 +11,12 @@ One server (fresh data directory), one Chromium page on the Lab with a run train
 
 Timing is taken in the page itself: ``performance.now()`` at the ``pointerdown`` that starts
 the interaction (a capture listener on the document) to the first animation frame in which
-the result is visible, so Playwright's own round trips are not counted.  Prints JSON.
+the result is visible, so Playwright's own round trips are not counted.
+
+The pauses between interactions are drawn at random (seeded): the live area re-runs every
+0.5 s on a timer that a whole-page rerun restarts, so a fixed 1 s pause after the lock toggle
+put every pick of n in step with the timer (measured: 260 ms median instead of 196 ms with
+random pauses).  A person clicks at any moment of the tick; so does this benchmark.  Prints JSON.
 
     PYTHONPATH=. .venv/bin/python -m bench.ui_latency --trials 20
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import tempfile
 from pathlib import Path
@@ -93,6 +99,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--speed", default="20", help="steps/s of the training run while measuring ('max' = unthrottled)")
     ap.add_argument("--steps", type=int, default=100000)
+    ap.add_argument("--seed", type=int, default=0, help="of the random pauses between interactions")
     ap.add_argument("--pin", action="store_true", help="server on core 0; this script, Playwright and Chromium on "
                     "core 1 (as when the browser runs on the viewer's own machine)")
     args = ap.parse_args(argv)
@@ -110,13 +117,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
         pg.wait_for_timeout(2000)  # let the live area settle into its 0.5 s ticks
         fragment, full, lost = [], [], []
+        rng = random.Random(args.seed)
         for i in range(args.trials):
             fragment.append(switch_class(pg, (i + 1) % 2, lost))
+            pg.wait_for_timeout(rng.uniform(250, 750))
             full.append(toggle_lock(pg, lost))
-            pg.wait_for_timeout(1000)  # let the whole-page rerun settle before the next interaction
+            pg.wait_for_timeout(rng.uniform(1000, 1500))  # the whole-page rerun settles first
         status = pg.get_by_text("· step").first.inner_text()
         browser.close()
-    res = {"speed": args.speed, "pinned": args.pin, "trials": args.trials, "run_status_at_end": status,
+    res = {"speed": args.speed, "pinned": args.pin, "trials": args.trials, "seed": args.seed,
+           "run_status_at_end": status,
            "fragment_rerun_switch_n": _stats(fragment), "full_rerun_toggle_lock": _stats(full),
            "lost_interactions": lost,
            "target": "median < 200 ms while the run trains"}

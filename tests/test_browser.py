@@ -85,6 +85,20 @@ def _switch_class_latency(pg) -> float:
     return (time.monotonic() - t0) * 1000
 
 
+CHART_BOXES = ("() => Object.fromEntries(['cn', 'cnh', 'z', 'H', 'B', 'loss'].map((k) => { const r = document"
+               ".querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`).getBoundingClientRect();"
+               " return [k, [Math.round(r.left), Math.round(r.top), Math.round(r.width)]]; }))")
+
+
+def _charts_per_row(pg) -> list[list[str]]:
+    """The six live charts as drawn, grouped into rows by their top edge."""
+    rows: dict[int, list[tuple[int, str]]] = {}
+    for key, (left, top, width) in pg.evaluate(CHART_BOXES).items():
+        assert width > 300, (key, width)  # drawn, and not squeezed
+        rows.setdefault(top, []).append((left, key))
+    return [[k for _, k in sorted(row)] for _, row in sorted(rows.items())]
+
+
 def _toggle_latency(pg) -> float:
     """Milliseconds from clicking the η_Y/η_Z lock to the URL carrying it (a full page rerun)."""
     t0 = time.monotonic()
@@ -107,7 +121,15 @@ def test_lab_live_pause_reload(server, page):
     s1 = _wait_step_above(pg, 0)
     s2 = _wait_step_above(pg, s1 + 10)
     assert s2 > s1
+    assert _charts_per_row(pg) == [["cn", "cnh"], ["z", "H"], ["B", "loss"]]
     pg.screenshot(path=str(ARTIFACTS / "lab-live.png"), full_page=True)
+    for n in (1, 0, 1):  # picking n while the run trains: the c_n chart shows n, and keeps moving
+        box = pg.locator("[data-testid=stSelectbox]").filter(has_text="next token n")
+        box.locator("input").click()
+        pg.get_by_role("option", name=str(n), exact=True).click()
+        pg.wait_for_function("(n) => (" + CN_TITLE + ").includes(`n=${n} `)", arg=n)
+    s3 = _step_of_chart(pg)
+    assert _wait_step_above(pg, s3) > s3
     pg.get_by_role("button", name="⏸ Pause").click()
     pg.get_by_role("button", name="⏵ Resume").wait_for()
     status = pg.get_by_text(re.compile(r"^paused · step"))
@@ -152,6 +174,7 @@ def test_lecture_mode_is_large_and_tells_the_story(server, page):
     pg.get_by_text(re.compile(r"^finished · step 300")).wait_for(timeout=60_000)
     title_px = pg.evaluate("() => document.querySelector('.st-key-lab-cn .js-plotly-plot').layout.title.font.size")
     assert title_px >= 24
+    assert _charts_per_row(pg) == [["cn"], ["cnh"], ["z"], ["H"], ["B"], ["loss"]]  # full width on a projector
     for badge in ("common tokens suppressed", "distinct tokens growing", "growth ordered by P(l|n)", "snap detected"):
         assert pg.get_by_text(re.compile(rf"✅.*{re.escape(badge)}")).count() == 1, badge
     pg.screenshot(path=str(ARTIFACTS / "lab-lecture.png"), full_page=True)
