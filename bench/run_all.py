@@ -33,8 +33,9 @@ BENCHES: dict[str, list[str]] = {
     "reproduce": [PY, "-m", "bench.reproduce_speed"],
     "ui_throughput": [PY, "-m", "bench.ui_throughput", "--repeats", "3"],
     "ui_throughput_pinned": [PY, "-m", "bench.ui_throughput", "--repeats", "3", "--pin"],
-    "ui_latency": [PY, "-m", "bench.ui_latency", "--trials", "20"],
-    "ui_latency_pinned": [PY, "-m", "bench.ui_latency", "--trials", "20", "--pin"],
+    "ui_latency": [PY, "-m", "bench.ui_latency", "--trials", "40"],
+    "ui_latency_pinned": [PY, "-m", "bench.ui_latency", "--trials", "40", "--pin"],
+    "chart_draw": [PY, "-m", "bench.chart_draw"],
     "load": [PY, "-m", "bench.load_test"],
     "tick_payload": [PY, "-m", "bench.tick_payload"],
 }

@@ -177,10 +177,11 @@ class JobManager:
             self._start_waiting()
 
     def _set_status(self, j: _Job, status: str, message: str | None) -> None:
-        """Set a status the server decides (not the worker's): in memory always, in the store if it can."""
-        j.status, j.message = status, message
+        """Set a status the server decides (not the worker's): in the store if it can, then in memory
+        (so whoever sees the new status in memory finds it stored too)."""
         with contextlib.suppress(StoreError):
             self.store.set_status(j.run_id, status, message)
+        j.status, j.message = status, message
 
     # ----------------------------------------------------------------- controls
     def _get(self, run_id: str) -> _Job:
