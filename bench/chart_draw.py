@@ -6,13 +6,12 @@ watcher receives), then opens that finished run in the Lab (a real server and Ch
 bench viewport of ``ui_latency``) and replays the ticks into the Lab's own six chart divs with
 the page's plotly.js: ``Plotly.react`` per chart, timed (plotly computes and writes the SVG
 synchronously), one tick per animation frame.  Nothing else redraws meanwhile (the run has
-ended) and nothing trains, so the figures are the drawing alone.  Three ways of drawing the
+ended) and nothing trains, so the figures are the drawing alone.  Two ways of drawing the
 same ticks, side by side in one run:
 
-* **lab**: the figures as the Lab sends them (one trace per colour, margins set on the server);
-* **automargin**: the same with plotly's ``automargin`` on every axis;
-* **per-token**: one trace per token line (the merged traces split back at their gaps) and
-  ``automargin``: how the Lab drew before.
+* **lab**: the figures as the Lab sends them (token lines merged into one trace per colour);
+* **per-token**: one trace per token line (the merged traces split back at their gaps): how
+  the Lab drew them before.
 
 Each variant replays the ticks ``--rounds`` times, the variants taking turns.  Prints JSON:
 median ms per chart and per tick (the sum of the six).
@@ -39,9 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 VARIANTS = {  # JS: spec → spec, applied before drawing
     "lab": "(s) => s",
-    "automargin": """(s) => { const lay = {...s.fig.layout};
-        for (const k of Object.keys(lay)) if (/^[xy]axis\\d*$/.test(k)) lay[k] = {...lay[k], automargin: true};
-        return {...s, fig: {...s.fig, layout: lay}}; }""",
     "per-token": """(s) => { const out = [];
         for (const t of s.fig.data) {
           if (!t.customdata || !t.x.includes(null)) { out.push(t); continue; }
@@ -51,9 +47,7 @@ VARIANTS = {  # JS: spec → spec, applied before drawing
           t.x.forEach((v, i) => { if (v === null) flush(); else { x.push(v); y.push(t.y[i]); } });
           flush();
         }
-        const lay = {...s.fig.layout};
-        for (const k of Object.keys(lay)) if (/^[xy]axis\\d*$/.test(k)) lay[k] = {...lay[k], automargin: true};
-        return {...s, fig: {data: out, layout: lay}}; }""",
+        return {...s, fig: {data: out, layout: s.fig.layout}}; }""",
 }
 
 REPLAY = """async ([ticks, name, src]) => {

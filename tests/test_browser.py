@@ -92,6 +92,8 @@ CHART_BOXES = ("() => Object.fromEntries(['cn', 'cnh', 'z', 'H', 'B', 'loss'].ma
 
 def _charts_per_row(pg) -> list[list[str]]:
     """The six live charts as drawn, grouped into rows by their top edge."""
+    pg.wait_for_function("() => ['cn', 'cnh', 'z', 'H', 'B', 'loss'].every((k) => "
+                         "document.querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`))")  # all drawn
     rows: dict[int, list[tuple[int, str]]] = {}
     for key, (left, top, width) in pg.evaluate(CHART_BOXES).items():
         assert width > 300, (key, width)  # drawn, and not squeezed

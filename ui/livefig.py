@@ -42,10 +42,14 @@ function drawNext() {
   if (!div) { queue.busy = false; return; }
   const data = queue.pending.get(div);
   queue.pending.delete(div);
-  if (div.drawn !== data) {
-    div.drawn = data;
-    const spec = JSON.parse(data);
-    window.Plotly.react(div, spec.fig.data, spec.fig.layout, spec.config);
+  try {
+    if (div.drawn !== data) {
+      div.drawn = data;
+      const spec = JSON.parse(data);
+      window.Plotly.react(div, spec.fig.data, spec.fig.layout, spec.config);
+    }
+  } catch (err) {
+    console.error('live chart not drawn', err);  // the other charts are still drawn
   }
   setTimeout(drawNext, 0);
 }
