@@ -3,9 +3,10 @@
 One server (fresh data directory), one Chromium page on the Lab with a run training live
 (``--speed`` steps/s, or "max"), then ``--trials`` interactions of two kinds:
 
-* **fragment**: pick another next token n in the live area's selectbox (the clock starts when
-  the option is pressed); done when the c_n chart's title names the new n (a fragment rerun:
-  store read, six charts rebuilt and sent, the browser redraws them);
+* **fragment**: pick another next token n in the live area (its button; a select box when there
+  are more than 12 classes; the clock starts when the option is pressed); done when the c_n
+  chart's title names the new n (a fragment rerun: store read, the charts of n rebuilt and sent,
+  the browser redraws them);
 * **full rerun**: toggle the η_Y/η_Z ratio lock in the sidebar; done when the URL carries
   (or drops) ``lock=`` (a whole-page rerun that rewrites the URL).
 
@@ -27,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import tempfile
 from pathlib import Path
@@ -49,24 +51,29 @@ def _until(pg: Any, condition: str, timeout_ms: float = 30_000) -> float:
 
 
 def switch_class(pg: Any, n: int, lost: list[str]) -> float:
-    """Pick n in the live area's selectbox; a pick that does not show within 10 s is recorded
-    in ``lost`` (with what the page showed) and tried again."""
+    """Pick n in the live area (its button, or its option in a select box for many classes); a
+    pick that does not show within 10 s is recorded in ``lost`` (with what the page showed) and
+    tried again."""
+    buttons = pg.get_by_role("radiogroup", name=re.compile("^next token n"))
     box = pg.locator("[data-testid=stSelectbox]").filter(has_text="next token n")
     for _ in range(3):
-        try:  # a click that lands while a whole-page rerun is still laying the page out is retried
-            box.locator("input").click(timeout=5_000)
-            option = pg.get_by_role("option", name=str(n), exact=True)
-            option.wait_for(timeout=5_000)
-        except PlaywrightTimeout:
-            pg.keyboard.press("Escape")
-            lost.append(f"could not open the list for n={n}")
-            continue
+        if buttons.count():
+            option = buttons.get_by_role("radio", name=str(n), exact=True)
+        else:
+            try:  # a click that lands while a whole-page rerun is still laying the page out is retried
+                box.locator("input").click(timeout=5_000)
+                option = pg.get_by_role("option", name=str(n), exact=True)
+                option.wait_for(timeout=5_000)
+            except PlaywrightTimeout:
+                pg.keyboard.press("Escape")
+                lost.append(f"could not open the list for n={n}")
+                continue
         pg.evaluate(ARM)  # the clock starts when the option is pressed, not when the list opens
         option.click()
         try:
             return _until(pg, f"{CN_TITLE}.includes('n={n} ')", timeout_ms=10_000)
         except PlaywrightTimeout:
-            lost.append(f"picked n={n}; box shows {box.inner_text()!r}; title {pg.evaluate(CN_TITLE)!r}")
+            lost.append(f"picked n={n}; title {pg.evaluate(CN_TITLE)!r}")
     raise RuntimeError(f"switching to n={n} failed 3 times: {lost[-3:]}")
 
 

@@ -56,3 +56,23 @@ def test_each_chart_shows_the_stored_history_it_is_built_from():
     drawn = {tok for t in figs["cn"]["data"] if t.get("hoverinfo") != "skip" for tok in t.get("customdata") or []}
     drawn.discard(None)
     assert drawn == set(supp.tolist())
+
+
+def _two_pickers() -> None:
+    import streamlit as st
+
+    from ui.lab_live import _pick
+
+    st.session_state["few"] = _pick("next token n", 3, 1, "few-key")
+    st.session_state["many"] = _pick("query q", 40, 7, "many-key")
+
+
+def test_a_few_choices_are_buttons_and_many_a_select_box():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_two_pickers).run()
+    assert not at.exception
+    assert [b.label for b in at.button_group] == ["next token n"] and at.button_group[0].value == 1
+    assert [b.label for b in at.selectbox] == ["query q"] and at.selectbox[0].value == 7
+    at.button_group[0].set_value(2).run()
+    assert at.session_state["few"] == 2 and at.session_state["many"] == 7

@@ -196,14 +196,25 @@ def _tick(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, rid: 
 def _selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tuple[int, int, int]:
     K, Q = statics["P"].shape[0], len(statics["query_tokens"])
     with st.container(horizontal=True, gap="medium"):  # one element for the row, not four (st.columns)
-        n = st.selectbox("next token n (c_n, B)", range(K), key=f"live.n.{rid}")
-        q = st.selectbox("query q (z_m)", range(Q), index=query_row(statics, n), key=f"live.q.{rid}.{n}")
+        n = _pick("next token n (c_n, B)", K, 0, f"live.n.{rid}")
+        q = _pick("query q (z_m)", Q, query_row(statics, n), f"live.q.{rid}.{n}")
         r = 0
         if cfg.n_replicas > 1:
             ey, ez, seed = statics["eta_y"], statics["eta_z"], statics["seed"]
             r = st.selectbox("replica", range(cfg.n_replicas), key=f"live.r.{rid}",
                              format_func=lambda i: f"{i}: η_Y={ey[i]:g}, η_Z={ez[i]:g}, seed {seed[i]}")
     return int(r), int(n), int(q)
+
+
+SEGMENTS = 12  # up to this many choices: one button each (one click), more: a select box
+
+
+def _pick(label: str, count: int, default: int, key: str) -> int:
+    """One of ``range(count)``: buttons in a row for a few (one click to switch, and lighter for
+    the browser to redraw on every tick than a select box), a select box for many."""
+    if count <= SEGMENTS:
+        return int(st.segmented_control(label, range(count), default=default, required=True, key=key))
+    return int(st.selectbox(label, range(count), index=default, key=key))
 
 
 def _scrub(hist: RunHistory, rid: str) -> int | None:
