@@ -19,7 +19,7 @@ The pauses between interactions are drawn at random (seeded): the live area re-r
 put every pick of n in step with the timer (measured: 260 ms median instead of 196 ms with
 random pauses).  A person clicks at any moment of the tick; so does this benchmark.  Prints JSON.
 
-    PYTHONPATH=. .venv/bin/python -m bench.ui_latency --trials 20
+    PYTHONPATH=. .venv/bin/python -m bench.ui_latency --trials 40
 """
 
 from __future__ import annotations

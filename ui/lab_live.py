@@ -30,6 +30,7 @@ from ui.tickbudget import TickBudget
 from ui.widgets import LIVE_CSS, font, lecture_on, manager, store, verdicts_ui
 
 ss = st.session_state
+_LIVE_STYLE = LIVE_CSS.read_text()  # read once, not on every rerun
 TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # the fastest refresh; the budget stretches it under load
 
 
@@ -75,7 +76,7 @@ def live_area() -> None:
         st.info("Pick a preset (sidebar), then press **Start**: the charts appear here and update live.")
         return
     plotly_loader_ui()
-    st.html(f"<style>{LIVE_CSS.read_text()}</style>")  # the live area's grid layouts
+    st.html(f"<style>{_LIVE_STYLE}</style>")  # the live area's grid layouts
     ss["lab.active"] = active(manager(), rid)
     ss["lab.tick"] = tick_budget().tick(_session()) if ss["lab.active"] else None
     if not ss["lab.active"]:
@@ -228,9 +229,10 @@ def _figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json
             cursor: int | None, fs: int) -> Spec:
     """Live chart ``key`` (see :data:`NAMES`) of replica r, next token n, query q."""
     steps, step = np.asarray(hist.steps), hist.last_step
-    P, kind, psi = statics["P"], statics["token_kind"], statics["psi"]
-    info = token_info(P, kind)
-    mf = _clip(_meanfield(cfg_json, r) if len(hist.steps) > 1 and key in ("cn", "z") else None, step)
+    kind, psi = statics["token_kind"], statics["psi"]
+    if key in ("cn", "z"):  # the token-line charts: colours by P-rank, mean-field theory dashed
+        info = token_info(statics["P"], kind)
+        mf = _clip(_meanfield(cfg_json, r) if len(hist.steps) > 1 else None, step)
     if key == "cn":
         return charts.cn_lines(steps, hist.c_of(r, n), n, info, np.flatnonzero(kind[n] != 0), step, fs,
                                (mf["steps"], mf["c"][:, n]) if mf else None, cursor)
