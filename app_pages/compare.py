@@ -5,7 +5,7 @@ import json
 import numpy as np
 import streamlit as st
 
-from engine.views import config_diffs
+from engine.paper.views import config_diffs
 from ui import charts_pages
 from ui.widgets import font, plot_ui, store
 

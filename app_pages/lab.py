@@ -8,9 +8,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.data import build_problem
-from engine.presets import load_presets
-from engine.uploads import MAX_CONFIG_BYTES, table_to_csv
+from engine.core.data import build_problem
+from engine.paper.presets import load_presets
+from engine.service.uploads import MAX_CONFIG_BYTES, table_to_csv
 from ui import charts, labstate
 from ui.lab_live import live_area
 from ui.urlstate import KNOBS, validate, visible
@@ -30,7 +30,7 @@ W = labstate.wkey
 def preview(data_json: str, font_size: int) -> go.Figure:
     """The P(l|n) preview figure of a data config, built once: plotly's figure objects cost ~35 ms
     on every whole-page rerun otherwise.  Shared, never changed (``st.plotly_chart`` copies it)."""
-    from engine.config import DataConfig
+    from engine.core.config import DataConfig
 
     pb = build_problem(DataConfig.model_validate(json.loads(data_json)))
     return charts.p_preview(pb.P, pb.psi, pb.token_kind, font_size)

@@ -15,10 +15,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.access import can_manage
-from engine.report import fmt_value
-from engine.reproduce import ITEMS, total_work
-from engine.reproduce.jobs import ReproStatus, StoredReproduction, check_id, get_repro_manager
+from engine.paper.items import ITEMS, total_work
+from engine.paper.report import fmt_value
+from engine.service.access import can_manage
+from engine.service.reproductions import ReproStatus, StoredReproduction, check_id, get_repro_manager
 from ui.charts import plot_config
 from ui.labstate import is_operator, owner
 from ui.widgets import data_dir, font

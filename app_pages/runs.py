@@ -1,14 +1,14 @@
 """Runs: browse, reopen, export, and (owner or operator) rename, delete, stop or resume stored runs.
 
 Anyone may open and export a run; only the browser that started it, or the operator
-(``SCANSNAP_OPERATOR_KEY``), may manage it (:mod:`engine.access`)."""
+(``SCANSNAP_OPERATOR_KEY``), may manage it (:mod:`engine.service.access`)."""
 
 import json
 
 import pandas as pd
 import streamlit as st
 
-from engine.access import OPERATOR_ENV, operator_configured
+from engine.service.access import OPERATOR_ENV, operator_configured
 from ui import labstate
 from ui.report import html_report, zipped_export
 from ui.widgets import RECOVERABLE, manager, recovery_ui, store

@@ -4,10 +4,10 @@ import json
 
 import streamlit as st
 
-from engine.config import ConfigError, RunConfig
-from engine.jobs import TERMINAL
-from engine.presets import load_presets
-from engine.views import final_values, sweep_config, sweep_summary
+from engine.core.config import ConfigError, RunConfig
+from engine.paper.presets import load_presets
+from engine.paper.views import final_values, sweep_config, sweep_summary
+from engine.service.jobs import TERMINAL
 from ui import charts_pages
 from ui.labstate import owner
 from ui.widgets import RATIOS, font, manager, plain, plot_ui, store

@@ -3,9 +3,9 @@
 import numpy as np
 import streamlit as st
 
-from engine.presets import load_presets
-from engine.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
-from engine.theory import t0 as theory_t0
+from engine.core.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
+from engine.core.theory import t0 as theory_t0
+from engine.paper.presets import load_presets
 from ui import charts_pages
 from ui.widgets import font, plot_ui
 

@@ -68,7 +68,7 @@ REPLAY = """async ([ticks, name, src]) => {
 
 def lab_ticks(data_dir: Path, count: int) -> tuple[str, list[dict[str, str]]]:
     """The run's id and the Lab's live payloads (chart key → JSON) at each of its last ``count`` stored steps."""
-    from engine.views import RunHistory
+    from engine.paper.views import RunHistory
     from ui import lab_live
 
     rid, cfg_json, full, statics = last_run(data_dir)

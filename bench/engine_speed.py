@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.engine_speed [--quick] [--json FILE]
 
-1. steps/s of the engine vs the naive reference (bench/reference.py: one-hot B×T×M, attention
+1. steps/s of the engine vs the naive reference (tests/oracles/reference.py: one-hot B×T×M, attention
    over positions, autograd, two torch.optim.SGD) on syn-small and on syn-medium-10 (R = 1);
 2. a replica batch of R = 160 (one Fig. 6 panel: 16 (η_Y, η_Z) pairs × 10 seeds) vs R = 1, per step;
 3. peak memory (fresh subprocess, VmHWM) and steps/s for M ≈ 10,000, K = 20, 10 query tokens,
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import torch
 
-from bench.reference import paper_tokens, train_reference
-from engine.config import RunConfig
-from engine.presets import get_preset
-from engine.train import Trainer
+from engine.core.config import RunConfig
+from engine.core.train import Trainer
+from engine.paper.presets import get_preset
+from tests.oracles.reference import paper_tokens, train_reference
 
 
 def median_time(fn: Callable[[], None], repeats: int) -> float:

@@ -47,7 +47,7 @@ from typing import Any
 
 from bench.st_client import StClient, StClientError
 from bench.webserver import Server, health_latency, serve
-from engine.store import RunStore
+from engine.service.store import RunStore
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
 LIVE = ("queued", "running", "paused")

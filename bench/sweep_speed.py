@@ -1,5 +1,5 @@
 """The full Fig. 6 sweep (640 runs) as batched replicas vs the same runs one at a time with the
-naive reference (bench/reference.py), measured in one process run.
+naive reference (tests/oracles/reference.py), measured in one process run.
 
     .venv/bin/python -m bench.sweep_speed [--sample N] [--json FILE]
 
@@ -17,9 +17,9 @@ import time
 
 import torch
 
-from bench.reference import paper_tokens, train_reference
-from engine.presets import get_preset
-from engine.train import Trainer
+from engine.core.train import Trainer
+from engine.paper.presets import get_preset
+from tests.oracles.reference import paper_tokens, train_reference
 
 PANELS = ("syn-medium-1", "syn-medium-3", "syn-medium-5", "syn-medium-10")
 

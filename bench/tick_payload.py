@@ -24,8 +24,8 @@ DEFAULT = ("syn-small", "lecture", "theorem4", "syn-medium-10")
 
 def last_run(data_dir: Path) -> tuple[str, str, Any, dict[str, Any]]:
     """The newest run of ``data_dir``: its id, config JSON, whole stored history and statics."""
-    from engine.store import RunStore
-    from engine.views import RunHistory
+    from engine.paper.views import RunHistory
+    from engine.service.store import RunStore
 
     with RunStore(data_dir) as store:
         rid = store.list_runs(1)[0]["id"]

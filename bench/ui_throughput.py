@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.webserver import ROOT, launch_chromium, pin_chromium, serve
-from engine.store import RunStore
+from engine.service.store import RunStore
 
 STATUS = re.compile(r"^finished · step")
 SIDES = ("headless", "headless_1thread", "browser")

@@ -39,8 +39,8 @@ def _parse_sets(items: list[str]) -> dict[str, str]:
 
 
 def _load_config(args: argparse.Namespace) -> Any:
-    from .config import RunConfig
-    from .presets import get_preset
+    from engine.core.config import RunConfig
+    from engine.paper.presets import get_preset
 
     if bool(args.config) == bool(args.preset):
         raise BadInputError("give exactly one of --config FILE or --preset NAME (see `python -m engine presets`)")
@@ -57,9 +57,9 @@ def _load_config(args: argparse.Namespace) -> Any:
 def cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from .export import export_run
-    from .runner import RunJob
-    from .store import RunStore
+    from engine.service.export import export_run
+    from engine.service.runner import RunJob
+    from engine.service.store import RunStore
 
     cfg = _load_config(args)
     store = RunStore(args.data_dir)
@@ -89,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def summary(job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path],
             last_step: int | None = None) -> str:
-    from . import theory
+    from engine.core import theory
 
     cfg, pb = job.cfg, job.trainer.problem
     steps = job.step
@@ -113,7 +113,7 @@ def summary(job: Any, status: str, wall: float, first: dict, last: dict, files: 
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    from .presets import load_presets
+    from engine.paper.presets import load_presets
 
     for p in load_presets().values():
         print(f"{p.name:<26}{p.title}\n{'':<26}{p.description}")
@@ -121,7 +121,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def cmd_theory(args: argparse.Namespace) -> int:
-    from . import theory
+    from engine.core import theory
 
     for name in ("M", "K"):
         if getattr(args, name) < (2 if name == "M" else 1):
@@ -144,7 +144,7 @@ def cmd_theory(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .store import RunStore
+    from engine.service.store import RunStore
 
     runs = RunStore(args.data_dir).list_runs()
     if not runs:
@@ -157,8 +157,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .export import export_run
-    from .store import RunStore
+    from engine.service.export import export_run
+    from engine.service.store import RunStore
 
     store = RunStore(args.data_dir)
     if store.get_run(args.run_id) is None:
@@ -171,8 +171,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from .report import text_table, write_report
-    from .reproduce import check_items, run_item, total_work
+    from engine.paper.items import check_items, run_item, total_work
+    from engine.paper.report import text_table, write_report
 
     try:
         names = check_items(args.only)
@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .config import ConfigError
+    from engine.core.config import ConfigError
 
     args = build_parser().parse_args(argv)
     try:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from engine.jobs import get_manager
+from engine.service.jobs import get_manager
 
 
 @pytest.fixture(scope="module")

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine import theory
 from engine.cli import main
-from engine.presets import get_preset, load_presets
-from engine.schedule import snapshot_steps
-from engine.store import RunStore
+from engine.core import theory
+from engine.core.schedule import snapshot_steps
+from engine.paper.presets import get_preset, load_presets
+from engine.service.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120

@@ -1,6 +1,6 @@
 """Plotly figure builders (no streamlit here, so they are unit-testable).
 
-Builders take plain arrays (shaped by ``engine.views``).  The six live charts return a plain
+Builders take plain arrays (shaped by ``engine.paper.views``).  The six live charts return a plain
 figure dict (``Spec``: {"data": [...], "layout": {...}}, JSON-ready): they are rebuilt on every
 0.5 s tick and plotly's object model (validation, deep copies) cost ~10× more than the data.
 The P(l|n) preview returns a ``go.Figure``.  Colours are per token and the same
@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots  # P(l|n) preview
 
-from engine.views import TokenInfo, decimate, rnd
+from engine.paper.views import TokenInfo, decimate, rnd
 
 Spec = dict[str, Any]
 COMMON_GREY = "#9a9a9a"

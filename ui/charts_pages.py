@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from engine.views import decimate, rnd
+from engine.paper.views import decimate, rnd
 from ui.charts import FONT, THEORY, style
 
 AXES = ("t", "ln t", "ln ln t")

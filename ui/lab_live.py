@@ -18,10 +18,10 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from engine.config import RunConfig
-from engine.jobs import TERMINAL, JobManager
-from engine.schedule import topk_note
-from engine.views import RunHistory, Verdict, meanfield, query_row, theory_overlay, token_info, verdicts
+from engine.core.config import RunConfig
+from engine.core.schedule import topk_note
+from engine.paper.views import RunHistory, Verdict, meanfield, query_row, theory_overlay, token_info, verdicts
+from engine.service.jobs import TERMINAL, JobManager
 from ui import charts
 from ui.charts import Spec
 from ui.livefig import live_payload, live_plot_ui

@@ -5,7 +5,7 @@ shows why and blocks Start), ``lab.run`` (the run on screen), ``lab.rev`` (bumpe
 programmatic change so that widgets are rebuilt with the new values), ``lab.sig`` (the URL
 this session last wrote or applied), ``lab.speed``, ``lab.lock``, ``lab.target``,
 ``lab.upload_error``; ``owner`` (this browser's owner id) and ``operator`` (the operator key
-was typed) for access control (:mod:`engine.access`).
+was typed) for access control (:mod:`engine.service.access`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from engine.access import XSRF_COOKIE, browser_owner, can_manage, operator_configured, operator_ok, owner_salt
-from engine.budget import check_budget
-from engine.config import ConfigError
-from engine.data import build_problem
-from engine.jobs import TERMINAL, JobManager
-from engine.presets import get_preset
-from engine.store import RunStore, StoreError
-from engine.uploads import config_from_upload, table_from_csv
+from engine.core.config import ConfigError
+from engine.core.data import build_problem
+from engine.paper.presets import get_preset
+from engine.service.access import XSRF_COOKIE, browser_owner, can_manage, operator_configured, operator_ok, owner_salt
+from engine.service.budget import check_budget
+from engine.service.jobs import TERMINAL, JobManager
+from engine.service.store import RunStore, StoreError
+from engine.service.uploads import config_from_upload, table_from_csv
 from ui.urlstate import SPEEDS, Knob, config_params, parse_params, validate
 
 ss = st.session_state
@@ -54,7 +54,7 @@ def stale(key: str) -> bool:
 
 def owner() -> str:
     """This browser's owner id, stable across reloads and tabs (a salted hash of Streamlit's XSRF
-    cookie, :func:`engine.access.browser_owner`); a random per-session id when the request has
+    cookie, :func:`engine.service.access.browser_owner`); a random per-session id when the request has
     no such cookie (AppTest, or XSRF protection turned off)."""
     if "owner" not in ss:
         ss["owner"] = _browser_owner() or f"session-{random.getrandbits(48):012x}"

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.config import RunConfig
-from engine.export import export_run
-from engine.views import RunHistory, query_row, theory_overlay, token_info, verdicts
+from engine.core.config import RunConfig
+from engine.paper.views import RunHistory, query_row, theory_overlay, token_info, verdicts
+from engine.service.export import export_run
 from ui import charts
 
 

@@ -2,7 +2,7 @@
 
 Many sessions share one Python process: the web server's event loop (which answers the health
 check and moves every websocket message) and one script thread per session all take turns
-holding the GIL (training runs in worker processes, see engine.jobs).  When twenty live areas
+holding the GIL (training runs in worker processes, see engine.service.jobs).  When twenty live areas
 tick at the same moment, twenty runnable threads each get the GIL a few milliseconds at a time
 and the event loop waits its turn behind all of them (measured: health answers up to 2.7 s
 with 20 watchers and 2 runs).

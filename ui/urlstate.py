@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.config import ConfigError, RunConfig, set_dotted
-from engine.presets import get_preset, load_presets
+from engine.core.config import ConfigError, RunConfig, set_dotted
+from engine.paper.presets import get_preset, load_presets
 
 UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock")
 DEFAULT_PRESET = "syn-small"
@@ -97,7 +97,7 @@ def get_dotted(d: dict[str, Any], key: str) -> Any:
 
 
 def encode(value: Any) -> str:
-    """A URL value that ``engine.config.set_dotted`` reads back as ``value``: text as is (it keeps
+    """A URL value that ``engine.core.config.set_dotted`` reads back as ``value``: text as is (it keeps
     text for text fields), everything else as compact JSON."""
     if isinstance(value, str):
         return value

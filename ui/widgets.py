@@ -13,10 +13,10 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.config import ConfigError, RunConfig, parse_value
-from engine.jobs import JobManager, get_manager
-from engine.store import RunStore, StoreError
-from engine.views import Verdict
+from engine.core.config import ConfigError, RunConfig, parse_value
+from engine.paper.views import Verdict
+from engine.service.jobs import JobManager, get_manager
+from engine.service.store import RunStore, StoreError
 from ui.charts import FONT, LECTURE_FONT, plot_config
 from ui.urlstate import Knob, eta_options, get_dotted
 

@@ -1,0 +1,357 @@
+"""The training stepper: R replicas (every (η_Y, η_Z) pair × every seed) in one tensor program.
+
+``Trainer.advance(n)`` takes n optimiser steps; ``Trainer.snapshot()`` returns the metrics
+at the current step.  The trainer does no I/O: a runner decides where snapshots go.
+A replica's data stream and initialisation depend only on its seed, so a batched run of R
+replicas equals R separate runs, and the same seed gives the same trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.core import metrics as mx
+from engine.core.config import RunConfig
+from engine.core.data import ContextSampler, Problem, build_problem
+from engine.core.device import resolve_device
+from engine.core.model import (
+    effective_yz_standard,
+    loss_and_grads_grouped,
+    loss_and_grads_lemma3,
+    loss_and_grads_yz,
+    loss_yz,
+)
+from engine.core.optim import ReplicaOptimizer
+from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
+
+PER_CLASS_ROWS = 4000  # above this R·K, only class means of per-class metrics are kept
+
+
+class DivergedError(RuntimeError):
+    """Raised when the loss or parameters stop being finite; ``step`` is the last good step."""
+
+    def __init__(self, step: int, eta_y: float, eta_z: float):
+        self.step = step
+        super().__init__(
+            f"training diverged after step {step} (loss or parameters became NaN/Inf) at "
+            f"η_Y={eta_y:g}, η_Z={eta_z:g}: lower the learning rates (try ÷10) or use Adam"
+        )
+
+
+@dataclass
+class Snapshot:
+    step: int
+    arrays: dict[str, np.ndarray]
+    scalars: dict[str, np.ndarray]  # name → (R,) or (R, K)
+
+    def scalar_rows(self, per_class_limit: int = PER_CLASS_ROWS) -> list[tuple[int, int | None, str, float]]:
+        """Tidy rows (replica, n or None, metric, value); per-class metrics also as class means."""
+        rows: list[tuple[int, int | None, str, float]] = []
+        for name, v in self.scalars.items():
+            if v.ndim == 1:
+                rows += [(r, None, name, float(x)) for r, x in enumerate(v)]
+                continue
+            rows += [(r, None, name, float(x)) for r, x in enumerate(np.nanmean(v, axis=1))]
+            if v.size <= per_class_limit:
+                rows += [(r, n, name, float(v[r, n])) for r in range(v.shape[0]) for n in range(v.shape[1])]
+        return rows
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    """A numpy copy (never a view of a tensor the trainer keeps mutating)."""
+    return t.detach().to("cpu", copy=True).numpy()
+
+
+def init_tensor(kind: str, shape: tuple[int, ...], fan_in: int, std: float, gen: torch.Generator) -> torch.Tensor:
+    """zero; torch-default = nn.Linear's U(−1/√fan_in, 1/√fan_in); normal = N(0, std²)."""
+    if kind == "zero":
+        return torch.zeros(shape, dtype=torch.float64)
+    if kind == "torch-default":
+        bound = 1 / math.sqrt(fan_in)
+        return (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound
+    return torch.randn(shape, generator=gen, dtype=torch.float64) * std
+
+
+class Trainer:
+    def __init__(self, cfg: RunConfig):
+        self.cfg = cfg
+        self.problem: Problem = build_problem(cfg.data)
+        self.device = resolve_device(cfg.model.device)
+        self.dtype = torch.float64 if cfg.model.dtype == "float64" else torch.float32
+        pb = self.problem
+        pairs, seeds = cfg.lr_pairs, list(cfg.replicas.seeds)
+        self.replica_lr = [p for p in pairs for _ in seeds]
+        self.replica_seed = [s for _ in pairs for s in seeds]
+        self.unique_seeds = sorted(set(seeds))
+        self.seed_index = torch.tensor([self.unique_seeds.index(s) for s in self.replica_seed], device=self.device)
+        self.R = len(self.replica_lr)
+        t = self._t
+        self.P = t(pb.P)
+        self.logP = torch.log(self.P)
+        self.psi = torch.as_tensor(pb.psi, device=self.device)
+        self.labels = torch.as_tensor(pb.label_ids, device=self.device)
+        self.distinct = torch.as_tensor(pb.distinct_mask, device=self.device)
+        self.common = torch.as_tensor(pb.common_mask, device=self.device)
+        self.support = torch.as_tensor(pb.support[0], device=self.device)
+        self.params = self._init_params()
+        lr_y = t([p[0] for p in self.replica_lr])
+        lr_z = t([p[1] for p in self.replica_lr])
+        self.opt = {name: ReplicaOptimizer(cfg.optim, lr_z if name in ("Zq", "WQ", "WK") else lr_y)
+                    for name in self.params}
+        T = None if cfg.data.infinite_T else int(cfg.data.T)
+        self.samplers = [ContextSampler(pb, T, s) for s in self.unique_seeds]
+        self.step_count = 0
+        self.schedule = snapshot_steps(cfg.optim.steps, cfg.snapshots)
+        self._train_loss_sum = torch.zeros(self.R, dtype=torch.float64, device=self.device)
+        self._train_loss_n = 0
+        self.Z0, self._f_cache, self.f0, self.B_hat = self._init_tracking()
+
+    def _t(self, a: object) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(a), dtype=self.dtype, device=self.device)
+
+    # ----------------------------------------------------------------- parameters
+    def _init_params(self) -> dict[str, torch.Tensor]:
+        pb, m = self.problem, self.cfg.model
+        shapes: dict[str, tuple[int, ...]]
+        if m.kind == "standard":
+            shapes = {"U": (pb.M, m.d), "WQ": (m.d, m.d), "WK": (m.d, m.d), "WV": (m.d, m.d)}
+        else:  # the Lemma-3 decoder starts from the plain model's Y(0) of the same seed (W = F^T Y below)
+            shapes = {"Zq": (pb.Q, pb.M_ctx), "Y": (pb.M_ctx, pb.M_out)}
+        per_seed: dict[int, dict[str, torch.Tensor]] = {}
+        for s in self.unique_seeds:
+            gen = torch.Generator().manual_seed(s)
+            per_seed[s] = {}
+            for name, shape in shapes.items():
+                kind = m.init
+                if name == "U":  # fixed near-orthonormal embeddings
+                    per_seed[s][name] = torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(m.d)
+                    continue
+                fan_in = m.d if m.kind == "standard" else pb.M
+                per_seed[s][name] = init_tensor(kind, shape, fan_in, m.init_std, gen)
+        params = {name: torch.stack([per_seed[s][name] for s in self.replica_seed]).to(self.device, self.dtype)
+                  for name in shapes}
+        if m.kind == "yz-meanfield" and m.meanfield_decoder == "lemma3":  # W = F(0)^T Y(0)  (R, K, M_out)
+            params["W"] = torch.bmm(self._f(params["Zq"]), params.pop("Y"))
+        return params
+
+    def yz(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Effective (Y, Zq) of any model kind (Y: (R, M_ctx, M_out), Zq: (R, Q, M_ctx))."""
+        p = self.params
+        if "U" in p:
+            return effective_yz_standard(p["U"], p["WQ"], p["WK"], p["WV"], *self._standard_index())
+        if "W" in p:
+            from engine.core.model import decoder_from_lemma3
+
+            return decoder_from_lemma3(p["W"], self._f(p["Zq"])), p["Zq"]
+        return p["Y"], p["Zq"]
+
+    def _f(self, Zq: torch.Tensor) -> torch.Tensor:
+        c = mx.attention_c(Zq, self.logP, self.psi)
+        return c / c.norm(dim=-1, keepdim=True)
+
+    # ----------------------------------------------------------------- stepping
+    def _grouped_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """A mini-batch grouped by class in support coordinates: xs (R, K, G, s), w (R, K, G).
+
+        Mean field: every class once with x = P(·|n) and weight 1/K."""
+        probs = self.problem.support[1]
+        K, s = probs.shape
+        if self.cfg.model.kind == "yz-meanfield":
+            xp = self._t(probs).view(1, K, 1, s).expand(self.R, -1, -1, -1)
+            return xp, torch.full((self.R, K, 1), 1 / K, dtype=self.dtype, device=self.device)
+        B = self.cfg.optim.batch
+        draws = [sm.sample(B) for sm in self.samplers]
+        G = max(int(np.bincount(cls, minlength=K).max()) for cls, _ in draws)
+        xs = np.zeros((len(draws), K, G, s))
+        w = np.zeros((len(draws), K, G))
+        for i, (cls, counts) in enumerate(draws):
+            order = np.argsort(cls, kind="stable")
+            start = np.concatenate([[0], np.cumsum(np.bincount(cls, minlength=K))[:-1]])
+            slot = np.empty(B, dtype=np.int64)
+            slot[order] = np.arange(B) - start[cls[order]]
+            xs[i, cls, slot] = counts
+            w[i, cls, slot] = 1 / B
+        xs[..., 0][w == 0] = 1.0  # padding slots: any valid context, weight 0
+        xs_t, w_t = self._t(xs), self._t(w)
+        if len(draws) == 1:
+            return xs_t.expand(self.R, -1, -1, -1), w_t.expand(self.R, -1, -1)
+        return xs_t[self.seed_index], w_t[self.seed_index]
+
+    def _dense_batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(x (R, B, M_ctx), q (R, B), y (R, B)) for the autograd (standard model) path."""
+        draws = [sm.sample(self.cfg.optim.batch) for sm in self.samplers]
+        cls = torch.as_tensor(np.stack([d[0] for d in draws]), device=self.device)[self.seed_index]
+        x = self._t(np.stack([self.problem.dense_counts(*d) for d in draws]))[self.seed_index]
+        return x, self.psi[cls], self.labels[cls]
+
+    def _grads(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        p = self.params
+        if "W" in p:
+            loss, _, dW, dZ = loss_and_grads_lemma3(p["W"], p["Zq"], self.P, self.psi, self.labels)
+            return loss, {"W": dW, "Zq": dZ}
+        if "Y" in p:
+            xs, w = self._grouped_batch()
+            loss, _, dY, dZ = loss_and_grads_grouped(p["Y"], p["Zq"], xs, w, self.support, self.psi, self.labels,
+                                                        accuracy=False)
+            return loss, {"Y": dY, "Zq": dZ}
+        x, q, y = self._dense_batch()
+        leaves = {k: v.detach().requires_grad_(k != "U") for k, v in p.items()}
+        with torch.enable_grad():
+            Y, Zq = effective_yz_standard(leaves["U"], leaves["WQ"], leaves["WK"], leaves["WV"],
+                                          *self._standard_index())
+            loss = loss_yz(Y, Zq, x, q, y)
+            names = [k for k in leaves if k != "U"]
+            grads = torch.autograd.grad(loss.sum(), [leaves[k] for k in names])
+        return loss.detach(), dict(zip(names, grads, strict=True))
+
+    def _standard_index(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        pb = self.problem
+        return (torch.arange(pb.M_ctx, device=self.device), torch.as_tensor(pb.query_ids, device=self.device),
+                torch.as_tensor(pb.output_ids, device=self.device))
+
+    @torch.no_grad()
+    def step(self) -> None:
+        """One optimiser step on every replica; tracks B̂_n (science §4) on the way.
+
+        B̂_n += Σ_{l∈G_DT(n)} Δz_{ψ(n),l} / Σ_{l∈G_DT(n)} f_{nl}²  (f before the step): the
+        f²-weighted pool of the per-token estimators Δz_l/f_l².  In the exact T→∞ dynamics
+        (ż_l = η_Z f_l² ξ_n for every distinct l, Eqn. 98) every per-token estimator equals it;
+        with sampling noise, momentum or the plain decoder they disagree, and the pool is the
+        stable choice (low-P tokens with tiny f² would dominate a single-token estimator)."""
+        f_before = self._f_cache
+        z_before = self._zq_now().clone()
+        loss, grads = self._grads()
+        if not bool(torch.isfinite(loss).all()):
+            bad = int(torch.nonzero(~torch.isfinite(loss))[0])
+            raise DivergedError(self.step_count, *self.replica_lr[bad])
+        for name, g in grads.items():
+            self.opt[name].step(self.params[name], g)
+        self.step_count += 1
+        self._train_loss_sum += loss.to(torch.float64)
+        self._train_loss_n += 1
+        zq = self._zq_now()
+        if not bool(torch.isfinite(zq).all()):
+            raise DivergedError(self.step_count - 1, *self.replica_lr[0])
+        dz = (zq - z_before)[:, self.psi]  # (R, K, M)
+        d = self.distinct
+        num = (dz * d).sum(-1)
+        den = (f_before**2 * d).sum(-1)
+        self.B_hat += torch.where(den > 0, num / den.clamp_min(1e-300), torch.zeros_like(num)).to(torch.float64)
+        self._f_cache = self._f(zq)
+
+    def advance(self, n: int) -> None:
+        for _ in range(n):
+            self.step()
+
+    def _zq_now(self) -> torch.Tensor:
+        return self.yz()[1] if "U" in self.params else self.params["Zq"]
+
+    # ----------------------------------------------------------------- tracking
+    def _init_tracking(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Fix Z(0), f_n(0), the dominant distinct token l_0 (largest initial c̃) and the
+        runner-up l_1; returns (Z(0), f(0) as the step cache, f(0), B̂ = 0)."""
+        z0 = self._zq_now().clone()
+        f0 = self._f(z0)
+        score = torch.where(self.distinct, f0, torch.full_like(f0, -1.0))
+        top = torch.topk(score, k=min(2, self.problem.M_ctx), dim=-1).indices  # (R, K, 2)
+        self.l0 = top[..., 0]
+        self.l1 = top[..., -1]
+        self.r0 = mx.relative_gain(self._g(f0, self.l0), self._g(f0, self.l1))
+        B_hat = torch.zeros(self.R, self.problem.K, dtype=torch.float64, device=self.device)
+        return z0, f0.clone(), f0, B_hat
+
+    @staticmethod
+    def _g(t: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return torch.gather(t, 2, idx.unsqueeze(-1)).squeeze(-1)
+
+    @torch.no_grad()
+    def population_loss(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Loss and accuracy over all K classes with T→∞ contexts (x = P(·|n)), noise-free."""
+        Y, Zq = self.yz()
+        K = self.problem.K
+        loss, acc, _, _ = loss_and_grads_yz(Y, Zq, self.P.unsqueeze(0).expand(self.R, -1, -1),
+                                            self.psi.expand(self.R, K), self.labels.expand(self.R, K))
+        return loss, acc
+
+    @torch.no_grad()
+    def snapshot(self) -> Snapshot:
+        Zq = self._zq_now()
+        c = mx.attention_c(Zq, self.logP, self.psi)
+        f = c / c.norm(dim=-1, keepdim=True)
+        dz = (Zq - self.Z0)[:, self.psi]
+        loss, acc = self.population_loss()
+        d, cm = self.distinct, self.common
+        dz0 = self._g(dz, self.l0)
+        r = mx.relative_gain(self._g(f, self.l0), self._g(f, self.l1))
+        n_tl = self._train_loss_n
+        scal = {
+            "loss": loss, "accuracy": acc,
+            "train_loss": self._train_loss_sum / n_tl if n_tl else torch.full_like(loss, float("nan")),
+            "entropy_distinct": mx.entropy_distinct(c, d), "entropy_all": mx.entropy(c),
+            "common_mass": mx.common_mass(c, cm), "B_hat": self.B_hat,
+            "dz_dominant": dz0, "bracket_lo": self._g(self.f0, self.l0) ** 2 * self.B_hat,
+            "rel_gain": r, "rel_gain_pred": self.r0 * torch.exp(2 * dz0),
+            "share_distinct_up": mx.masked_share(dz > 0, d), "share_common_down": mx.masked_share(dz < 0, cm),
+        }
+        self._train_loss_sum.zero_()
+        self._train_loss_n = 0
+        return Snapshot(self.step_count, self._arrays(Zq, c, dz),
+                        {k: _np(v.to(torch.float64)) for k, v in scal.items()})
+
+    def _arrays(self, Zq: torch.Tensor, c: torch.Tensor, dz: torch.Tensor) -> dict[str, np.ndarray]:
+        pb = self.problem
+        if full_snapshots(self.R, pb.Q, pb.K, pb.M_ctx):
+            return {"z": _np(Zq.float()), "c": _np(c.float())}
+        k = min(TOPK, pb.M_ctx)
+        val, idx = torch.topk(c, k, dim=-1)
+        zrows = torch.gather(Zq[:, self.psi], 2, idx)
+        return {"topk_idx": _np(idx.int()), "topk_c": _np(val.float()), "topk_z": _np(zrows.float())}
+
+    def statics(self) -> dict[str, np.ndarray]:
+        pb = self.problem
+        return {"P": pb.P, "psi": pb.query_of_class_id.astype(np.int64), "query_tokens": pb.query_ids,
+                "token_kind": pb.token_kind, "label_ids": pb.label_ids,
+                "eta_y": np.array([p[0] for p in self.replica_lr]), "eta_z": np.array([p[1] for p in self.replica_lr]),
+                "seed": np.array(self.replica_seed)}
+
+    # ----------------------------------------------------------------- checkpoints
+    def checkpoint(self) -> tuple[dict[str, np.ndarray], str]:
+        """Everything needed to continue bit-for-bit: parameters, optimiser state, tracking
+        tensors (arrays) and the step, optimiser step counts and sampler RNG states (JSON)."""
+        arrays = {f"param.{k}": _np(v) for k, v in self.params.items()}
+        for name, opt in self.opt.items():
+            arrays |= {f"opt.{name}.{k}": _np(v) for k, v in opt.state.items()}
+        arrays |= {"Z0": _np(self.Z0), "f0": _np(self.f0), "f_cache": _np(self._f_cache), "B_hat": _np(self.B_hat),
+                   "train_loss_sum": _np(self._train_loss_sum)}
+        meta = {"step": self.step_count, "train_loss_n": self._train_loss_n,
+                "opt_t": {k: o.t for k, o in self.opt.items()},
+                "rng": [[sm.rng_classes.bit_generator.state, sm.rng.bit_generator.state] for sm in self.samplers]}
+        return arrays, json.dumps(meta)
+
+    def restore(self, arrays: dict[str, np.ndarray], meta_json: str) -> None:
+        """Load a :meth:`checkpoint` taken from a trainer of the same config."""
+        meta = json.loads(meta_json)
+        t = {k: torch.as_tensor(v, device=self.device) for k, v in arrays.items()}
+        for k in self.params:
+            self.params[k] = t[f"param.{k}"].to(self.dtype).clone()
+        for name, opt in self.opt.items():
+            prefix = f"opt.{name}."
+            opt.state = {k.split(".")[-1]: v.to(self.dtype).clone() for k, v in t.items() if k.startswith(prefix)}
+            opt.t = int(meta["opt_t"][name])
+        self.Z0, self.f0, self._f_cache = t["Z0"].to(self.dtype), t["f0"].to(self.dtype), t["f_cache"].to(self.dtype)
+        self.B_hat, self._train_loss_sum = t["B_hat"].clone(), t["train_loss_sum"].clone()
+        self._train_loss_n, self.step_count = int(meta["train_loss_n"]), int(meta["step"])
+        for sm, (rc, rx) in zip(self.samplers, meta["rng"], strict=True):
+            sm.rng_classes.bit_generator.state = rc
+            sm.rng.bit_generator.state = rx
+
+    def run(self):
+        """Yield a Snapshot at every scheduled step (step 0 included) until ``optim.steps``."""
+        for target in self.schedule:
+            self.advance(int(target) - self.step_count)
+            yield self.snapshot()

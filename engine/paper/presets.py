@@ -1,0 +1,48 @@
+"""Named presets: ``assets/presets/<name>.json`` = {title, order, description, config}."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from engine.core.config import ConfigError, RunConfig
+
+PRESET_DIR = Path(__file__).resolve().parents[2] / "assets" / "presets"
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    title: str
+    description: str
+    config: RunConfig
+    order: int = 100
+
+
+@lru_cache(maxsize=1)
+def load_presets(directory: str = str(PRESET_DIR)) -> dict[str, Preset]:
+    """All presets, sorted by their ``order``; a malformed file raises ConfigError naming it."""
+    out = []
+    for path in sorted(Path(directory).glob("*.json")):
+        try:
+            raw = json.loads(path.read_text())
+            if not isinstance(raw, dict):
+                raise TypeError("not a JSON object")
+            cfg = RunConfig.from_dict(raw["config"])
+            try:
+                order = int(raw.get("order", 100))
+            except (TypeError, ValueError):
+                raise ValueError(f"order must be an integer, got {raw['order']!r}") from None
+        except (ConfigError, KeyError, TypeError, ValueError) as e:  # JSONDecodeError is a ValueError
+            raise ConfigError(f"preset {path.name} is invalid: {e}") from None
+        out.append(Preset(path.stem, raw.get("title", path.stem), raw.get("description", ""), cfg, order))
+    return {p.name: p for p in sorted(out, key=lambda p: (p.order, p.name))}
+
+
+def get_preset(name: str) -> Preset:
+    presets = load_presets()
+    if name not in presets:
+        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(presets)}")
+    return presets[name]

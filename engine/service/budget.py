@@ -1,0 +1,96 @@
+"""Size limits derived from a memory budget: refuse a config before it allocates anything.
+
+The estimate counts the tensors the trainer keeps (parameters, gradients, optimiser state,
+the tracking of Z(0) and f(0)) and the largest per-step temporaries of the gradient path,
+times a safety factor of 1.5.  The budget per run is ``SCANSNAP_MAX_RUN_MB`` (default 2048);
+the work per run (replicas × steps × per-step size) is capped by ``SCANSNAP_MAX_RUN_WORK``
+so that no single request can occupy a worker for hours.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from engine.core.config import ConfigError, RunConfig
+
+SAFETY = 1.5
+DEFAULT_MAX_RUN_MB = 2048
+DEFAULT_MAX_RUN_WORK = 2e13  # element-operations; ≈ hours of CPU at the top end
+
+
+@dataclass(frozen=True)
+class Estimate:
+    bytes_params: float
+    bytes_step: float
+    bytes_tracking: float
+    work: float  # element-operations for the whole run
+
+    @property
+    def total_mb(self) -> float:
+        return SAFETY * (self.bytes_params + self.bytes_step + self.bytes_tracking) / 2**20
+
+    def describe(self) -> str:
+        mb = 2**20
+        return (f"~{self.total_mb:,.1f} MB (parameters+optimiser {self.bytes_params / mb:,.1f} MB, "
+                f"per-step temporaries {self.bytes_step / mb:,.1f} MB, tracking {self.bytes_tracking / mb:,.1f} MB, "
+                f"×{SAFETY} safety)")
+
+
+def problem_sizes(cfg: RunConfig) -> tuple[int, int, int, int, int]:
+    """(K, Q, M_ctx, M_out, s) without building the distribution (s = largest |supp(n)|)."""
+    d = cfg.data
+    if d.source == "table" and d.table is not None and d.psi is not None:
+        K, M_ctx = len(d.table), len(d.table[0])
+        Q = max(d.psi) + 1
+        s = max(sum(1 for x in row if x > 0) for row in d.table)
+    else:
+        Q, K = d.num_last, d.num_last * d.num_next_per_last
+        M_ctx = d.num_common + d.num_common_per_last * Q + d.num_distinct_per_next * K
+        s = d.num_common + d.num_common_per_last + d.num_distinct_per_next
+    M = M_ctx + Q + K
+    M_out = M if d.layout == "paper" else K
+    return K, Q, M_ctx, M_out, s
+
+
+def estimate(cfg: RunConfig) -> Estimate:
+    K, Q, M_ctx, M_out, s = problem_sizes(cfg)
+    R, B = cfg.n_replicas, cfg.optim.batch
+    el = 8 if cfg.model.dtype == "float64" else 4
+    opt_state = 2 if cfg.optim.method == "adam" else (1 if cfg.optim.momentum > 0 else 0)
+    kind = cfg.model.kind
+    if kind == "standard":
+        d = cfg.model.d
+        n_params = R * ((M_ctx + Q + K) * d + 3 * d * d)
+        step: float = R * (B * M_ctx * 6 + B * M_out * 4 + M_ctx * M_out * 2 + Q * M_ctx * 2)
+    else:
+        n_params = R * (Q * M_ctx + (K if kind == "yz-meanfield" and cfg.model.meanfield_decoder == "lemma3"
+                                     else M_ctx) * M_out)
+        rows = K if kind == "yz-meanfield" else B + 4 * math.sqrt(B * K) + K  # K·G ≈ B + a few σ
+        step = R * (rows * (s * 6 + M_out * 5) + K * s * M_out * 3 + M_ctx * M_out)
+    tracking = R * (K * M_ctx * 6 + Q * M_ctx * 2)
+    work = cfg.optim.steps * (step + n_params * (2 + opt_state) + tracking)
+    return Estimate(el * n_params * (2 + opt_state), el * step, el * tracking + 8 * R * K * 4, work)
+
+
+def max_run_mb() -> float:
+    return float(os.environ.get("SCANSNAP_MAX_RUN_MB", DEFAULT_MAX_RUN_MB))
+
+
+def max_run_work() -> float:
+    return float(os.environ.get("SCANSNAP_MAX_RUN_WORK", DEFAULT_MAX_RUN_WORK))
+
+
+def check_budget(cfg: RunConfig) -> Estimate:
+    """Raise ConfigError when the run would exceed the memory or work budget; else the estimate."""
+    est = estimate(cfg)
+    if est.total_mb > max_run_mb():
+        raise ConfigError(
+            f"this run needs {est.describe()}, over the limit of {max_run_mb():,.0f} MB per run "
+            "(SCANSNAP_MAX_RUN_MB): reduce the vocabulary (M), replicas, batch, or use layout='compact'")
+    if est.work > max_run_work():
+        raise ConfigError(
+            f"this run needs ~{est.work:.2e} element-operations, over the limit of {max_run_work():.2e} "
+            "(SCANSNAP_MAX_RUN_WORK): reduce steps, replicas, batch or the vocabulary")
+    return est

@@ -1,0 +1,422 @@
+"""The embedded, durable run store: one SQLite database (stdlib ``sqlite3``, WAL mode).
+
+Layout: ``<data_dir>/runs.sqlite`` (``data_dir`` = ``$SCANSNAP_DATA_DIR`` or ``./data``).
+
+Schema::
+
+    runs(id TEXT PRIMARY KEY, name TEXT, config_json TEXT, status TEXT, device TEXT,
+         versions_json TEXT, created REAL, updated REAL, message TEXT, owner TEXT,
+         pid INTEGER, host TEXT, last_step INTEGER,
+         published INTEGER NOT NULL DEFAULT 0)  -- added by a migration to older databases
+    statics(run_id TEXT, name TEXT, array BLOB, PRIMARY KEY(run_id, name))   -- once per run
+    snapshots(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))
+    scalars(run_id TEXT, step INTEGER, replica INTEGER, n INTEGER NULL, metric TEXT, value REAL)
+        INDEX scalars_run_metric_step ON scalars(run_id, metric, step)
+
+``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
+anyone with its link watches it live (:meth:`RunStore.list_published` lists them).
+``created``/``updated`` are Unix times; ``pid`` and ``host`` identify the writer process so
+that a run whose writer died can be marked ``interrupted`` when a store is next opened (same
+host and pid no longer alive; a run of another host is never touched because its pid means
+nothing here).
+
+Arrays: a static is one ``.npy`` buffer (``numpy.lib.format.write_array``); a snapshot is
+an ``.npz`` buffer (a deflated zip of ``.npy`` members, exactly what
+``np.savez_compressed`` writes, built member by member so array names cannot collide with
+its keyword arguments).  Writing uses ``allow_pickle=False`` and object arrays are refused
+with ``ValueError`` before anything is written; reading uses ``allow_pickle=False`` only,
+so nothing stored is ever unpickled.
+
+Scalars: SQLite stores ``inf``/``-inf`` as REAL but turns NaN into NULL; ``value`` NULL is
+read back as NaN (a diverged metric is NaN, never "missing").
+
+Size bound: the writer decides which arrays go into a snapshot (full z/c rows for small
+vocabularies, top-k for large ones); the store enforces hard caps of
+:data:`MAX_SNAPSHOT_BYTES` (8 MiB, compressed) per snapshot blob and
+:data:`MAX_SNAPSHOTS_PER_RUN` (2000) snapshots per run, so a run is at most ~16 GiB of
+blobs and in practice orders of magnitude less; exceeding a cap raises :class:`StoreError`.
+
+Concurrency: one connection per thread (``threading.local``), so one writer thread and
+many reader threads can share a :class:`RunStore`.  WAL lets readers proceed while a
+write transaction is open; writers take ``BEGIN IMMEDIATE`` and wait up to the busy
+timeout (5 s by default).  Every write is one transaction: on any error it is rolled back,
+and "database is locked" / "database or disk is full" / ``ENOSPC`` become
+:class:`StoreError` with a message saying what happened and what to do.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.service.blobs import pack_npy, pack_npz, unpack_npy, unpack_npz
+
+STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
+LIVE_STATUSES = ("queued", "running", "paused")  # a run some process is (or will be) writing
+MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
+MAX_SNAPSHOTS_PER_RUN = 2000
+SCALAR_ROW_BYTES = 48  # rough on-disk cost of one scalars row, for size_bytes()
+DB_NAME = "runs.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, name TEXT, config_json TEXT, status TEXT, device TEXT,
+    versions_json TEXT, created REAL, updated REAL, message TEXT, owner TEXT,
+    pid INTEGER, host TEXT, last_step INTEGER);
+CREATE TABLE IF NOT EXISTS statics (
+    run_id TEXT NOT NULL, name TEXT NOT NULL, array BLOB NOT NULL, PRIMARY KEY (run_id, name));
+CREATE TABLE IF NOT EXISTS snapshots (
+    run_id TEXT NOT NULL, step INTEGER NOT NULL, arrays BLOB NOT NULL, PRIMARY KEY (run_id, step));
+CREATE TABLE IF NOT EXISTS scalars (
+    run_id TEXT NOT NULL, step INTEGER NOT NULL, replica INTEGER NOT NULL, n INTEGER,
+    metric TEXT NOT NULL, value REAL);
+CREATE INDEX IF NOT EXISTS scalars_run_metric_step ON scalars (run_id, metric, step);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    run_id TEXT PRIMARY KEY, step INTEGER NOT NULL, arrays BLOB NOT NULL, meta TEXT NOT NULL);
+"""
+_RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created",
+                "updated", "message", "owner", "pid", "host", "last_step")
+_READ_COLUMNS = (*_RUN_COLUMNS, "published")
+# Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
+_MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"),)
+
+
+class StoreError(RuntimeError):
+    """The store could not do what was asked; the message says why and what to do."""
+
+
+def default_data_dir() -> Path:
+    """``$SCANSNAP_DATA_DIR`` if set and non-empty, else ``./data``."""
+    return Path(os.environ.get("SCANSNAP_DATA_DIR") or "data")
+
+
+def pid_alive(pid: int) -> bool:
+    """True while process ``pid`` runs; a zombie (exited, not yet reaped by its parent) has ended."""
+    try:
+        os.kill(pid, 0)  # PermissionError (another user's process) also means alive
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:  # it ended between the two looks
+        return not Path("/proc/self/stat").exists()  # ... unless there is no /proc at all (not Linux)
+    except (OSError, IndexError):  # no /proc: os.kill's answer stands
+        return True
+
+
+class RunStore:
+    """Durable store of runs, their statics, snapshots and scalar time series.
+
+    ``synchronous=NORMAL``: in WAL mode a committed transaction survives any crash or kill
+    of the application (it is in the WAL file); only an OS crash or power loss can lose the
+    last few commits, and never corrupts the database.  Snapshots are periodic training
+    progress, so that trade is worth not fsyncing on every snapshot (``FULL`` would).
+    """
+
+    def __init__(self, data_dir: str | Path | None = None, busy_timeout_s: float = 5.0):
+        self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the data directory {self.data_dir}: {exc}; set "
+                             "SCANSNAP_DATA_DIR to a writable directory") from exc
+        self.path = self.data_dir / DB_NAME
+        self.busy_timeout_s = float(busy_timeout_s)
+        self.max_snapshot_bytes = MAX_SNAPSHOT_BYTES
+        self.max_snapshots_per_run = MAX_SNAPSHOTS_PER_RUN
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._host = socket.gethostname()
+        with self._write("creating the schema") as con:
+            for stmt in filter(str.strip, _SCHEMA.split(";")):
+                con.execute(stmt)
+            have = {row[1] for row in con.execute("PRAGMA table_info(runs)")}
+            for col, decl in _MIGRATIONS:  # inside the same transaction: two openers cannot both add it
+                if col not in have:
+                    con.execute(f"ALTER TABLE runs ADD COLUMN {col} {decl}")
+        with suppress(StoreError):  # best effort: if locked right now, the next open retries
+            self.recover_interrupted()
+
+    # -- connections and transactions -------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            try:
+                con = sqlite3.connect(self.path, timeout=self.busy_timeout_s,
+                                      isolation_level=None, check_same_thread=False)
+                con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+                mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                con.execute("PRAGMA synchronous = NORMAL")
+            except (sqlite3.Error, OSError) as exc:
+                raise self._translate(exc, "opening the store") from exc
+            if str(mode).lower() != "wal":
+                raise StoreError(f"{self.path} could not be switched to WAL mode (got {mode!r}); "
+                                 "put the data directory on a local file system")
+            self._local.con = con
+            with self._lock:
+                self._all.append(con)
+        return con
+
+    def _translate(self, exc: BaseException, what: str) -> StoreError:
+        msg = str(exc)
+        if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "disk is full" in msg:
+            return StoreError(f"disk is full while {what} ({msg}) in {self.path}; the transaction "
+                              "was rolled back and nothing was written. Free disk space (delete or "
+                              "export old runs) or point SCANSNAP_DATA_DIR at a larger volume.")
+        if "locked" in msg or "busy" in msg:
+            return StoreError(f"database is locked while {what}: another connection held the write "
+                              f"lock on {self.path} for more than {self.busy_timeout_s:g} s, so "
+                              "nothing was written. Close the other writer (another process or an "
+                              "open sqlite shell) and retry.")
+        if isinstance(exc, sqlite3.IntegrityError):
+            return StoreError(f"conflicting data while {what}: {msg}")
+        return StoreError(f"run store error while {what}: {msg} ({self.path})")
+
+    @contextmanager
+    def _write(self, what: str = "writing") -> Iterator[sqlite3.Connection]:
+        con = self._conn()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            yield con
+            con.execute("COMMIT")
+        except BaseException as exc:
+            if con.in_transaction:
+                with suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise self._translate(exc, what) from exc
+            raise
+
+    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[tuple]:
+        try:
+            return self._conn().execute(sql, tuple(args)).fetchall()
+        except (sqlite3.Error, OSError) as exc:
+            raise self._translate(exc, "reading") from exc
+
+    def close(self) -> None:
+        """Close every connection this store opened (any thread)."""
+        with self._lock:
+            cons, self._all = self._all, []
+        for con in cons:
+            con.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- runs ---------------------------------------------------------------------------
+    def create_run(self, name: str, config_json: str, device: str, versions: dict[str, str],
+                   owner: str | None = None, statics: dict[str, np.ndarray] | None = None,
+                   status: str = "running") -> str:
+        """Insert a run (and its static arrays) in one transaction; returns its id."""
+        self._check_status(status)
+        try:
+            json.loads(config_json)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"config_json must be a JSON string: {exc}") from exc
+        blobs = [(k, pack_npy(k, v)) for k, v in (statics or {}).items()]
+        run_id = secrets.token_hex(6)
+        now = time.time()
+        with self._write("creating a run") as con:
+            con.execute(f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}) VALUES ({','.join('?' * 13)})",
+                        (run_id, name, config_json, status, device,
+                         json.dumps(dict(versions), sort_keys=True), now, now, None, owner,
+                         os.getpid(), self._host, None))
+            con.executemany("INSERT INTO statics (run_id, name, array) VALUES (?, ?, ?)",
+                            [(run_id, k, b) for k, b in blobs])
+        return run_id
+
+    def append_snapshot(self, run_id: str, step: int, arrays: dict[str, np.ndarray],
+                        scalars: Iterable[tuple[int, int | None, str, float]],
+                        checkpoint: tuple[dict[str, np.ndarray], str] | None = None) -> None:
+        """Write one snapshot, its scalar rows ``(replica, n, metric, value)``, the run's
+        ``last_step``/``updated`` and, optionally, the training state to resume from
+        (arrays, JSON metadata; one checkpoint per run, replaced), all in ONE transaction."""
+        step = int(step)
+        blob = pack_npz(arrays)
+        ckpt = None if checkpoint is None else (pack_npz(checkpoint[0]), checkpoint[1])
+        if len(blob) > self.max_snapshot_bytes:
+            raise StoreError(f"snapshot at step {step} is {len(blob) / 2**20:.1f} MiB compressed, "
+                             f"over the cap of {self.max_snapshot_bytes / 2**20:g} MiB per snapshot; "
+                             "store fewer arrays (e.g. top-k instead of full rows) or fewer replicas")
+        rows = [(run_id, step, int(r), None if n is None else int(n), str(m), float(v))
+                for r, n, m, v in scalars]
+        with self._write(f"writing the snapshot of step {step}") as con:
+            if con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise KeyError(f"no run {run_id!r}")
+            count = con.execute("SELECT count(*) FROM snapshots WHERE run_id = ?",
+                                (run_id,)).fetchone()[0]
+            if count >= self.max_snapshots_per_run:
+                raise StoreError(f"run {run_id} already has {count} snapshots, the cap per run; "
+                                 "snapshot less often (a larger snapshot interval)")
+            con.execute("INSERT INTO snapshots (run_id, step, arrays) VALUES (?, ?, ?)",
+                        (run_id, step, blob))
+            con.executemany("INSERT INTO scalars (run_id, step, replica, n, metric, value) "
+                            "VALUES (?, ?, ?, ?, ?, ?)", rows)
+            con.execute("UPDATE runs SET last_step = max(coalesce(last_step, ?), ?), updated = ? "
+                        "WHERE id = ?", (step, step, time.time(), run_id))
+            if ckpt is not None:
+                con.execute("INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)",
+                            (run_id, step, *ckpt))
+
+    def checkpoint(self, run_id: str) -> tuple[int, dict[str, np.ndarray], str] | None:
+        """The latest (step, arrays, JSON metadata) saved to resume the run, or None."""
+        rows = self._read("SELECT step, arrays, meta FROM checkpoints WHERE run_id = ?", (run_id,))
+        return None if not rows else (int(rows[0][0]), unpack_npz(rows[0][1]), rows[0][2])
+
+    def truncate_after(self, run_id: str, step: int, status: str = "running") -> None:
+        """Drop snapshots and scalars after ``step`` (before resuming from a checkpoint there)."""
+        with self._write(f"rewinding run {run_id} to step {step}") as con:
+            for table in ("snapshots", "scalars"):
+                con.execute(f"DELETE FROM {table} WHERE run_id = ? AND step > ?", (run_id, step))
+            con.execute("UPDATE runs SET last_step = ?, status = ?, message = NULL, pid = ?, host = ?, updated = ? "
+                        "WHERE id = ?", (step, status, os.getpid(), self._host, time.time(), run_id))
+
+    @staticmethod
+    def _check_status(status: str) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}; allowed: {', '.join(STATUSES)}")
+
+    def _update_run(self, run_id: str, sets: str, args: tuple, what: str) -> None:
+        with self._write(what) as con:
+            cur = con.execute(f"UPDATE runs SET {sets}, updated = ? WHERE id = ?",
+                              (*args, time.time(), run_id))
+            if cur.rowcount == 0:
+                raise KeyError(f"no run {run_id!r}")
+
+    def set_status(self, run_id: str, status: str, message: str | None = None) -> None:
+        """Set the status and message (``None`` clears the previous message)."""
+        self._check_status(status)
+        self._update_run(run_id, "status = ?, message = ?", (status, message), "setting the status")
+
+    def rename(self, run_id: str, name: str) -> None:
+        self._update_run(run_id, "name = ?", (name,), "renaming a run")
+
+    def delete(self, run_id: str) -> bool:
+        """Delete a run and all its rows in one transaction; False if it did not exist."""
+        with self._write("deleting a run") as con:
+            for table in ("scalars", "snapshots", "statics", "checkpoints"):
+                con.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            return con.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0
+
+    def set_published(self, run_id: str, published: bool) -> None:
+        """Broadcast a run (or stop); ``updated`` is left alone (it dates the run's data)."""
+        with self._write("publishing a run") as con:
+            if con.execute("UPDATE runs SET published = ? WHERE id = ?",
+                           (int(bool(published)), run_id)).rowcount == 0:
+                raise KeyError(f"no run {run_id!r}")
+
+    def list_published(self, statuses: Iterable[str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Published runs, newest first; ``statuses`` keeps only those (e.g. the live ones)."""
+        sql = f"SELECT {','.join(_READ_COLUMNS)} FROM runs WHERE published = 1"
+        args: list[Any] = []
+        if statuses is not None:
+            args = list(statuses)
+            sql += f" AND status IN ({','.join('?' * len(args))})"
+        rows = self._read(sql + " ORDER BY created DESC, rowid DESC LIMIT ?", (*args, int(limit)))
+        return [self._run_dict(r) for r in rows]
+
+    def recover_interrupted(self) -> list[str]:
+        """Mark ``queued``/``running``/``paused`` runs whose writer (same host) is dead as ``interrupted``
+        (a queued run's writer is the server that queued it)."""
+        q = f"SELECT id, pid, last_step FROM runs WHERE status IN ({','.join('?' * len(LIVE_STATUSES))}) AND host = ?"
+        dead = [(rid, pid, last) for rid, pid, last in self._read(q, (*LIVE_STATUSES, self._host))
+                if pid is not None and pid != os.getpid() and not pid_alive(int(pid))]
+        done = []
+        for rid, pid, last in dead:
+            kept = f"snapshots up to step {last} are intact" if last is not None else "it had written no snapshot"
+            msg = (f"writer process {pid} on {self._host} ended without finishing the run (crash, "
+                   f"kill or power loss); {kept}")
+            with self._write("marking an interrupted run") as con:
+                cur = con.execute("UPDATE runs SET status = 'interrupted', message = ?, updated = ? "
+                                  f"WHERE id = ? AND status IN ({','.join('?' * len(LIVE_STATUSES))})",
+                                  (msg, time.time(), rid, *LIVE_STATUSES))
+            if cur.rowcount:
+                done.append(rid)
+        return done
+
+    @staticmethod
+    def _run_dict(row: tuple) -> dict[str, Any]:
+        d = dict(zip(_READ_COLUMNS, row, strict=True))
+        d["versions"] = json.loads(d.pop("versions_json") or "{}")
+        d["published"] = bool(d["published"])
+        return d
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        """All columns (``config_json`` as stored text, ``versions`` as a dict), or None."""
+        rows = self._read(f"SELECT {','.join(_READ_COLUMNS)} FROM runs WHERE id = ?", (run_id,))
+        return self._run_dict(rows[0]) if rows else None
+
+    def list_runs(self, limit: int = 200) -> list[dict[str, Any]]:
+        rows = self._read(f"SELECT {','.join(_READ_COLUMNS)} FROM runs "
+                          "ORDER BY created DESC, rowid DESC LIMIT ?", (int(limit),))
+        return [self._run_dict(r) for r in rows]
+
+    # -- arrays -------------------------------------------------------------------------
+    def statics(self, run_id: str) -> dict[str, np.ndarray]:
+        rows = self._read("SELECT name, array FROM statics WHERE run_id = ? ORDER BY name", (run_id,))
+        return {name: unpack_npy(blob) for name, blob in rows}
+
+    def steps(self, run_id: str) -> list[int]:
+        return [r[0] for r in self._read(
+            "SELECT step FROM snapshots WHERE run_id = ? ORDER BY step", (run_id,))]
+
+    def snapshot(self, run_id: str, step: int) -> dict[str, np.ndarray]:
+        rows = self._read("SELECT arrays FROM snapshots WHERE run_id = ? AND step = ?",
+                          (run_id, int(step)))
+        if not rows:
+            raise KeyError(f"run {run_id!r} has no snapshot at step {step}")
+        return unpack_npz(rows[0][0])
+
+    def latest_snapshot(self, run_id: str) -> tuple[int, dict[str, np.ndarray]] | None:
+        rows = self._read("SELECT step, arrays FROM snapshots WHERE run_id = ? "
+                          "ORDER BY step DESC LIMIT 1", (run_id,))
+        return (rows[0][0], unpack_npz(rows[0][1])) if rows else None
+
+    def scalars(self, run_id: str, metrics: list[str] | None = None,
+                since_step: int | None = None) -> pd.DataFrame:
+        """Scalar rows sorted by step (then write order); ``since_step`` keeps step > since_step."""
+        sql = "SELECT step, replica, n, metric, value FROM scalars WHERE run_id = ?"
+        args: list[str | int] = [run_id]
+        if metrics is not None:
+            sql += f" AND metric IN ({','.join('?' * len(metrics))})"
+            args += list(metrics)
+        if since_step is not None:
+            sql += " AND step > ?"
+            args.append(int(since_step))
+        rows = self._read(sql + " ORDER BY step, rowid", args)
+        cols = list(zip(*rows, strict=True)) if rows else [()] * 5
+        return pd.DataFrame({
+            "step": np.asarray(cols[0], dtype=np.int64),
+            "replica": np.asarray(cols[1], dtype=np.int64),
+            "n": pd.array(list(cols[2]), dtype="Int64"),
+            "metric": np.array(cols[3], dtype=object),
+            "value": np.array([np.nan if v is None else v for v in cols[4]], dtype=np.float64),
+        })
+
+    def size_bytes(self, run_id: str) -> int:
+        """Approximate stored bytes: blob lengths + scalar rows × :data:`SCALAR_ROW_BYTES`."""
+        (total,), = self._read(
+            "SELECT (SELECT coalesce(sum(length(arrays)), 0) FROM snapshots WHERE run_id = ?1)"
+            " + (SELECT coalesce(sum(length(array)), 0) FROM statics WHERE run_id = ?1)"
+            " + (SELECT count(*) FROM scalars WHERE run_id = ?1) * ?2", (run_id, SCALAR_ROW_BYTES))
+        return int(total)

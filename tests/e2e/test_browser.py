@@ -1,0 +1,283 @@
+"""End-to-end in Debian's Chromium: pick a preset, start, watch the c_n chart's step count
+grow, pause and see it stop, reload the URL and see the same config and run.
+Screenshots go to test-artifacts/ (and, with SCANSNAP_UPDATE_SCREENSHOTS=1, to assets/screenshots/)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.webserver import launch_chromium, serve
+from engine.paper.presets import get_preset
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a Chromium and a server per test: the slow tier
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refreshes the README's copies
+README_SHOTS = ("lab-paused.png", "lab-designer.png", "lab-lecture.png", "theory.png")
+CN_TITLE = "document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title?.text || ''"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``streamlit run app.py`` on a free loopback port with a fresh data directory."""
+    with serve(tmp_path_factory.mktemp("browser-data"), tmp_path_factory.mktemp("log") / "streamlit.log") as srv:
+        yield srv.url, srv.t_launch
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = launch_chromium(p)
+        pg = browser.new_page(viewport={"width": 1600, "height": 2300})
+        pg.set_default_timeout(15_000)
+        yield pg
+        browser.close()
+
+
+def _step_of_chart(pg) -> int:
+    m = re.search(r"step (\d+)", pg.evaluate(CN_TITLE))
+    return int(m.group(1)) if m else -1
+
+
+def _wait_step_above(pg, value: int, timeout_s: float = 20) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        step = _step_of_chart(pg)
+        if step > value:
+            return step
+        pg.wait_for_timeout(200)
+    pytest.fail(f"the c_n chart's step did not pass {value} in {timeout_s} s (last: {_step_of_chart(pg)})")
+
+
+def _pick_preset(pg, title: str) -> None:
+    pg.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
+    pg.get_by_role("option", name=title).click()
+    pg.wait_for_function("() => window.location.search.includes('preset=syn-small-fast-decoder')")
+
+
+IDLE = ("() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') "
+        "=== 'notRunning' && document.querySelectorAll('input[aria-label=steps]').length === 1")
+
+
+def _set_steps(pg, steps: int) -> None:
+    pg.wait_for_function(IDLE)  # no run is live yet: the script state settles (the preset rebuilt the knobs)
+    box = pg.get_by_label("steps", exact=True)
+    box.fill(str(steps))
+    box.press("Enter")
+    pg.wait_for_function(f"() => window.location.search.includes('optim.steps={steps}')")
+
+
+def _pick_n(pg, n: int) -> None:
+    """Press next token n's button (a few classes: one button each) and wait for the c_n chart to show n."""
+    pg.get_by_role("radiogroup", name=re.compile("^next token n")).get_by_role("radio", name=str(n), exact=True).click()
+    pg.wait_for_function("(n) => (" + CN_TITLE + ").includes(`n=${n} `)", arg=n)
+
+
+def _switch_class_latency(pg) -> float:
+    """Milliseconds from choosing next token n=1 to the c_n chart showing it (a fragment rerun)."""
+    t0 = time.monotonic()
+    _pick_n(pg, 1)
+    return (time.monotonic() - t0) * 1000
+
+
+CHART_BOXES = ("() => Object.fromEntries(['cn', 'cnh', 'z', 'H', 'B', 'loss'].map((k) => { const r = document"
+               ".querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`).getBoundingClientRect();"
+               " return [k, [Math.round(r.left), Math.round(r.top), Math.round(r.width)]]; }))")
+
+
+def _charts_per_row(pg) -> list[list[str]]:
+    """The six live charts as drawn, grouped into rows by their top edge."""
+    pg.wait_for_function("() => ['cn', 'cnh', 'z', 'H', 'B', 'loss'].every((k) => "
+                         "document.querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`))")  # all drawn
+    rows: dict[int, list[tuple[int, str]]] = {}
+    for key, (left, top, width) in pg.evaluate(CHART_BOXES).items():
+        assert width > 300, (key, width)  # drawn, and not squeezed
+        rows.setdefault(top, []).append((left, key))
+    return [[k for _, k in sorted(row)] for _, row in sorted(rows.items())]
+
+
+def _toggle_latency(pg) -> float:
+    """Milliseconds from clicking the η_Y/η_Z lock to the URL carrying it (a full page rerun)."""
+    t0 = time.monotonic()
+    pg.get_by_text("lock η_Y/η_Z").click()
+    pg.wait_for_function("() => window.location.search.includes('lock=')")
+    return (time.monotonic() - t0) * 1000
+
+
+def test_lab_live_pause_reload(server, page):
+    url, t_launch = server
+    pg = page
+    pg.goto(f"{url}/?speed=40")
+    pg.wait_for_selector("[data-testid=stPlotlyChart]")  # the P(l|n) preview
+    first_chart_s = time.monotonic() - t_launch
+    _pick_preset(pg, get_preset("syn-small-fast-decoder").title)
+    _set_steps(pg, 4000)
+    pg.screenshot(path=str(ARTIFACTS / "lab-designer.png"), full_page=True)
+    pg.get_by_role("button", name="▶ Start").click()
+    pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+    s1 = _wait_step_above(pg, 0)
+    s2 = _wait_step_above(pg, s1 + 10)
+    assert s2 > s1
+    assert _charts_per_row(pg) == [["cn", "cnh"], ["z", "H"], ["B", "loss"]]
+    pg.screenshot(path=str(ARTIFACTS / "lab-live.png"), full_page=True)
+    for n in (1, 0, 1):  # picking n while the run trains: the c_n chart shows n, and keeps moving
+        _pick_n(pg, n)
+    s3 = _step_of_chart(pg)
+    assert _wait_step_above(pg, s3) > s3
+    pg.get_by_role("button", name="⏸ Pause").click()
+    pg.get_by_role("button", name="⏵ Resume").wait_for()
+    status = pg.get_by_text(re.compile(r"^paused · step"))
+    status.wait_for()  # the full rerun after Pause has landed
+    paused_at = int(re.search(r"last snapshot (\d+)", status.inner_text()).group(1))
+    pg.wait_for_function("(s) => ((" + CN_TITLE + ").match(/step (\\d+)/) || [])[1] === s", arg=str(paused_at))
+    pg.wait_for_timeout(1500)
+    assert _step_of_chart(pg) == paused_at, "the chart kept moving after Pause"
+    assert f"last snapshot {paused_at} " in status.inner_text()
+    pg.get_by_text("scrub through the stored steps").wait_for()
+    pg.screenshot(path=str(ARTIFACTS / "lab-paused.png"), full_page=True)
+    link = pg.url
+    assert "run=" in link and "optim.steps=4000" in link and "preset=syn-small-fast-decoder" in link
+    pg.reload()
+    pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+    pg.wait_for_function("(s) => ((" + CN_TITLE + ").match(/step (\\d+)/) || [])[1] === s", arg=str(paused_at))
+    assert pg.url == link
+    assert pg.get_by_label("steps", exact=True).input_value() == "4000"
+    run_id = re.search(r"run=(\w+)", link).group(1)
+    assert pg.get_by_text(re.compile(rf"^paused · .*run {run_id}")).count() == 1  # the same run, still paused
+    pg.screenshot(path=str(ARTIFACTS / "lab-reloaded.png"), full_page=True)
+    latency_ms = _switch_class_latency(pg)
+    toggle_ms = _toggle_latency(pg)
+    (ARTIFACTS / "timings.txt").write_text(f"time from `streamlit run` to first chart: {first_chart_s:.1f} s\n"
+                                           f"pick next token n=1 -> c_n chart redrawn: {latency_ms:.0f} ms\n"
+                                           f"toggle the ratio lock -> URL updated (full rerun): {toggle_ms:.0f} ms\n")
+    pg.get_by_role("button", name="⏹ Stop").click()
+    pg.get_by_text("stopped").first.wait_for()
+
+
+def test_lecture_mode_is_large_and_tells_the_story(server, page):
+    """?lecture=1 on a projector: 22 px text, chart titles ≥ 24 px, only the knobs ``show=`` lists;
+    the lecture preset runs to the end and all four verdict badges turn green."""
+    url, _ = server
+    pg = page
+    pg.goto(f"{url}/?lecture=1&preset=lecture&show=optim.eta_y,optim.eta_z,optim.steps")
+    pg.wait_for_selector("[data-testid=stPlotlyChart]")
+    assert pg.evaluate("() => getComputedStyle(document.body).fontSize") == "22px"
+    labels = pg.locator("[data-testid=stSidebar] [data-testid=stWidgetLabel]").all_inner_texts()
+    assert [x.strip() for x in labels] == ["Preset", "η_Z (attention)", "η_Y (decoder)", "steps"], labels
+    pg.get_by_role("button", name="▶ Start").click()
+    pg.get_by_text(re.compile(r"^finished · step 300")).wait_for(timeout=60_000)
+    title_px = pg.evaluate("() => document.querySelector('.st-key-lab-cn .js-plotly-plot').layout.title.font.size")
+    assert title_px >= 24
+    assert _charts_per_row(pg) == [["cn"], ["cnh"], ["z"], ["H"], ["B"], ["loss"]]  # full width on a projector
+    for badge in ("common tokens suppressed", "distinct tokens growing", "growth ordered by P(l|n)", "snap detected"):
+        assert pg.get_by_text(re.compile(rf"✅.*{re.escape(badge)}")).count() == 1, badge
+    pg.screenshot(path=str(ARTIFACTS / "lab-lecture.png"), full_page=True)
+
+
+def test_theory_page(server, page):
+    url, _ = server
+    page.goto(f"{url}/theory")
+    page.get_by_role("tab", name="Theorem 4").click()
+    page.wait_for_selector("[data-testid=stPlotlyChart]")
+    page.screenshot(path=str(ARTIFACTS / "theory.png"), full_page=True)
+    if os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") != "1":  # the README's copies change only when asked
+        return
+    for name in README_SHOTS:
+        if (ARTIFACTS / name).exists():
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ARTIFACTS / name, SHOTS / name)
+
+
+def test_direct_link_to_a_page_right_after_start_gets_the_app_shell(tmp_path, page):
+    """The first request to a fresh server is a link to /theory: it must open inside the app
+    (top navigation, header), not as a bare page script (ui/shell.py)."""
+    with serve(tmp_path / "data", tmp_path / "server.log") as srv:
+        page.goto(f"{srv.url}/theory")
+        page.get_by_text("Scan & Snap lab").first.wait_for()
+        page.get_by_role("heading", name="Theory").wait_for()
+        nav = page.locator("[data-testid=stTopNavLink]").all_inner_texts()
+        assert [x.split()[-1] for x in nav][:3] == ["Lab", "Compare", "Sweep"], nav  # after each icon
+        assert page.locator("[data-testid=stSidebarNavLink]").count() == 0  # no legacy sidebar page list
+
+
+def _threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def _poll(done: Callable[[], bool], timeout: float, every: float = 0.2) -> None:
+    """Wait until ``done()`` or ``timeout`` seconds have passed (the caller asserts afterwards)."""
+    deadline = time.monotonic() + timeout
+    while not done() and time.monotonic() < deadline:
+        time.sleep(every)
+
+
+def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
+    """README policy: closing the tab does not stop a run; it finishes and is stored.  The
+    server's thread count afterwards is no higher than with the tab open and no run."""
+    from engine.service.store import RunStore
+
+    with serve(tmp_path / "data", tmp_path / "server.log") as srv:
+        tab = page.context.browser.new_page()
+        try:
+            tab.set_default_timeout(30_000)
+            tab.goto(f"{srv.url}/?preset=syn-small&optim.steps=400&speed=100")
+            tab.wait_for_selector("[data-testid=stPlotlyChart]")
+            tab.wait_for_timeout(1000)
+            before = _threads(srv.proc.pid)
+            tab.get_by_role("button", name="▶ Start").click()
+            tab.wait_for_function("() => window.location.search.includes('run=')")
+            run_id = re.search(r"run=(\w+)", tab.url).group(1)
+            tab.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
+        finally:
+            tab.close()  # mid-run: 400 steps at 100 steps/s
+        with RunStore(tmp_path / "data") as store:
+            assert store.get_run(run_id)["status"] == "running"
+            _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
+            assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == 400
+        _poll(lambda: _threads(srv.proc.pid) <= before, 30, 0.5)  # the closed session's script thread ends later
+        assert _threads(srv.proc.pid) <= before, (before, _threads(srv.proc.pid))
+
+
+def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
+    """kill -9 of the server mid-run: after a restart the run is listed as interrupted with its
+    snapshots intact, and "Resume from checkpoint" takes it to the end."""
+    from engine.service.store import RunStore
+
+    data = tmp_path / "data"
+    with serve(data, tmp_path / "first.log") as srv:
+        page.goto(f"{srv.url}/?preset=syn-small&optim.steps=400&speed=40")
+        page.get_by_role("button", name="▶ Start").click()
+        page.wait_for_function("() => window.location.search.includes('run=')")
+        run_id = re.search(r"run=(\w+)", page.url).group(1)
+        with RunStore(data) as store:
+            _poll(lambda: (store.get_run(run_id)["last_step"] or 0) >= 100, 60)
+        srv.proc.kill()  # SIGKILL: no clean-up of any kind
+        srv.proc.wait(10)
+    def reopened_status() -> str:  # opening the store after the writer died marks the run
+        with RunStore(data) as store:
+            return store.get_run(run_id)["status"]
+
+    _poll(lambda: reopened_status() == "interrupted", 10)  # the worker dies with the server, a moment later
+    with RunStore(data) as store:
+        run = store.get_run(run_id)
+        kept = store.steps(run_id)
+        assert run["status"] == "interrupted" and kept and kept[-1] >= 100
+    with serve(data, tmp_path / "second.log") as srv:
+        page.goto(f"{srv.url}/runs")
+        page.get_by_text("interrupted").first.wait_for()
+        page.get_by_role("button", name="Resume from checkpoint").click()
+        page.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # the Lab shows the resumed run
+        assert f"run={run_id}" in page.url
+        with RunStore(data) as store:
+            _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
+            assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == 400
+            assert set(kept) <= set(store.steps(run_id))

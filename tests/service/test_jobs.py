@@ -1,0 +1,445 @@
+"""Tests of engine.service.jobs.JobManager: queueing, pause/step/resume/stop, owner caps, throttling, shutdown.
+
+Timing assertions poll with deadlines; the only fixed waits are short observation windows in which a
+paused run must *not* move.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import types
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine.core.config import RunConfig
+from engine.paper.presets import get_preset
+from engine.service.jobs import TERMINAL, JobManager
+from engine.service.store import RunStore, pid_alive
+from engine.service.worker import parse_cpus
+
+DEADLINE = 20.0  # generous: the CI machine may be busy
+USABLE = sorted(os.sched_getaffinity(0))
+
+
+def _cfg(steps: int, **overrides: object) -> RunConfig:
+    """Syn-Small made cheap per step (small batch, short contexts)."""
+    base = {"optim.steps": steps, "optim.batch": 8, "data.T": 16}
+    base.update(overrides)
+    return get_preset("syn-small").config.with_overrides(base)
+
+
+def _train_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("train-") and t.is_alive()]
+
+
+def _wait_for(cond: Callable[[], bool], what: str, timeout: float = DEADLINE) -> float:
+    """Poll until ``cond()``; returns the seconds it took."""
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.005)
+    return time.monotonic() - t0
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = RunStore(tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def manager(store):
+    before = _train_threads()
+    m = JobManager(store, max_concurrent=1)
+    yield m
+    pids = m.worker_pids()  # the workers still alive when the test ends
+    m.shutdown()
+    assert [t for t in _train_threads() if t not in before] == [], "shutdown left supervisor threads behind"
+    assert [p for p in pids if pid_alive(p)] == [], "shutdown left worker processes behind"
+
+
+def _step(m: JobManager, rid: str) -> int:
+    return m.status(rid).step
+
+
+def _status(m: JobManager, rid: str) -> str:
+    return m.status(rid).status
+
+
+# ---------------------------------------------------------------------------- queue
+def test_second_run_is_queued_then_both_finish(manager, store):
+    a = manager.submit(_cfg(30), name="a", paused=True)  # holds the only slot until resumed
+    b = manager.submit(_cfg(30), name="b")
+    sb = manager.status(b)
+    assert sb.status == "queued" and sb.queue_position == 0 and sb.step == 0 and sb.total_steps == 30
+    assert manager.status(a).queue_position is None
+    assert store.get_run(b)["status"] == "queued"
+    c = manager.submit(_cfg(30), name="c")
+    assert manager.status(c).queue_position == 1
+
+    manager.resume(a)
+    for rid in (a, b, c):
+        assert manager.wait(rid, timeout=DEADLINE) == "finished"
+        assert manager.status(rid).step == 30 and manager.status(rid).queue_position is None
+        run = store.get_run(rid)
+        assert run["status"] == "finished" and run["last_step"] == 30
+    assert manager.active() == []
+    assert not manager.is_live(a)
+
+
+def test_queued_run_can_be_stopped(manager, store):
+    a = manager.submit(_cfg(30), paused=True)
+    b = manager.submit(_cfg(30))
+    c = manager.submit(_cfg(30))
+    assert manager.status(b).status == "queued"
+    manager.stop(b)
+    sb = manager.status(b)
+    assert sb.status == "stopped" and sb.queue_position is None
+    assert manager.status(c).queue_position == 0, "the runs behind a stopped one move up"
+    assert store.get_run(b)["status"] == "stopped"
+    manager.resume(a)
+    assert manager.wait(a, timeout=DEADLINE) == "finished"
+    assert manager.wait(c, timeout=DEADLINE) == "finished"
+    assert manager.status(b).status == "stopped" and manager.status(b).step == 0
+    assert store.steps(b) == []
+
+
+# ---------------------------------------------------------------------------- controls
+def test_pause_step_resume_stop(manager, store):
+    rid = manager.submit(_cfg(10**6))
+    _wait_for(lambda: _step(manager, rid) >= 5, "the run to start")
+
+    manager.pause(rid)
+    _wait_for(lambda: _status(manager, rid) == "paused", "status 'paused'")
+    s0 = _step(manager, rid)
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:  # observation window: a paused run must not move
+        assert _step(manager, rid) == s0
+        time.sleep(0.01)
+    assert store.get_run(rid)["status"] == "paused"
+
+    manager.step(rid, 7)
+    _wait_for(lambda: _step(manager, rid) >= s0 + 7, "7 granted steps")
+    _wait_for(lambda: _status(manager, rid) == "paused", "status 'paused' after the granted steps")
+    deadline = time.monotonic() + 0.3
+    while time.monotonic() < deadline:
+        assert _step(manager, rid) == s0 + 7, "step(n) while paused advances exactly n steps"
+        time.sleep(0.01)
+
+    manager.step(rid, 1)
+    _wait_for(lambda: _step(manager, rid) == s0 + 8, "1 more granted step")
+
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) > s0 + 20, "the resumed run to continue")
+    assert _status(manager, rid) == "running"
+
+    manager.stop(rid)
+    assert manager.wait(rid, timeout=DEADLINE) == "stopped"
+    run = store.get_run(rid)
+    assert run["status"] == "stopped" and f"stopped at step {_step(manager, rid)}" in run["message"]
+    assert not manager.is_live(rid)
+
+
+def _assert_prompt_stop(m: JobManager, rid: str) -> None:
+    m.stop(rid)
+    elapsed = _wait_for(lambda: _status(m, rid) in TERMINAL, "the stop")
+    assert _status(m, rid) == "stopped"
+    assert elapsed < 0.5, f"stop took {elapsed:.2f} s"
+
+
+def test_stop_within_half_a_second(manager):
+    rid = manager.submit(_cfg(10**6))
+    _wait_for(lambda: _step(manager, rid) >= 200, "the run to get going")
+    _assert_prompt_stop(manager, rid)
+
+
+def test_stop_within_half_a_second_after_single_steps(manager):
+    """Single steps while paused must not inflate the runner's chunk size: after resume, a stop (or a
+    pause) must still act within a fraction of a second."""
+    rid = manager.submit(_cfg(10**6))
+    _wait_for(lambda: _step(manager, rid) >= 200, "the run to get going")
+    manager.pause(rid)
+    _wait_for(lambda: _status(manager, rid) == "paused", "status 'paused'")
+    s0 = _step(manager, rid)
+    for k in range(1, 6):
+        manager.step(rid, 1)
+        _wait_for(lambda k=k: _step(manager, rid) == s0 + k, f"single step {k}")
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) > s0 + 5 or _status(manager, rid) == "running", "the resume")
+    _assert_prompt_stop(manager, rid)
+
+
+def test_submit_paused_does_not_train(manager):
+    rid = manager.submit(_cfg(100), paused=True)
+    _wait_for(lambda: _status(manager, rid) == "paused", "status 'paused'")
+    assert _step(manager, rid) == 0
+    manager.step(rid, 3)
+    _wait_for(lambda: _step(manager, rid) == 3, "3 granted steps")
+    manager.stop(rid)
+    assert manager.wait(rid, timeout=DEADLINE) == "stopped"
+
+
+def test_unknown_run_id(manager):
+    for call in (manager.pause, manager.resume, manager.stop):
+        with pytest.raises(KeyError, match="no live job 'nope'"):
+            call("nope")
+    assert manager.status("nope") is None
+
+
+# ---------------------------------------------------------------------------- owners
+def test_per_owner_cap(manager):
+    assert manager.max_per_owner == 2
+    a = manager.submit(_cfg(10**6), owner="alice", paused=True)
+    manager.submit(_cfg(10**6), owner="alice")
+    with pytest.raises(RuntimeError, match=r"you already have 2 runs queued or training: stop one"):
+        manager.submit(_cfg(10), owner="alice")
+    manager.submit(_cfg(10), owner="bob")  # another owner is not affected
+    manager.submit(_cfg(10))  # nor are runs without an owner
+    manager.stop(a)
+    manager.wait(a, timeout=DEADLINE)
+    manager.submit(_cfg(10), owner="alice")  # a finished run frees its place
+
+
+# ---------------------------------------------------------------------------- throttle
+def test_set_speed_throttles(manager):
+    cap = 5.0
+    rid = manager.submit(_cfg(10**6), paused=True)
+    manager.set_speed(rid, cap)
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) >= 1, "the run to start")
+    s0, t0 = _step(manager, rid), time.monotonic()
+    _wait_for(lambda: time.monotonic() - t0 >= 2.0, "2 s", timeout=10)
+    s1, t1 = _step(manager, rid), time.monotonic()
+    assert s1 > s0, "a throttled run still advances"
+    # one throttled chunk (cap·0.1 s steps) may straddle the window; allow 50 % more on top
+    assert s1 - s0 <= 1.5 * cap * (t1 - t0) + cap * 0.1 + 2, f"{s1 - s0} steps in {t1 - t0:.2f} s"
+
+
+def test_set_speed_none_removes_the_throttle(manager):
+    """Lifting the cap while the worker sleeps off its throttle must not crash the run."""
+    cap = 5.0
+    rid = manager.submit(_cfg(10**6), paused=True)
+    manager.set_speed(rid, cap)
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) >= 3, "the throttled run to start")
+    manager.set_speed(rid, None)  # a throttled worker is almost always inside its sleep here
+    s0, t0 = _step(manager, rid), time.monotonic()
+    _wait_for(lambda: _step(manager, rid) - s0 > 3 * cap * max(time.monotonic() - t0, 0.5)
+              or _status(manager, rid) in TERMINAL, "the unthrottled run to speed up")
+    st = manager.status(rid)
+    assert st.status == "running", f"{st.status}: {st.message}"
+
+
+def test_stop_is_prompt_while_throttled(manager):
+    """A slow cap (one step every 2 s) must not delay a stop by a whole throttle sleep."""
+    rid = manager.submit(_cfg(10**6), paused=True)
+    manager.set_speed(rid, 0.5)
+    manager.resume(rid)
+    _wait_for(lambda: _step(manager, rid) >= 1, "the first throttled step")
+    time.sleep(0.1)  # let the worker enter its throttle sleep
+    _assert_prompt_stop(manager, rid)
+
+
+# ---------------------------------------------------------------------------- shutdown
+def test_shutdown_joins_every_worker(store):
+    before = _train_threads()
+    m = JobManager(store, max_concurrent=2)
+    try:
+        running = [m.submit(_cfg(10**6)), m.submit(_cfg(10**6), paused=True)]
+        queued = m.submit(_cfg(10**6))
+        _wait_for(lambda: _step(m, running[0]) > 0, "the first run to start")
+        assert len(_train_threads()) - len(before) == 2
+        assert m.status(queued).status == "queued"
+    finally:
+        m.shutdown()
+    assert [t for t in _train_threads() if t not in before] == []
+    for rid in running:
+        assert m.status(rid).status == "stopped"
+        assert store.get_run(rid)["status"] == "stopped"
+    assert store.get_run(queued)["status"] == "stopped"
+    with pytest.raises(RuntimeError, match="shut down"):
+        m.submit(_cfg(10))
+
+
+# ---------------------------------------------------------------------------- worker processes
+def test_runs_train_in_worker_processes(manager, store):
+    rid = manager.submit(_cfg(10**6), paused=True)
+    _wait_for(lambda: _status(manager, rid) == "paused", "the worker to start")
+    [pid] = manager.worker_pids()
+    assert pid != os.getpid() and pid_alive(pid)
+    manager.stop(rid)
+    assert manager.wait(rid, timeout=DEADLINE) == "stopped"
+    _wait_for(lambda: not pid_alive(pid), "the worker to exit")
+    _wait_for(lambda: manager.worker_pids() == [], "the supervisor to see the worker end")
+
+
+def test_killed_worker_leaves_run_interrupted_and_resumable(manager, store):
+    """A worker killed from outside (say, by the OOM killer) ends its run as ``interrupted`` with the
+    exit code; the server goes on, the next queued run starts, and the run can be resumed to its end."""
+    rid = manager.submit(_cfg(40), paused=True)
+    behind = manager.submit(_cfg(20))
+    _wait_for(lambda: _status(manager, rid) == "paused", "the worker to start")
+    manager.step(rid, 5)
+    _wait_for(lambda: _step(manager, rid) == 5, "5 granted steps")
+    [pid] = manager.worker_pids()
+    os.kill(pid, signal.SIGKILL)
+    _wait_for(lambda: _status(manager, rid) == "interrupted", "status 'interrupted'")
+    st = manager.status(rid)
+    assert "exit code -9" in st.message and "at step 5" in st.message, st.message
+    assert store.get_run(rid)["status"] == "interrupted"
+    assert not manager.is_live(rid)
+    assert manager.wait(behind, timeout=DEADLINE) == "finished", "the queued run took the freed slot"
+
+    assert manager.resume_stored(rid) == rid
+    assert manager.wait(rid, timeout=DEADLINE) == "finished"
+    assert store.get_run(rid)["last_step"] == 40
+
+
+SERVER_SCRIPT = textwrap.dedent("""
+    import sys, time
+    from engine.service.jobs import JobManager
+    from engine.paper.presets import get_preset
+    from engine.service.store import RunStore, pid_alive
+
+    if __name__ == "__main__":
+        m = JobManager(RunStore(sys.argv[1]), max_concurrent=1)
+        cfg = get_preset("syn-small").config.with_overrides({"optim.steps": 10**6, "optim.batch": 8, "data.T": 16})
+        rid = m.submit(cfg, paused=True)
+        m.step(rid, 3)
+        while m.status(rid).step < 3:
+            time.sleep(0.01)
+        print(rid, *m.worker_pids(), flush=True)
+        time.sleep(600)
+""")
+
+
+def test_worker_dies_with_a_killed_server(tmp_path):
+    """``kill -9`` of the server process leaves no worker writing to the store: the worker is killed
+    too, and reopening the store marks the run ``interrupted`` with its snapshots intact."""
+    root = Path(__file__).resolve().parents[2]
+    server = subprocess.Popen([sys.executable, "-c", SERVER_SCRIPT, str(tmp_path)], cwd=root, text=True,
+                              stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 60)
+        assert ready, "the server script did not start its worker within 60 s"
+        rid, pid = server.stdout.readline().split()
+        assert pid_alive(int(pid))
+    finally:
+        server.kill()
+        server.wait(10)
+    _wait_for(lambda: not pid_alive(int(pid)), "the worker to die with the server")
+    with RunStore(tmp_path) as reopened:
+        run = reopened.get_run(rid)
+        assert run["status"] == "interrupted", run
+        assert reopened.steps(rid)[0] == 0
+
+
+def test_ended_jobs_free_their_shared_controls(manager):
+    """Each job's shared control holds named semaphores (in /dev/shm, 64 MB in a default Docker
+    container) until the control is garbage: a long-lived server must not keep those of every run it
+    ever trained, whether it finished or was stopped while queued."""
+    rids = [manager.submit(_cfg(5), paused=True) for _ in range(3)]
+    stopped = manager.submit(_cfg(5))
+    shared = [weakref.ref(manager._jobs[rid].control) for rid in (*rids, stopped)]
+    manager.stop(stopped)  # ends while queued
+    for rid in rids:
+        manager.resume(rid)
+    for rid in rids:
+        assert manager.wait(rid, timeout=DEADLINE) == "finished"
+    _wait_for(lambda: not manager.worker_pids(), "the workers to end")
+    _wait_for(lambda: gc.collect() >= 0 and all(ref() is None for ref in shared),
+              "the shared controls of the ended jobs to be freed")
+    assert [manager.status(r).step for r in rids] == [5, 5, 5]
+    assert manager.status(stopped).status == "stopped"
+
+
+def test_ended_workers_leave_no_file_descriptors():
+    """A finished job's process handle is closed (its two pipes to the fork server with it)."""
+    store = RunStore(tempfile.mkdtemp())
+    m = JobManager(store, max_concurrent=1)
+    try:
+        warm = m.submit(_cfg(2))  # the first start may open long-lived fds (fork server, trackers)
+        assert m.wait(warm, timeout=DEADLINE) == "finished"
+        _wait_for(lambda: not m.worker_pids(), "the first worker to end")
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(4):
+            assert m.wait(m.submit(_cfg(2)), timeout=DEADLINE) == "finished"
+        _wait_for(lambda: not m.worker_pids(), "the workers to end")
+        _wait_for(lambda: len(os.listdir("/proc/self/fd")) <= before, "the fds of the ended workers to close",
+                  timeout=5)
+    finally:
+        m.shutdown()
+        store.close()
+
+
+def test_workers_do_not_rerun_the_servers_main_module(manager, tmp_path):
+    """Streamlit installs the app script as ``sys.modules["__main__"]``; multiprocessing would make
+    every worker run that script again (the whole UI) before training.  It must not."""
+    marker = tmp_path / "main-ran"
+    script = tmp_path / "app_like.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    fake = types.ModuleType("__main__")
+    fake.__file__ = str(script)  # like Streamlit's script runner: a module with __file__, no __spec__
+    real = sys.modules["__main__"]
+    sys.modules["__main__"] = fake
+    try:
+        rid = manager.submit(_cfg(3))
+        assert manager.wait(rid, timeout=DEADLINE) == "finished"
+    finally:
+        sys.modules["__main__"] = real
+    assert not marker.exists(), "a worker ran the server's main script"
+
+
+@pytest.mark.parametrize(("text", "cpus"), [(str(min(USABLE)), {min(USABLE)}),
+                                            (f" {min(USABLE)} , {min(USABLE)}-{min(USABLE)} ", {min(USABLE)}),
+                                            (",".join(map(str, USABLE)), set(USABLE))])
+def test_parse_cpus(text, cpus):
+    assert parse_cpus(text) == cpus
+
+
+@pytest.mark.parametrize(("text", "why"), [("x", "is not a CPU list"), ("1-x", "is not a CPU list"),
+                                           ("", "names no CPU"), (str(os.cpu_count() or 1), "names no CPU"),
+                                           ("-1", "is not a CPU list|names no CPU")])
+def test_parse_cpus_refuses_with_the_allowed_form(text, why):
+    with pytest.raises(ValueError, match=rf"SCANSNAP_WORKER_CPUS=.*({why}).*CPU numbers from 0 to"):
+        parse_cpus(text)
+
+
+def test_a_worker_that_cannot_take_its_cpus_fails_its_run_with_the_reason(store):
+    """A CPU this machine has but the process may not use (a container's cpuset): the run ends
+    ``failed`` saying why, not ``interrupted`` (resuming would fail the same way)."""
+    m = JobManager(store, max_concurrent=1, worker_cpus=frozenset({10_000}))  # past any kernel's CPU mask
+    try:
+        rid = m.submit(_cfg(3))
+        assert m.wait(rid, timeout=DEADLINE) == "failed"
+        assert "the worker could not start the run" in m.status(rid).message
+        assert store.get_run(rid)["status"] == "failed"
+    finally:
+        m.shutdown()
+
+
+def test_workers_run_on_the_cpus_they_are_given(store):
+    cpu = min(USABLE)
+    m = JobManager(store, max_concurrent=1, worker_cpus=frozenset({cpu}))
+    try:
+        rid = m.submit(_cfg(10**6), paused=True)
+        _wait_for(lambda: _status(m, rid) == "paused", "the worker to start")
+        [pid] = m.worker_pids()
+        assert os.sched_getaffinity(pid) == {cpu}
+        assert m.torch_threads == 1
+    finally:
+        m.shutdown()

@@ -1,0 +1,178 @@
+"""AppTest smoke and flow tests of the dashboard (no browser).  AppTest never fires run_every
+timers: the tests poll the engine, then rerun the script."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from engine.core.config import RunConfig
+from engine.paper.presets import get_preset
+from engine.service.jobs import get_manager
+from tests.apphelp import run_app as app
+from ui.urlstate import parse_params
+
+PAGES = [f"app_pages/{name}.py" for name in ("lab", "compare", "sweep", "theory", "reproduce", "runs")]
+
+
+
+
+
+
+def widget(at: AppTest, kind: str, label: str):
+    found = [w for w in getattr(at, kind) if w.label == label]
+    assert found, f"no {kind} labelled {label!r}: {[w.label for w in getattr(at, kind)]}"
+    return found[0]
+
+
+def figure(at: AppTest, key: str) -> dict:
+    """The figure whose layout.uirevision is ``key`` (plain plotly charts and live in-place charts)."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs += [json.loads(json.loads(c.proto.json))["fig"] for c in at.get("bidi_component")]
+    return next(s for s in specs if s["layout"].get("uirevision") == key)
+
+
+def start_and_finish(at: AppTest, data_dir: str) -> str:
+    at.button(key="btn.start").click().run()
+    assert not at.exception
+    rid = at.session_state["lab.run"]
+    assert get_manager(data_dir).wait(rid, 30) == "finished"
+    at.run()
+    return rid
+
+
+def test_every_page_renders(data_dir):
+    at = app()
+    assert not at.exception
+    for key in ("btn.start", "btn.pause", "btn.step", "btn.stop", "btn.reset", "btn.seed"):
+        assert at.button(key=key) is not None
+    widget(at, "selectbox", "Preset")
+    widget(at, "select_slider", "η_Z (attention)")
+    assert "arXiv:2305.16380" in " ".join(c.value for c in at.caption)
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, page
+    at.switch_page("app_pages/lab.py").run()
+    assert len(at.get("plotly_chart")) == 1  # back on the Lab: the P(l|n) preview
+
+
+def test_theory_page_has_both_charts(data_dir):
+    at = app()
+    at.switch_page("app_pages/theory.py").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2
+    assert len(at.latex) == 4
+
+
+def test_invalid_input_shows_message_and_blocks_start(data_dir):
+    at = app()
+    assert not at.button(key="btn.start").disabled
+    widget(at, "number_input", "momentum").set_value(1.5).run()
+    errors = " ".join(e.value for e in at.error)
+    assert "optim.momentum" in errors and "less than 1" in errors
+    assert at.button(key="btn.start").disabled
+    widget(at, "number_input", "momentum").set_value(0.5).run()
+    assert not at.error and not at.button(key="btn.start").disabled
+    widget(at, "text_input", "context length T (or inf)").set_value("abc").run()
+    assert "data.T" in " ".join(e.value for e in at.error)
+    assert at.button(key="btn.start").disabled
+
+
+def test_url_params_in_config_out(data_dir):
+    params = {"preset": "syn-small", "optim.eta_y": "10", "replicas.seeds": "[7]", "data.T": "inf",
+              "optim.steps": "40"}
+    at = app(params)
+    assert not at.exception
+    want = get_preset("syn-small").config.with_overrides({k: v for k, v in params.items() if k != "preset"})
+    assert at.session_state["lab.cfg"] == want.to_dict()
+    out = {k: v if isinstance(v, str) else v[-1] for k, v in dict(at.query_params).items()}
+    assert RunConfig.from_dict(parse_params(out)[1]) == want  # and the URL written back restores it exactly
+    shown = [c.value for c in at.code if c.language == "json"]
+    assert json.loads(shown[0]) == want.to_dict()
+
+
+def test_preset_start_progress_and_reopen(data_dir):
+    at = app()
+    widget(at, "selectbox", "Preset").set_value("syn-small-fast-decoder").run()
+    assert at.session_state["lab.cfg"]["optim"]["eta_y"] == 10.0
+    rid = start_and_finish(at, data_dir)
+    assert not at.exception
+    status = " ".join(m.value for m in at.markdown)
+    assert "step 100 / 100" in status
+    cn = figure(at, "cn")
+    assert "step 100" in cn["layout"]["title"]["text"]
+    assert max(max(x for x in t["x"] if x is not None) for t in cn["data"] if t["x"][0] is not None) == 100
+    assert at.session_state["lab.payload"] <= 200_000
+    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    assert [b.split("Thm ")[1][:2] for b in badges] == ["2b", "2a", "3 ", "4 "]
+    assert ":green-badge[✅ Thm 2b" in badges[0]  # common tokens are suppressed in Syn-Small
+    assert at.query_params["run"] in (rid, [rid])
+    other = app({"run": rid})  # a second tab opening the link
+    assert other.session_state["lab.run"] == rid
+    assert other.session_state["lab.cfg"] == at.session_state["lab.cfg"]
+    assert "step 100" in figure(other, "cn")["layout"]["title"]["text"]
+
+
+def test_step_n_takes_exactly_n_steps(data_dir):
+    at = app({"preset": "syn-small", "optim.steps": "1000"})
+    at.button(key="btn.step").click().run()
+    rid = at.session_state["lab.run"]
+    mgr = get_manager(data_dir)
+    for _ in range(200):
+        if mgr.status(rid).step >= 10 and mgr.status(rid).status == "paused":
+            break
+        mgr.wait(rid, 0.02)
+    assert mgr.status(rid).step == 10
+    at.run()
+    assert "step 10 / 1000" in " ".join(m.value for m in at.markdown)
+    at.button(key="btn.stop").click().run()
+    assert mgr.status(rid).status == "stopped"
+
+
+def test_compare_runs_and_sweep(data_dir):
+    at = app({"preset": "syn-small", "optim.steps": "30"})
+    start_and_finish(at, data_dir)
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1
+    at.switch_page("app_pages/sweep.py").run()
+    widget(at, "multiselect", "η_Z values").set_value([1.0]).run()
+    widget(at, "multiselect", "η_Y/η_Z ratios").set_value([1.0, 2.0]).run()
+    widget(at, "number_input", "seeds").set_value(2).run()
+    widget(at, "number_input", "steps").set_value(20).run()
+    at.button(key="sw.start").click().run()
+    rid = at.session_state["sweep.run"]
+    assert get_manager(data_dir).wait(rid, 60) == "finished"
+    at.run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2
+    at.switch_page("app_pages/runs.py").run()
+    assert not at.exception
+
+
+def test_lecture_mode_and_show_limit_the_knobs(data_dir):
+    at = app({"lecture": "1"})
+    sidebar = [w.label for w in at.sidebar.number_input]
+    assert "momentum" in sidebar and "weight decay" not in sidebar  # advanced knobs hidden
+    assert any("font-size: 22px" in h.proto.body for h in at.get("html"))
+    at = app({"lecture": "1", "show": "optim.eta_z,optim.steps"})
+    assert [w.label for w in at.sidebar.number_input] == ["steps"]
+    assert [w.label for w in at.sidebar.select_slider] == ["η_Z (attention)"]
+
+
+def test_reset_keeps_the_seed_and_new_seed_draws_another(data_dir):
+    at = app({"preset": "syn-small", "optim.steps": "20"})
+    first = start_and_finish(at, data_dir)
+    store = get_manager(data_dir).store
+    at.button(key="btn.reset").click().run()
+    second = at.session_state["lab.run"]
+    assert second != first
+    assert json.loads(store.get_run(second)["config_json"]) == json.loads(store.get_run(first)["config_json"])
+    assert get_manager(data_dir).wait(second, 30) == "finished"
+    at.button(key="btn.seed").click().run()
+    third = at.session_state["lab.run"]
+    seeds = json.loads(store.get_run(third)["config_json"])["replicas"]["seeds"]
+    assert seeds != [2] and at.query_params["replicas.seeds"] in (json.dumps(seeds, separators=(",", ":")),
+                                                                  [json.dumps(seeds, separators=(",", ":"))])
+    assert get_manager(data_dir).wait(third, 30) == "finished"

@@ -1,0 +1,78 @@
+"""The Lab's live tick (ui/lab_live.py): what each chart is built from, and what is rebuilt."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+
+from engine.core.data import build_problem
+from engine.paper.presets import get_preset
+from engine.paper.views import RunHistory
+from ui import lab_live
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches
+
+
+def _syn_small_history(rid: str) -> tuple[RunHistory, dict[str, np.ndarray], str]:
+    cfg = get_preset("syn-small").config
+    pb = build_problem(cfg.data)
+    statics = {"P": pb.P, "token_kind": pb.token_kind, "psi": pb.query_of_class_id, "query_tokens": pb.query_ids}
+    rng = np.random.default_rng(0)
+    steps = [0, 1, 2, 5, 10, 20]
+    z = [rng.standard_normal((1, pb.Q, pb.M_ctx)) for _ in steps]
+    c = [rng.random((1, pb.K, pb.M_ctx)) for _ in steps]
+    scal = pd.DataFrame({"step": steps, "replica": 0, "n": pd.array([None] * len(steps), dtype="Int64"),
+                         "metric": "entropy_distinct", "value": np.linspace(2.2, 2.0, len(steps))})
+    return RunHistory(rid, steps, z, c, scal), statics, cfg.to_json()
+
+
+def test_picking_another_n_rebuilds_only_the_charts_that_show_n():
+    hist, statics, cfg_json = _syn_small_history("tick-test")
+    first = lab_live._tick(hist, statics, cfg_json, "tick-test", (0, 0, 0, None, 15))
+    other = lab_live._tick(hist, statics, cfg_json, "tick-test", (0, 1, 1, None, 15))
+    again = lab_live._tick(hist, statics, cfg_json, "tick-test", (0, 0, 0, None, 15))
+    assert [k for k, _, _ in first.charts] == ["cn", "cnh", "z", "H", "B", "loss"]
+    for a, b, c in zip(first.charts, other.charts, again.charts, strict=True):
+        key = a[0]
+        assert c is a  # the same view again: every chart from the cache
+        assert (b is a) == (key in ("cnh", "H", "loss")), key  # n and q changed: cn, z and B are rebuilt
+    title = json.loads(dict((k, d) for k, d, _ in other.charts)["cn"])["fig"]["layout"]["title"]["text"]
+    assert "n=1 " in title
+    assert other.verdicts is first.verdicts  # verdicts depend on the replica only
+
+
+def test_each_chart_shows_the_stored_history_it_is_built_from():
+    hist, statics, cfg_json = _syn_small_history("tick-data")
+    tick = lab_live._tick(hist, statics, cfg_json, "tick-data", (0, 1, 1, None, 15))
+    figs = {k: json.loads(d)["fig"] for k, d, _ in tick.charts}
+    heat = figs["cnh"]["data"][0]
+    assert np.allclose(heat["z"][1], np.round(hist.c[-1][0, 1], 3), atol=1e-3)  # row n=1 at the last step
+    H = figs["H"]["data"][0]
+    assert H["x"] == [1, 2, 5, 10, 20]  # step 0 is not on the log axis
+    supp = np.flatnonzero(statics["token_kind"][1])
+    drawn = {tok for t in figs["cn"]["data"] if t.get("hoverinfo") != "skip" for tok in t.get("customdata") or []}
+    drawn.discard(None)
+    assert drawn == set(supp.tolist())
+
+
+def _two_pickers() -> None:
+    import streamlit as st
+
+    from ui.lab_live import _pick
+
+    st.session_state["few"] = _pick("next token n", 3, 1, "few-key")
+    st.session_state["many"] = _pick("query q", 40, 7, "many-key")
+
+
+def test_a_few_choices_are_buttons_and_many_a_select_box():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_two_pickers).run()
+    assert not at.exception
+    assert [b.label for b in at.button_group] == ["next token n"] and at.button_group[0].value == 1
+    assert [b.label for b in at.selectbox] == ["query q"] and at.selectbox[0].value == 7
+    at.button_group[0].set_value(2).run()
+    assert at.session_state["few"] == 2 and at.session_state["many"] == 7
