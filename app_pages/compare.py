@@ -9,8 +9,19 @@ from engine.paper.views import config_diffs
 from ui import charts_pages
 from ui.widgets import font, plot_ui, store
 
-METRICS = ["entropy_distinct", "entropy_all", "common_mass", "B_hat", "dz_dominant", "loss", "accuracy",
-           "train_loss", "share_distinct_up", "share_common_down", "rel_gain"]
+METRICS = [
+    "entropy_distinct",
+    "entropy_all",
+    "common_mass",
+    "B_hat",
+    "dz_dominant",
+    "loss",
+    "accuracy",
+    "train_loss",
+    "share_distinct_up",
+    "share_common_down",
+    "rel_gain",
+]
 
 st.title("Compare runs")
 runs = [r for r in store().list_runs() if (r["last_step"] or 0) > 0]
@@ -21,13 +32,23 @@ by_id = {r["id"]: r for r in runs}
 qp = st.query_params
 wanted = [i for i in qp.get("runs", "").split(",") if i in by_id] or [r["id"] for r in runs[:2]]
 c = st.columns([3, 1.2, 0.6])
-chosen = c[0].multiselect("runs", list(by_id), default=wanted, key="cmp.runs",
-                          format_func=lambda i: f"{by_id[i]['name']} · {i} · {by_id[i]['status']}")
-metric = c[1].selectbox("metric", METRICS, index=METRICS.index(qp.get("metric", "entropy_distinct"))
-                        if qp.get("metric") in METRICS else 0, key="cmp.metric")
+chosen = c[0].multiselect(
+    "runs",
+    list(by_id),
+    default=wanted,
+    key="cmp.runs",
+    format_func=lambda i: f"{by_id[i]['name']} · {i} · {by_id[i]['status']}",
+)
+metric = c[1].selectbox(
+    "metric",
+    METRICS,
+    index=METRICS.index(qp.get("metric", "entropy_distinct")) if qp.get("metric") in METRICS else 0,
+    key="cmp.metric",
+)
 logx = c[2].checkbox("log x", value=True, key="cmp.logx")
-st.query_params.from_dict({**{k: v for k, v in qp.to_dict().items() if k in ("lecture",)},
-                           "runs": ",".join(chosen), "metric": metric})
+st.query_params.from_dict(
+    {**{k: v for k, v in qp.to_dict().items() if k in ("lecture",)}, "runs": ",".join(chosen), "metric": metric}
+)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -40,8 +61,12 @@ def series(run_id: str, metric: str, last_step: int) -> tuple[np.ndarray, np.nda
 
 if chosen:
     diffs = config_diffs([json.loads(by_id[i]["config_json"]) for i in chosen])
-    lines = [(f"{by_id[i]['name']} · {d}", *series(i, metric, by_id[i]["last_step"] or 0))
-             for i, d in zip(chosen, diffs, strict=True)]
+    lines = [
+        (f"{by_id[i]['name']} · {d}", *series(i, metric, by_id[i]["last_step"] or 0))
+        for i, d in zip(chosen, diffs, strict=True)
+    ]
     plot_ui(charts_pages.overlay(lines, metric, logx, font()), "cmp-chart", f"compare-{metric}-{'-'.join(chosen)}")
-    st.caption("Lines are the class mean of each run, averaged over its replicas. Legends list the config keys "
-               "whose values differ among the chosen runs.")
+    st.caption(
+        "Lines are the class mean of each run, averaged over its replicas. Legends list the config keys "
+        "whose values differ among the chosen runs."
+    )

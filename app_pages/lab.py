@@ -46,19 +46,29 @@ def knobs_ui(section: str, title: str) -> None:
             st.caption(f"η_Y = {ss['lab.lock']:g} × η_Z = {cfg['optim']['eta_y']:g} (ratio locked)")
             continue
         if knob.key == "optim.eta_z" and cfg["replicas"].get("lr_pairs"):
-            st.warning(f"This setup trains {len(cfg['replicas']['lr_pairs'])} (η_Y, η_Z) pairs (replicas.lr_pairs): "
-                       "the η knobs below are not used. Sweep them on the Sweep page.")
+            st.warning(
+                f"This setup trains {len(cfg['replicas']['lr_pairs'])} (η_Y, η_Z) pairs (replicas.lr_pairs): "
+                "the η knobs below are not used. Sweep them on the Sweep page."
+            )
         knob_ui(knob, cfg, W(knob.key), functools.partial(labstate.on_knob, key=W(knob.key)))
         if knob.key == "optim.eta_z" and (show is None or "lock" in show):
             ratio_ui()
 
 
 def ratio_ui() -> None:
-    locked = st.toggle("lock η_Y/η_Z", value=bool(ss.get("lab.lock")), key=W("lock"), on_change=labstate.on_lock,
-                       args=(W("lock"),))
+    locked = st.toggle(
+        "lock η_Y/η_Z", value=bool(ss.get("lab.lock")), key=W("lock"), on_change=labstate.on_lock, args=(W("lock"),)
+    )
     if locked:
-        st.select_slider("η_Y/η_Z", options=list(RATIOS), value=ss["lab.lock"], key=W("ratio"),
-                         format_func=lambda x: f"{x:g}", on_change=labstate.on_ratio, args=(W("ratio"),))
+        st.select_slider(
+            "η_Y/η_Z",
+            options=list(RATIOS),
+            value=ss["lab.lock"],
+            key=W("ratio"),
+            format_func=lambda x: f"{x:g}",
+            on_change=labstate.on_ratio,
+            args=(W("ratio"),),
+        )
 
 
 def table_ui() -> None:
@@ -84,21 +94,50 @@ def controls_ui(valid: bool) -> None:
     paused = bool(s and s.status == "paused")
     ss["lab.ctl_paused"] = paused  # the live fragment reruns the page when this goes stale
     start, pause, n, step, stop, reset, seed, speed = control_slots()
-    start.button("▶ Start", key="btn.start", type="primary", disabled=not valid or live,
-                 on_click=labstate.start, args=(mgr,), help="train this config in the background")
-    pause.button("⏵ Resume" if paused else "⏸ Pause", key="btn.pause", disabled=not live or not mine,
-                 on_click=labstate.pause_resume, args=(mgr,))
+    start.button(
+        "▶ Start",
+        key="btn.start",
+        type="primary",
+        disabled=not valid or live,
+        on_click=labstate.start,
+        args=(mgr,),
+        help="train this config in the background",
+    )
+    pause.button(
+        "⏵ Resume" if paused else "⏸ Pause",
+        key="btn.pause",
+        disabled=not live or not mine,
+        on_click=labstate.pause_resume,
+        args=(mgr,),
+    )
     n.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
-    step.button("Step N", key="btn.step", disabled=(not valid and not live) or (live and not mine),
-                on_click=labstate.step_n, args=(mgr, W("stepn")))
+    step.button(
+        "Step N",
+        key="btn.step",
+        disabled=(not valid and not live) or (live and not mine),
+        on_click=labstate.step_n,
+        args=(mgr, W("stepn")),
+    )
     stop.button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=labstate.stop, args=(mgr,))
-    reset.button("↺ Reset", key="btn.reset", disabled=not valid, on_click=labstate.reset, args=(mgr,),
-                 help="restart with the same config and seed")
+    reset.button(
+        "↺ Reset",
+        key="btn.reset",
+        disabled=not valid,
+        on_click=labstate.reset,
+        args=(mgr,),
+        help="restart with the same config and seed",
+    )
     seed.button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=labstate.new_seed, args=(mgr,))
     opts = labstate.speed_options()
-    speed.select_slider("speed (steps/s)", options=opts, value=ss.get("lab.speed", "max"), key=W("speed"),
-                        format_func=lambda v: "max" if v == "max" else f"{v:g}", on_change=labstate.on_speed,
-                        args=(mgr, W("speed")))
+    speed.select_slider(
+        "speed (steps/s)",
+        options=opts,
+        value=ss.get("lab.speed", "max"),
+        key=W("speed"),
+        format_func=lambda v: "max" if v == "max" else f"{v:g}",
+        on_change=labstate.on_speed,
+        args=(mgr, W("speed")),
+    )
     broadcast_ui(mine)
 
 
@@ -120,13 +159,20 @@ def broadcast_ui(mine: bool) -> None:
         return
     if labstate.may_manage(info):  # only the browser that started it (or the operator) publishes it
         wk = f"pub.{rid}"
-        on = st.toggle("📡 Publish: everyone who opens this run's link watches it live", value=info["published"],
-                       key=wk, on_change=labstate.on_publish, args=(rid, wk))
+        on = st.toggle(
+            "📡 Publish: everyone who opens this run's link watches it live",
+            value=info["published"],
+            key=wk,
+            on_change=labstate.on_publish,
+            args=(rid, wk),
+        )
         if on:
             st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
     elif not mine:
-        st.caption(f"📡 Watching run `{rid}` ({plain(info['name'])}): only the browser that started it (or the "
-                   "operator) can pause or stop it. Start your own run with ▶ Start or ↺ Reset.")
+        st.caption(
+            f"📡 Watching run `{rid}` ({plain(info['name'])}): only the browser that started it (or the "
+            "operator) can pause or stop it. Start your own run with ▶ Start or ↺ Reset."
+        )
 
 
 def interrupted_ui() -> None:
@@ -141,19 +187,36 @@ def interrupted_ui() -> None:
 
 def uploads_ui() -> None:
     """Load a config (JSON) or, in table mode, P(l|n) (CSV); download P(l|n) as CSV."""
-    st.file_uploader("Load a config (JSON)", type=["json"], key=W("upload.cfg"), on_change=labstate.on_config_upload,
-                     args=(W("upload.cfg"),), help=f"a run config as the Runs page's 'config JSON' download writes it "
-                     f"(schema in the README); at most {MAX_CONFIG_BYTES // 1024} KiB. It replaces the Lab's config.")
+    st.file_uploader(
+        "Load a config (JSON)",
+        type=["json"],
+        key=W("upload.cfg"),
+        on_change=labstate.on_config_upload,
+        args=(W("upload.cfg"),),
+        help=f"a run config as the Runs page's 'config JSON' download writes it "
+        f"(schema in the README); at most {MAX_CONFIG_BYTES // 1024} KiB. It replaces the Lab's config.",
+    )
     if cfg["data"].get("source") == "table":
-        st.file_uploader("Load P(l|n) from CSV", type=["csv"], key=W("upload.csv"),
-                         on_change=labstate.on_table_upload, args=(W("upload.csv"),),
-                         help="one row per next token n: psi (its query index), then P(l|n) for each contextual "
-                              "token l; an optional header row starts with psi")
+        st.file_uploader(
+            "Load P(l|n) from CSV",
+            type=["csv"],
+            key=W("upload.csv"),
+            on_change=labstate.on_table_upload,
+            args=(W("upload.csv"),),
+            help="one row per next token n: psi (its query index), then P(l|n) for each contextual "
+            "token l; an optional header row starts with psi",
+        )
         valid, _ = validate(cfg)
         if valid is not None and valid.data.table and valid.data.psi:
             table, psi = [list(r) for r in valid.data.table], list(valid.data.psi)
-            st.download_button("Download P(l|n) as CSV", data=lambda: table_to_csv(table, psi),
-                               file_name="scansnap-P.csv", mime="text/csv", on_click="ignore", key="lab.csv")
+            st.download_button(
+                "Download P(l|n) as CSV",
+                data=lambda: table_to_csv(table, psi),
+                file_name="scansnap-P.csv",
+                mime="text/csv",
+                on_click="ignore",
+                key="lab.csv",
+            )
     if ss.get("lab.upload_error"):
         st.error(plain(ss["lab.upload_error"]))
 
@@ -164,8 +227,12 @@ def live_now_ui() -> None:
         return
     st.subheader("📡 Live now")
     for r in live:
-        st.page_link("app_pages/lab.py", label=f"{r['name']} · step {r['last_step'] or 0} · {r['id']}",
-                     query_params={"run": r["id"]}, disabled=r["id"] == ss.get("lab.run"))
+        st.page_link(
+            "app_pages/lab.py",
+            label=f"{r['name']} · step {r['last_step'] or 0} · {r['id']}",
+            query_params={"run": r["id"]},
+            disabled=r["id"] == ss.get("lab.run"),
+        )
 
 
 with st.sidebar:
@@ -173,8 +240,15 @@ with st.sidebar:
     presets = load_presets()
     names = list(presets)
     cur = ss["lab.preset"]
-    st.selectbox("Preset", names, index=names.index(cur), key=W("preset"), on_change=labstate.on_preset,
-                 args=(W("preset"),), format_func=lambda k: presets[k].title)
+    st.selectbox(
+        "Preset",
+        names,
+        index=names.index(cur),
+        key=W("preset"),
+        on_change=labstate.on_preset,
+        args=(W("preset"),),
+        format_func=lambda k: presets[k].title,
+    )
     st.caption(presets[cur].description)
     if show is None:  # a lecture's ?show= list keeps the sidebar to the knobs it names
         uploads_ui()

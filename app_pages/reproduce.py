@@ -25,11 +25,19 @@ from ui.widgets import data_dir, font
 
 ss = st.session_state
 mgr = get_repro_manager(data_dir())
-QUICK_HELP = ("Quick: Fig. 6 with 3 seeds instead of 10 (a pattern reversal counts only beyond 2·SE of the "
-              "difference) and the theorems item without the two 10⁴-step sampled snap runs; about 30 s. "
-              "Full: a few minutes on 2 CPU cores.")
-LABELS = {"fig4": "Fig. 4", "fig5": "Fig. 5", "fig6": "Fig. 6", "fig9": "Fig. 9", "theorems": "Theorems 2–4",
-          "joma": "JoMA"}
+QUICK_HELP = (
+    "Quick: Fig. 6 with 3 seeds instead of 10 (a pattern reversal counts only beyond 2·SE of the "
+    "difference) and the theorems item without the two 10⁴-step sampled snap runs; about 30 s. "
+    "Full: a few minutes on 2 CPU cores."
+)
+LABELS = {
+    "fig4": "Fig. 4",
+    "fig5": "Fig. 5",
+    "fig6": "Fig. 6",
+    "fig9": "Fig. 9",
+    "theorems": "Theorems 2–4",
+    "joma": "JoMA",
+}
 INTRO = """Re-runs the paper's figures and theorems **from scratch on this server** and judges every claim with a
 number: each verdict names the statistic, its value and the threshold it must meet.
 
@@ -54,8 +62,11 @@ def start(names: list[str], quick: bool) -> None:
         ss["rp.msg"] = ("error", str(e))
         return
     if before is not None and before.id == ss["rp.watch"]:
-        ss["rp.msg"] = ("info", "Another reproduction was already running on this server: its progress is shown "
-                                "above; start yours when it has ended.")
+        ss["rp.msg"] = (
+            "info",
+            "Another reproduction was already running on this server: its progress is shown "
+            "above; start yours when it has ended.",
+        )
 
 
 def settle(running: ReproStatus | None) -> None:
@@ -91,18 +102,38 @@ def progress_ui(rid: str) -> None:
         return
     st.progress(s.fraction, text=progress_text(s))
     allowed = can_manage(s.owner, owner(), is_operator())
-    st.button("Stop", key="rp.stop", on_click=mgr.stop, args=(rid,), disabled=not allowed,
-              help="Stops at the next progress report (or between items); nothing of this reproduction is stored."
-              if allowed else "Only the browser that started this reproduction (or the operator) may stop it.")
+    st.button(
+        "Stop",
+        key="rp.stop",
+        on_click=mgr.stop,
+        args=(rid,),
+        disabled=not allowed,
+        help="Stops at the next progress report (or between items); nothing of this reproduction is stored."
+        if allowed
+        else "Only the browser that started this reproduction (or the operator) may stop it.",
+    )
 
 
 def controls_ui(running: ReproStatus | None) -> None:
     c = st.columns([4, 1.3, 1.2], vertical_alignment="bottom")
-    names = c[0].multiselect("Items", list(ITEMS), default=list(ITEMS), key="rp.items",
-                             format_func=lambda n: LABELS.get(n, n), help="\n\n".join(m.TITLE for m in ITEMS.values()))
+    names = c[0].multiselect(
+        "Items",
+        list(ITEMS),
+        default=list(ITEMS),
+        key="rp.items",
+        format_func=lambda n: LABELS.get(n, n),
+        help="\n\n".join(m.TITLE for m in ITEMS.values()),
+    )
     quick = c[1].toggle("Quick mode", value=False, key="rp.quick", help=QUICK_HELP)
-    c[2].button("Run reproduction", type="primary", key="rp.run", disabled=running is not None or not names,
-                on_click=start, args=(names, quick), width="stretch")
+    c[2].button(
+        "Run reproduction",
+        type="primary",
+        key="rp.run",
+        disabled=running is not None or not names,
+        on_click=start,
+        args=(names, quick),
+        width="stretch",
+    )
     if not names:
         st.caption("Pick at least one item.")
     elif running is None:
@@ -142,8 +173,11 @@ def pick_ui() -> str | None:
         return None
     if ss.get("rp.pick") not in ids:
         ss["rp.pick"] = ids[0]
-    labels = {s.id: f"{s.id} · {'quick' if s.quick else 'full'} · {', '.join(s.items)} · "
-              f"{s.n_verdicts - s.n_failed}/{s.n_verdicts} pass" for s in stored}
+    labels = {
+        s.id: f"{s.id} · {'quick' if s.quick else 'full'} · {', '.join(s.items)} · "
+        f"{s.n_verdicts - s.n_failed}/{s.n_verdicts} pass"
+        for s in stored
+    }
     pick: str = st.selectbox("Stored reproductions (newest first)", ids, key="rp.pick", format_func=labels.get)
     if st.query_params.get("report") != pick:
         st.query_params["report"] = ss["rp.url"] = pick
@@ -171,45 +205,83 @@ def verdict_line(doc: dict[str, Any]) -> None:
 
 def _verdict_color(word: str) -> str:
     ok = "PASS" in word
-    return f"background-color: {'#d8f3dc' if ok else '#ffd6d9'}; color: {'#17691d' if ok else '#b00020'}; " \
-           "font-weight: bold"
+    return (
+        f"background-color: {'#d8f3dc' if ok else '#ffd6d9'}; color: {'#17691d' if ok else '#b00020'}; "
+        "font-weight: bold"
+    )
 
 
 def verdict_table(verdicts: list[dict[str, Any]]) -> None:
     """Every verdict, PASS/FAIL on a green/red background."""
-    df = pd.DataFrame([{"verdict": "✅ PASS" if v["passed"] else "❌ FAIL", "item": v["item"], "claim": v["claim"],
-                        "statistic": v["statistic"],
-                        "value": fmt_value(v["value"]) if v["value"] is not None else "NaN",
-                        "threshold": v["threshold"], "detail": v["detail"]} for v in verdicts])
-    cfg = {"verdict": st.column_config.TextColumn(width="small", help="PASS: the statistic meets the threshold"),
-           "item": st.column_config.TextColumn(width="small"),
-           "claim": st.column_config.TextColumn(width="large"),
-           "statistic": st.column_config.TextColumn(width="medium"),
-           "value": st.column_config.TextColumn(width="small"),
-           "threshold": st.column_config.TextColumn(width="small"),
-           "detail": st.column_config.TextColumn(width="large")}
-    st.dataframe(df.style.map(_verdict_color, subset=["verdict"]), hide_index=True, column_config=cfg,
-                 height=min(38 + 35 * len(df), 900), key="rp.table")
+    df = pd.DataFrame(
+        [
+            {
+                "verdict": "✅ PASS" if v["passed"] else "❌ FAIL",
+                "item": v["item"],
+                "claim": v["claim"],
+                "statistic": v["statistic"],
+                "value": fmt_value(v["value"]) if v["value"] is not None else "NaN",
+                "threshold": v["threshold"],
+                "detail": v["detail"],
+            }
+            for v in verdicts
+        ]
+    )
+    cfg = {
+        "verdict": st.column_config.TextColumn(width="small", help="PASS: the statistic meets the threshold"),
+        "item": st.column_config.TextColumn(width="small"),
+        "claim": st.column_config.TextColumn(width="large"),
+        "statistic": st.column_config.TextColumn(width="medium"),
+        "value": st.column_config.TextColumn(width="small"),
+        "threshold": st.column_config.TextColumn(width="small"),
+        "detail": st.column_config.TextColumn(width="large"),
+    }
+    st.dataframe(
+        df.style.map(_verdict_color, subset=["verdict"]),
+        hide_index=True,
+        column_config=cfg,
+        height=min(38 + 35 * len(df), 900),
+        key="rp.table",
+    )
 
 
 def downloads_ui(rid: str) -> None:
     c = st.columns(3)
-    c[0].download_button("⬇ report.html (self-contained)", data=lambda: mgr.file(rid, "report.html").read_bytes(),
-                         file_name=f"scansnap-reproduction-{rid}.html", mime="text/html", on_click="ignore",
-                         key="rp.dl.html", width="stretch")
-    c[1].download_button("⬇ verdicts.json", data=lambda: mgr.file(rid, "verdicts.json").read_bytes(),
-                         file_name=f"scansnap-reproduction-{rid}-verdicts.json", mime="application/json",
-                         on_click="ignore", key="rp.dl.json", width="stretch")
-    c[2].caption("The HTML report embeds plotly.js, every figure, the verdicts and the exact configs; "
-                 "it opens offline.")
+    c[0].download_button(
+        "⬇ report.html (self-contained)",
+        data=lambda: mgr.file(rid, "report.html").read_bytes(),
+        file_name=f"scansnap-reproduction-{rid}.html",
+        mime="text/html",
+        on_click="ignore",
+        key="rp.dl.html",
+        width="stretch",
+    )
+    c[1].download_button(
+        "⬇ verdicts.json",
+        data=lambda: mgr.file(rid, "verdicts.json").read_bytes(),
+        file_name=f"scansnap-reproduction-{rid}-verdicts.json",
+        mime="application/json",
+        on_click="ignore",
+        key="rp.dl.json",
+        width="stretch",
+    )
+    c[2].caption(
+        "The HTML report embeds plotly.js, every figure, the verdicts and the exact configs; it opens offline."
+    )
 
 
 def readable(spec: dict[str, Any]) -> go.Figure:
     """A stored figure with the dashboard's font sizes (lecture mode: larger) on a white background."""
     f = font()
     fig = go.Figure(spec)
-    fig.update_layout(template="plotly_white", font_size=f, title_font_size=f + 3, legend_font_size=f - 1,
-                      hoverlabel_font_size=f, margin_t=70 + 2 * f)
+    fig.update_layout(
+        template="plotly_white",
+        font_size=f,
+        title_font_size=f + 3,
+        legend_font_size=f - 1,
+        hoverlabel_font_size=f,
+        margin_t=70 + 2 * f,
+    )
     fig.update_annotations(font_size=f + 1)
     fig.update_xaxes(title_font_size=f, tickfont_size=f - 1)
     fig.update_yaxes(title_font_size=f, tickfont_size=f - 1)
@@ -224,8 +296,13 @@ def item_ui(rep: StoredReproduction, item: dict[str, Any]) -> None:
     for k, f in enumerate(x for x in rep.figures if x.item == name):
         st.markdown(f"**{f.caption}**")
         # theme=None keeps the figure's own high-contrast colours, as in the downloaded report
-        st.plotly_chart(readable(f.figure), key=f"rp.fig.{rep.id}.{name}.{k}", width="stretch", theme=None,
-                        config=plot_config(f"scansnap-{rep.id}-{name}-{k}"))
+        st.plotly_chart(
+            readable(f.figure),
+            key=f"rp.fig.{rep.id}.{name}.{k}",
+            width="stretch",
+            theme=None,
+            config=plot_config(f"scansnap-{rep.id}-{name}-{k}"),
+        )
     for note in item["notes"]:
         st.caption(note)
     with st.expander("exact configs (JSON)"):

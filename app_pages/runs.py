@@ -25,11 +25,21 @@ def operator_ui() -> None:
             st.rerun()
         return
     configured = operator_configured()
-    help_ = (f"The key set in {OPERATOR_ENV} on the server: manage (rename, delete, stop, resume) every run "
-             "for the rest of this browser session." if configured else
-             f"Operator mode does not exist on this server: {OPERATOR_ENV} is not set.")
-    st.text_input("operator key", type="password", key="runs.opkey", disabled=not configured, help=help_,
-                  on_change=labstate.on_operator_key, args=("runs.opkey",))
+    help_ = (
+        f"The key set in {OPERATOR_ENV} on the server: manage (rename, delete, stop, resume) every run "
+        "for the rest of this browser session."
+        if configured
+        else f"Operator mode does not exist on this server: {OPERATOR_ENV} is not set."
+    )
+    st.text_input(
+        "operator key",
+        type="password",
+        key="runs.opkey",
+        disabled=not configured,
+        help=help_,
+        on_change=labstate.on_operator_key,
+        args=("runs.opkey",),
+    )
     if configured and ss.get("operator_tried"):
         st.error("That is not the operator key.")
 
@@ -42,12 +52,22 @@ runs = store().list_runs()
 if not runs:
     st.info("No stored runs yet: start one in the Lab.")
     st.stop()
-table = pd.DataFrame([{"id": r["id"], "name": r["name"], "status": r["status"], "step": r["last_step"],
-                       "replicas": len(json.loads(r["config_json"])["replicas"]["seeds"])
-                       * len(json.loads(r["config_json"])["replicas"].get("lr_pairs") or [0]),
-                       "yours": r["owner"] == me,
-                       "created": pd.to_datetime(r["created"], unit="s").strftime("%Y-%m-%d %H:%M:%S"),
-                       "device": r["device"]} for r in runs])
+table = pd.DataFrame(
+    [
+        {
+            "id": r["id"],
+            "name": r["name"],
+            "status": r["status"],
+            "step": r["last_step"],
+            "replicas": len(json.loads(r["config_json"])["replicas"]["seeds"])
+            * len(json.loads(r["config_json"])["replicas"].get("lr_pairs") or [0]),
+            "yours": r["owner"] == me,
+            "created": pd.to_datetime(r["created"], unit="s").strftime("%Y-%m-%d %H:%M:%S"),
+            "device": r["device"],
+        }
+        for r in runs
+    ]
+)
 st.dataframe(table, hide_index=True, key="runs.table")
 by_id = {r["id"]: r for r in runs}
 
@@ -100,8 +120,10 @@ if run["status"] in RECOVERABLE and not manager().is_live(rid):
 with st.expander("Rename or delete"):
     if not allowed:
         who = "it was created from the command line" if run["owner"] is None else "another browser started it"
-        st.caption(f"Read-only: {who}, so only its owner or the operator may rename, delete, stop or resume it. "
-                   "You may open, compare, export and re-run it.")
+        st.caption(
+            f"Read-only: {who}, so only its owner or the operator may rename, delete, stop or resume it. "
+            "You may open, compare, export and re-run it."
+        )
     st.text_input("new name", value=run["name"], key="runs.newname", disabled=not allowed)
     st.button("Rename", key="runs.rename", on_click=rename, disabled=not allowed)
     sure = st.checkbox("yes, delete this run and all its data", key="runs.sure", disabled=not allowed)
@@ -109,14 +131,36 @@ with st.expander("Rename or delete"):
 
 st.subheader("Export")
 d = st.columns(4)
-d[0].download_button("Parquet (zip)", data=lambda: zipped_export(store(), rid, "parquet"),
-                     file_name=f"scansnap-{rid}-parquet.zip", mime="application/zip", on_click="ignore",
-                     key="runs.parquet")
-d[1].download_button("CSV (zip)", data=lambda: zipped_export(store(), rid, "csv"),
-                     file_name=f"scansnap-{rid}-csv.zip", mime="application/zip", on_click="ignore", key="runs.csv")
-d[2].download_button("config JSON", data=lambda: json.dumps(json.loads(run["config_json"]), indent=2),
-                     file_name=f"scansnap-{rid}-config.json", mime="application/json", on_click="ignore",
-                     key="runs.json")
-d[3].download_button("HTML report", data=lambda: html_report(store(), rid), file_name=f"scansnap-{rid}-report.html",
-                     mime="text/html", on_click="ignore", key="runs.html")
+d[0].download_button(
+    "Parquet (zip)",
+    data=lambda: zipped_export(store(), rid, "parquet"),
+    file_name=f"scansnap-{rid}-parquet.zip",
+    mime="application/zip",
+    on_click="ignore",
+    key="runs.parquet",
+)
+d[1].download_button(
+    "CSV (zip)",
+    data=lambda: zipped_export(store(), rid, "csv"),
+    file_name=f"scansnap-{rid}-csv.zip",
+    mime="application/zip",
+    on_click="ignore",
+    key="runs.csv",
+)
+d[2].download_button(
+    "config JSON",
+    data=lambda: json.dumps(json.loads(run["config_json"]), indent=2),
+    file_name=f"scansnap-{rid}-config.json",
+    mime="application/json",
+    on_click="ignore",
+    key="runs.json",
+)
+d[3].download_button(
+    "HTML report",
+    data=lambda: html_report(store(), rid),
+    file_name=f"scansnap-{rid}-report.html",
+    mime="text/html",
+    on_click="ignore",
+    key="runs.html",
+)
 st.caption("The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera button.")

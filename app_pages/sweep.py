@@ -20,8 +20,13 @@ if "run" in st.query_params:
 presets = load_presets()
 names = list(presets)
 c = st.columns([2, 2, 2, 1, 1])
-base = c[0].selectbox("base preset", names, index=names.index("syn-medium-1") if "syn-medium-1" in names else 0,
-                      format_func=lambda k: presets[k].title, key="sw.base")
+base = c[0].selectbox(
+    "base preset",
+    names,
+    index=names.index("syn-medium-1") if "syn-medium-1" in names else 0,
+    format_func=lambda k: presets[k].title,
+    key="sw.base",
+)
 eta_zs = c[1].multiselect("η_Z values", ETAS, default=[0.5, 1.0, 2.0, 3.0], key="sw.ez")
 ratios = c[2].multiselect("η_Y/η_Z ratios", list(RATIOS), default=[1.0, 2.0, 5.0, 10.0], key="sw.ratio")
 n_seeds = c[3].number_input("seeds", min_value=1, max_value=50, value=3, key="sw.seeds")
@@ -36,8 +41,10 @@ except ConfigError as e:
 if error:
     st.error(error)
 else:
-    st.caption(f"{len(eta_zs) * len(ratios)} (η_Y, η_Z) pairs × {n_seeds} seeds = {cfg.n_replicas} replicas, "
-               "trained together on the replica axis of one job.")
+    st.caption(
+        f"{len(eta_zs) * len(ratios)} (η_Y, η_Z) pairs × {n_seeds} seeds = {cfg.n_replicas} replicas, "
+        "trained together on the replica axis of one job."
+    )
 
 
 def launch(cfg: RunConfig) -> None:

@@ -12,22 +12,34 @@ from ui.widgets import font, plot_ui
 st.title("Theory")
 
 STAGES = [
-    ("1 · Common tokens are suppressed (Thm 2b)",
-     r"\dot z_{ml} = -\eta_Z \sum_{n\in\psi^{-1}(m)} (1-f_{nl}^2)\,\xi_n < 0 \quad (l \in G_{CT})",
-     "A token that co-occurs with several next tokens carries no information about which one comes: "
-     "its attention logit goes down.", "syn-small"),
-    ("2 · Winners emerge (Thm 2a, Thm 3)",
-     r"\dot z_{ml} = \eta_Z f_{nl}^2\,\xi_n > 0,\qquad r_{l/l'|n}(t) = r_{l/l'|n}(0)\,e^{2(z_{ml}(t)-z_{ml}(0))}",
-     "Distinct tokens grow, and faster the larger their initial c̃ = P(l|n)e^{z}: the relative gain of the "
-     "most frequent distinct token only increases (frequency bias).", "syn-small"),
-    ("3 · Scanning: t < t′₀ = K ln M / η_Y",
-     r"B_n(t) = \tfrac14 \ln\!\Big(C_0 + \tfrac{2(M-1)^2}{KM^2}\,\eta_Y\eta_Z\,t^2\Big) = O(\ln t)",
-     "While the decoder is still learning, the attention keeps sharpening at a logarithmic pace.", "theorem4"),
-    ("4 · Snapping: t ≥ t₀ = 2(1+o(1)) K ln M / η_Y",
-     r"B_n(t) = \tfrac14 \ln\!\Big(C_0 + \tfrac{2K(M-1)^2}{M^2}\tfrac{\eta_Z}{\eta_Y}\ln^2\tfrac{M\eta_Y t}{K}\Big)"
-     r" = O(\ln\ln t)",
-     "Once the decoder has converged, B_n grows only like ln ln t: the attention pattern is frozen. A larger "
-     "η_Z gives sparser attention; a larger η_Y an earlier snap and denser attention.", "theorem4"),
+    (
+        "1 · Common tokens are suppressed (Thm 2b)",
+        r"\dot z_{ml} = -\eta_Z \sum_{n\in\psi^{-1}(m)} (1-f_{nl}^2)\,\xi_n < 0 \quad (l \in G_{CT})",
+        "A token that co-occurs with several next tokens carries no information about which one comes: "
+        "its attention logit goes down.",
+        "syn-small",
+    ),
+    (
+        "2 · Winners emerge (Thm 2a, Thm 3)",
+        r"\dot z_{ml} = \eta_Z f_{nl}^2\,\xi_n > 0,\qquad r_{l/l'|n}(t) = r_{l/l'|n}(0)\,e^{2(z_{ml}(t)-z_{ml}(0))}",
+        "Distinct tokens grow, and faster the larger their initial c̃ = P(l|n)e^{z}: the relative gain of the "
+        "most frequent distinct token only increases (frequency bias).",
+        "syn-small",
+    ),
+    (
+        "3 · Scanning: t < t′₀ = K ln M / η_Y",
+        r"B_n(t) = \tfrac14 \ln\!\Big(C_0 + \tfrac{2(M-1)^2}{KM^2}\,\eta_Y\eta_Z\,t^2\Big) = O(\ln t)",
+        "While the decoder is still learning, the attention keeps sharpening at a logarithmic pace.",
+        "theorem4",
+    ),
+    (
+        "4 · Snapping: t ≥ t₀ = 2(1+o(1)) K ln M / η_Y",
+        r"B_n(t) = \tfrac14 \ln\!\Big(C_0 + \tfrac{2K(M-1)^2}{M^2}\tfrac{\eta_Z}{\eta_Y}\ln^2\tfrac{M\eta_Y t}{K}\Big)"
+        r" = O(\ln\ln t)",
+        "Once the decoder has converged, B_n grows only like ln ln t: the attention pattern is frozen. A larger "
+        "η_Z gives sparser attention; a larger η_Y an earlier snap and denser attention.",
+        "theorem4",
+    ),
 ]
 
 
@@ -40,8 +52,10 @@ def curve(M: float, K: float, eta_y: float, eta_z: float, C0: float, tmax: float
 @st.cache_data(show_spinner=False)
 def joma_pair(iters: int, tau: float, eta: float) -> tuple[dict, dict]:
     mu = joma_default_mu()
-    return (joma_simulate(mu, nonlinear=False, iters=iters, tau=tau, eta=eta),
-            joma_simulate(mu, nonlinear=True, iters=iters, tau=tau, eta=eta))
+    return (
+        joma_simulate(mu, nonlinear=False, iters=iters, tau=tau, eta=eta),
+        joma_simulate(mu, nonlinear=True, iters=iters, tau=tau, eta=eta),
+    )
 
 
 def stages_ui() -> None:
@@ -71,9 +85,11 @@ def theorem4_ui() -> None:
     fig = charts_pages.theorem4(th, mode, M, K, eta_y, font())
     plot_ui(fig, "th-thm4", f"theorem4-M{M}-K{K}-ey{eta_y:g}-ez{eta_z:g}")
     B0 = float(B_exact(th["t0"], M, K, eta_y, eta_z, C0=C0))
-    st.caption(f"t′₀ = {th['t0_prime']:.3g}, t₀ = {th['t0']:.3g} (theory time: single-sample updates); "
-               f"B_n(t₀) = {B0:.3f} depends on K, M and ν = η_Y/η_Z only. "
-               "Fig. 9 of the paper: M=100, K=1, η_Y=10 η_Z (left).")
+    st.caption(
+        f"t′₀ = {th['t0_prime']:.3g}, t₀ = {th['t0']:.3g} (theory time: single-sample updates); "
+        f"B_n(t₀) = {B0:.3f} depends on K, M and ν = η_Y/η_Z only. "
+        "Fig. 9 of the paper: M=100, K=1, η_Y=10 η_Z (left)."
+    )
 
 
 def joma_ui() -> None:
@@ -84,9 +100,11 @@ def joma_ui() -> None:
     eta = c[2].select_slider("step η", [0.005, 0.01, 0.02, 0.05, 0.1], value=0.02, key="jo.eta")
     lin, non = joma_pair(iters, tau, eta)
     plot_ui(charts_pages.joma(lin, non, font()), "th-joma", f"joma-entropy-tau{tau:g}")
-    st.markdown(r"Linear activation: $\dot v = \tfrac1A\,\Delta\circ e^{v^2/2}$ — the most salient component "
-                r"takes all, entropy only falls. Nonlinear: $\dot v = \tfrac1A(\mu-v)\circ e^{v^2/2}$ — salient "
-                "components converge first, then the others catch up: the entropy **bounces back**.")
+    st.markdown(
+        r"Linear activation: $\dot v = \tfrac1A\,\Delta\circ e^{v^2/2}$ — the most salient component "
+        r"takes all, entropy only falls. Nonlinear: $\dot v = \tfrac1A(\mu-v)\circ e^{v^2/2}$ — salient "
+        "components converge first, then the others catch up: the entropy **bounces back**."
+    )
 
 
 tab1, tab2, tab3 = st.tabs(["Four stages", "Theorem 4", "JoMA"])

@@ -75,8 +75,13 @@ def lab_ticks(data_dir: Path, count: int) -> tuple[str, list[dict[str, str]]]:
     out = []
     for k in range(len(full.steps) - count, len(full.steps)):
         last = full.steps[k]
-        hist = RunHistory(rid, full.steps[:k + 1], full.z[:k + 1], full.c[:k + 1],
-                          full.scalars[full.scalars["step"] <= last].reset_index(drop=True))
+        hist = RunHistory(
+            rid,
+            full.steps[: k + 1],
+            full.z[: k + 1],
+            full.c[: k + 1],
+            full.scalars[full.scalars["step"] <= last].reset_index(drop=True),
+        )
         tick = lab_live._tick(hist, statics, cfg_json, rid, (0, 0, 0, None, lab_live.charts.FONT))
         out.append({key: data for key, data, _ in tick.charts})
     return rid, out
@@ -86,8 +91,11 @@ def replay(data_dir: Path, rid: str, ticks: list[dict[str, str]], rounds: int) -
     from playwright.sync_api import sync_playwright
 
     times: dict[str, dict[str, list[float]]] = {name: {} for name in VARIANTS}
-    with tempfile.TemporaryDirectory(prefix="chart-draw-log-") as tmp, \
-            serve(data_dir, Path(tmp) / "server.log") as srv, sync_playwright() as p:
+    with (
+        tempfile.TemporaryDirectory(prefix="chart-draw-log-") as tmp,
+        serve(data_dir, Path(tmp) / "server.log") as srv,
+        sync_playwright() as p,
+    ):
         browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1600, "height": 2000})
         page.goto(f"{srv.url}/?run={rid}")
@@ -103,8 +111,10 @@ def replay(data_dir: Path, rid: str, ticks: list[dict[str, str]], rounds: int) -
     res = {}
     for name, per_key in times.items():
         n = len(next(iter(per_key.values())))
-        res[name] = {"tick_ms": round(statistics.median(sum(v[i] for v in per_key.values()) for i in range(n)), 1),
-                     "per_chart_ms": {k: round(statistics.median(v), 1) for k, v in per_key.items()}}
+        res[name] = {
+            "tick_ms": round(statistics.median(sum(v[i] for v in per_key.values()) for i in range(n)), 1),
+            "per_chart_ms": {k: round(statistics.median(v), 1) for k, v in per_key.items()},
+        }
     return res
 
 
@@ -116,12 +126,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of st.cache_data
     with tempfile.TemporaryDirectory(prefix="chart-draw-") as tmp:
-        subprocess.run([sys.executable, "-m", "engine", "--data-dir", tmp, "run", "--preset", args.preset, "--quiet"],
-                       cwd=ROOT, check=True, timeout=600)
+        subprocess.run(
+            [sys.executable, "-m", "engine", "--data-dir", tmp, "run", "--preset", args.preset, "--quiet"],
+            cwd=ROOT,
+            check=True,
+            timeout=600,
+        )
         rid, ticks = lab_ticks(Path(tmp), args.ticks)
         traces = {key: len(json.loads(data)["fig"]["data"]) for key, data in ticks[-1].items()}
-        res = {"preset": args.preset, "ticks": len(ticks), "rounds": args.rounds, "lab_traces": traces,
-               "variants": replay(Path(tmp), rid, ticks, args.rounds)}
+        res = {
+            "preset": args.preset,
+            "ticks": len(ticks),
+            "rounds": args.rounds,
+            "lab_traces": traces,
+            "variants": replay(Path(tmp), rid, ticks, args.rounds),
+        }
     lab = res["variants"]["lab"]["tick_ms"]
     res["ratio_to_lab"] = {k: round(v["tick_ms"] / lab, 2) for k, v in res["variants"].items()}
     print(json.dumps(res, indent=1))

@@ -50,13 +50,20 @@ def engine_step_time(cfg: RunConfig, steps: int, repeats: int) -> float:
 
 def reference_step_time(cfg: RunConfig, steps: int, repeats: int) -> float:
     d = cfg.data
-    tokens = paper_tokens(d.num_last, d.num_next_per_last, d.num_common, d.num_common_per_last,
-                          d.num_distinct_per_next)
+    tokens = paper_tokens(d.num_last, d.num_next_per_last, d.num_common, d.num_common_per_last, d.num_distinct_per_next)
     o = cfg.optim
 
     def go() -> None:
-        train_reference(tokens, T=int(d.T), batch=o.batch, steps=steps, lr_y=o.eta_y, lr_z=o.eta_z,
-                        momentum=o.momentum, zero_init=cfg.model.init == "zero")
+        train_reference(
+            tokens,
+            T=int(d.T),
+            batch=o.batch,
+            steps=steps,
+            lr_y=o.eta_y,
+            lr_z=o.eta_z,
+            momentum=o.momentum,
+            zero_init=cfg.model.init == "zero",
+        )
 
     return median_time(go, repeats) / steps
 
@@ -72,12 +79,20 @@ def replica_scaling(name: str, steps: int, repeats: int) -> dict:
     cfg = get_preset(name).config
     t160 = engine_step_time(cfg, steps, repeats)
     t1 = engine_step_time(single(cfg), steps * 10, repeats)
-    return {"config": name, "R": cfg.n_replicas, "ms_per_step_R": 1e3 * t160, "ms_per_step_1": 1e3 * t1,
-            "ratio": t160 / t1, "per_replica_speedup": cfg.n_replicas * t1 / t160}
+    return {
+        "config": name,
+        "R": cfg.n_replicas,
+        "ms_per_step_R": 1e3 * t160,
+        "ms_per_step_1": 1e3 * t1,
+        "ratio": t160 / t1,
+        "per_replica_speedup": cfg.n_replicas * t1 / t160,
+    }
 
 
-LARGE = {"data": {"num_last": 10, "num_next_per_last": 2, "num_common": 10, "num_distinct_per_next": 499, "T": 128},
-         "optim": {"batch": 128, "steps": 20}}
+LARGE = {
+    "data": {"num_last": 10, "num_next_per_last": 2, "num_common": 10, "num_distinct_per_next": 499, "T": 128},
+    "optim": {"batch": 128, "steps": 20},
+}
 
 
 def _status_mib(field: str) -> float:
@@ -105,14 +120,38 @@ def large_vocab_child(layout: str, steps: int) -> None:
     dt = time.perf_counter() - t0
     tr.snapshot()
     peak = _status_mib("VmHWM")
-    print(json.dumps({"layout": layout, "M": tr.problem.M, "K": tr.problem.K, "steps_per_s": steps / dt,
-                      "peak_rss_mib": peak, "rss_before_trainer_mib": base, "trainer_peak_mib": peak - base}))
+    print(
+        json.dumps(
+            {
+                "layout": layout,
+                "M": tr.problem.M,
+                "K": tr.problem.K,
+                "steps_per_s": steps / dt,
+                "peak_rss_mib": peak,
+                "rss_before_trainer_mib": base,
+                "trainer_peak_mib": peak - base,
+            }
+        )
+    )
 
 
 def large_vocab(layout: str, steps: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.engine_speed", "--child", layout, "--steps", str(steps),
-                          "--threads", str(torch.get_num_threads())],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.engine_speed",
+            "--child",
+            layout,
+            "--steps",
+            str(steps),
+            "--threads",
+            str(torch.get_num_threads()),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

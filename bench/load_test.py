@@ -52,8 +52,14 @@ from engine.service.store import RunStore
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
 LIVE = ("queued", "running", "paused")
 # visitors' pages and the title each must show
-PAGES = {"/": "Lab", "/theory": "Theory", "/compare": "Compare runs", "/sweep": "Sweep", "/runs": "Runs",
-         "/reproduce": "Reproduce the paper"}
+PAGES = {
+    "/": "Lab",
+    "/theory": "Theory",
+    "/compare": "Compare runs",
+    "/sweep": "Sweep",
+    "/runs": "Runs",
+    "/reproduce": "Reproduce the paper",
+}
 
 
 class Monitor(threading.Thread):
@@ -162,8 +168,12 @@ def play(url: str, s: Session, data_dir: str, published: str | None, timeout: fl
                 s.problems.append("no 'Watching run' caption")
             if not c.wait_for(lambda c: (c.live_status or {}).get("run") == published, timeout):
                 s.problems.append("no live status of the published run")
-        elif s.path == "/" and was_live and _run_status(data_dir, published or "") in LIVE \
-                and not c.has_text("📡 Live now"):
+        elif (
+            s.path == "/"
+            and was_live
+            and _run_status(data_dir, published or "") in LIVE
+            and not c.has_text("📡 Live now")
+        ):
             s.problems.append("the published run is live but not under 'Live now'")
         s.rendered = s.rendered and not s.problems
     except (StClientError, OSError, TimeoutError) as e:
@@ -202,8 +212,9 @@ def _path(role: str, page: str, steps: int, published: str) -> str:
     return {"starter": f"/?preset=syn-small&optim.steps={steps}", "watcher": f"/?run={published}"}.get(role, page)
 
 
-def open_students(url: str, data_dir: str, published: str, who: list[tuple[str, str]], plan: Plan, mon: Monitor,
-                  deadline: float) -> list[Session]:
+def open_students(
+    url: str, data_dir: str, published: str, who: list[tuple[str, str]], plan: Plan, mon: Monitor, deadline: float
+) -> list[Session]:
     """Open the students in waves of ``plan.wave`` (concurrently within a wave); stops at the deadline."""
     out: list[Session] = []
     wave = plan.wave
@@ -212,7 +223,7 @@ def open_students(url: str, data_dir: str, published: str, who: list[tuple[str, 
             if time.monotonic() > deadline:
                 mon.mark(f"time limit: {len(who) - w} sessions never opened")
                 break
-            batch = [Session(role, _path(role, page, plan.steps, published)) for role, page in who[w:w + wave]]
+            batch = [Session(role, _path(role, page, plan.steps, published)) for role, page in who[w : w + wave]]
             mon.mark(f"wave {w // wave} opens {len(batch)} sessions")
             out += pool.map(lambda s: play(url, s, data_dir, published, _left(deadline, plan.page_timeout_s)), batch)
     return out
@@ -259,10 +270,12 @@ def watchers_saw_finish(watchers: list[Session], published: str, deadline: float
             n += 1
         else:
             quiet = round(time.monotonic() - c.stats.last_message_at, 1)
-            s.problems.append(f"watcher saw {c.live_history[-3:]} of {(c.live_status or {}).get('run')}; "
-                              f"{c.stats.fragment_runs} fragment runs, {c.stats.auto_reruns_sent} auto-reruns "
-                              f"sent, last message {quiet} s ago, {c.connection_errors()}; last messages "
-                              f"{list(c.recent)[-12:]}")
+            s.problems.append(
+                f"watcher saw {c.live_history[-3:]} of {(c.live_status or {}).get('run')}; "
+                f"{c.stats.fragment_runs} fragment runs, {c.stats.auto_reruns_sent} auto-reruns "
+                f"sent, last message {quiet} s ago, {c.connection_errors()}; last messages "
+                f"{list(c.recent)[-12:]}"
+            )
     return n
 
 
@@ -282,12 +295,14 @@ def client_figures(sessions: list[Session]) -> dict[str, Any]:
     for s in clients:
         by_role.setdefault(s.role, []).append(s.client.stats.bytes)  # type: ignore[union-attr]
     opens = [s.open_s for s in clients if s.open_s is not None]
-    return {"bytes_per_client": _median_max([s.client.stats.bytes for s in clients]),  # type: ignore[union-attr]
-            "bytes_per_client_by_role": {r: _median_max(v) for r, v in sorted(by_role.items())},
-            "messages_per_client": _median_max([s.client.stats.messages for s in clients]),  # type: ignore[union-attr]
-            "auto_reruns_sent": sum(s.client.stats.auto_reruns_sent for s in clients),  # type: ignore[union-attr]
-            "clients_with_connection_errors": sum(bool(s.client.connection_errors()) for s in clients),  # type: ignore[union-attr]
-            "page_open_s": _median_max(opens, 2)}
+    return {
+        "bytes_per_client": _median_max([s.client.stats.bytes for s in clients]),  # type: ignore[union-attr]
+        "bytes_per_client_by_role": {r: _median_max(v) for r, v in sorted(by_role.items())},
+        "messages_per_client": _median_max([s.client.stats.messages for s in clients]),  # type: ignore[union-attr]
+        "auto_reruns_sent": sum(s.client.stats.auto_reruns_sent for s in clients),  # type: ignore[union-attr]
+        "clients_with_connection_errors": sum(bool(s.client.connection_errors()) for s in clients),  # type: ignore[union-attr]
+        "page_open_s": _median_max(opens, 2),
+    }
 
 
 def _wait_until(predicate: Any, timeout: float) -> bool:
@@ -299,8 +314,7 @@ def _wait_until(predicate: Any, timeout: float) -> bool:
     return True
 
 
-def _browsers(url: str, n: int, published: str, deadline: float, screenshot: str | None,
-              out: dict[str, Any]) -> None:
+def _browsers(url: str, n: int, published: str, deadline: float, screenshot: str | None, out: dict[str, Any]) -> None:
     """N real Chromium pages (Playwright) watching the published run; counts those that rendered in
     ``out`` and saves the first one's page once it shows the finished run."""
     from playwright.sync_api import sync_playwright
@@ -358,8 +372,12 @@ def run_load(**kwargs: Any) -> dict[str, Any]:
     deadline = t_start + plan.time_limit_s
     tmp = tempfile.mkdtemp(prefix="scansnap-load-")
     data_dir = str(Path(tmp) / "data")
-    res: dict[str, Any] = {"client": "websocket (bench/st_client.py)", **asdict(plan), "cores": os.cpu_count(),
-                           "loadavg_start": os.getloadavg()}  # other work on the machine skews every figure
+    res: dict[str, Any] = {
+        "client": "websocket (bench/st_client.py)",
+        **asdict(plan),
+        "cores": os.cpu_count(),
+        "loadavg_start": os.getloadavg(),
+    }  # other work on the machine skews every figure
     env = {"SCANSNAP_MAX_JOBS": str(plan.max_jobs), **({"SCANSNAP_TICK_S": f"{plan.tick_s:g}"} if plan.tick_s else {})}
     everyone: list[Session] = []
     final: dict[str, Any] = {}
@@ -388,8 +406,9 @@ def run_load(**kwargs: Any) -> dict[str, Any]:
     return res
 
 
-def _drive(url: str, data_dir: str, plan: Plan, res: dict[str, Any], everyone: list[Session], mon: Monitor,
-           deadline: float) -> dict[str, Any]:
+def _drive(
+    url: str, data_dir: str, plan: Plan, res: dict[str, Any], everyone: list[Session], mon: Monitor, deadline: float
+) -> dict[str, Any]:
     """The scenario: lecturer, students in waves, max speed, every run to its end, watchers' view.
     Returns the started runs as the store has them at the end."""
     if plan.warm_up:
@@ -435,11 +454,16 @@ def start_browsers(url: str, plan: Plan, published: str, deadline: float, res: d
     res.update(browsers=plan.browsers, browsers_rendered=0)
     if not plan.browsers:
         return None
-    th = threading.Thread(target=_browsers, args=(url, plan.browsers, published, deadline, plan.screenshot, res),
-                          name="load-chromium", daemon=True)
+    th = threading.Thread(
+        target=_browsers,
+        args=(url, plan.browsers, published, deadline, plan.screenshot, res),
+        name="load-chromium",
+        daemon=True,
+    )
     th.start()
-    _wait_until(lambda: res["browsers_rendered"] == plan.browsers or not th.is_alive(),
-                _left(deadline, plan.page_timeout_s * 2))
+    _wait_until(
+        lambda: res["browsers_rendered"] == plan.browsers or not th.is_alive(), _left(deadline, plan.page_timeout_s * 2)
+    )
     return th
 
 
@@ -448,16 +472,21 @@ def _figures(res: dict[str, Any], everyone: list[Session], final: dict[str, Any]
     published = res.get("published_run")
     res["runs_started"] = len(final)
     res["runs_finished"] = sum(1 for r in final.values() if r and r["status"] == "finished")
-    res["runs_with_all_steps"] = sum(1 for r in final.values() if r and r["last_step"] == (
-        plan.lecture_steps if r["id"] == published else plan.steps))
-    res["runs_queued_then_finished"] = sum(1 for r in mon.queued_ids & set(final)
-                                           if final[r] and final[r]["status"] == "finished")
+    res["runs_with_all_steps"] = sum(
+        1
+        for r in final.values()
+        if r and r["last_step"] == (plan.lecture_steps if r["id"] == published else plan.steps)
+    )
+    res["runs_queued_then_finished"] = sum(
+        1 for r in mon.queued_ids & set(final) if final[r] and final[r]["status"] == "finished"
+    )
     res["run_times_s"] = run_times(mon.seen, published)
     res["max_runs_training_at_once"] = mon.max_running
     res["max_runs_queued_at_once"] = mon.max_queued
     res["pages_rendered"] = sum(s.rendered for s in everyone)
-    res["sessions_by_role"] = {r: sum(s.role == r for s in everyone)
-                               for r in ("lecturer", "starter", "watcher", "visitor")}
+    res["sessions_by_role"] = {
+        r: sum(s.role == r for s in everyone) for r in ("lecturer", "starter", "watcher", "visitor")
+    }
     res.update(client_figures(everyone))
     res["health_polls"] = len(mon.health)
     res["health_max_latency_s"] = round(max(mon.health), 3) if mon.health else None
@@ -473,7 +502,7 @@ def _figures(res: dict[str, Any], everyone: list[Session], final: dict[str, Any]
 def tracebacks(log: str, limit: int = 5) -> list[str]:
     """The server log's tracebacks (first ``limit``): the app's frames, the last frame, the error's first line."""
     out = []
-    for block in log.split("Traceback (most recent call last):")[1:limit + 1]:
+    for block in log.split("Traceback (most recent call last):")[1 : limit + 1]:
         lines = block.strip("\n").splitlines()
         frames = [ln.strip() for ln in lines if ln.startswith("  File ")]
         ours = [f for f in frames if "site-packages" not in f]  # the app's frames, then where it failed
@@ -485,14 +514,20 @@ def tracebacks(log: str, limit: int = 5) -> list[str]:
 def run_times(seen: dict[str, dict[str, float]], published: str | None) -> dict[str, Any]:
     """From the monitor's polls: how long runs waited in the queue and trained (median, max), the
     published (lecture) run apart."""
+
     def spans(ids: list[str]) -> dict[str, Any]:
         wait = [s["running"] - s["queued"] for r in ids if "queued" in (s := seen[r]) and "running" in s]
-        train = [min(v for k, v in s.items() if k in TERMINAL) - s["running"] for r in ids
-                 if "running" in (s := seen[r]) and any(k in TERMINAL for k in s)]
+        train = [
+            min(v for k, v in s.items() if k in TERMINAL) - s["running"]
+            for r in ids
+            if "running" in (s := seen[r]) and any(k in TERMINAL for k in s)
+        ]
         return {"queued": _median_max(wait, 1), "training": _median_max(train, 1)}
 
-    return {"published": spans([r for r in seen if r == published]),
-            "others": spans([r for r in seen if r != published])}
+    return {
+        "published": spans([r for r in seen if r == published]),
+        "others": spans([r for r in seen if r != published]),
+    }
 
 
 def _checks(res: dict[str, Any], everyone: list[Session], final: dict[str, Any], mon: Monitor, plan: Plan) -> None:
@@ -500,7 +535,8 @@ def _checks(res: dict[str, Any], everyone: list[Session], final: dict[str, Any],
     runs = plan.runs
     res["checks"] = {
         "health_under_1s": bool(mon.health) and max(mon.health) < 1.0,
-        "every_page_rendered": len(everyone) == plan.sessions and all(s.rendered for s in everyone)
+        "every_page_rendered": len(everyone) == plan.sessions
+        and all(s.rendered for s in everyone)
         and res.get("browsers_rendered", 0) == res.get("browsers", 0),
         "every_run_finished": res.get("runs_finished") == runs and res.get("runs_with_all_steps") == runs,
         "nothing_lost": res.get("runs_in_store") == runs == len(final),

@@ -56,9 +56,15 @@ def run(name: str) -> dict[str, object]:
     wall = time.monotonic() - t0
     if out.returncode != 0 and "{" not in out.stdout:
         raise RuntimeError(f"{name} failed ({out.returncode}): {out.stderr[-3000:]}")
-    return {"benchmark": name, "command": " ".join(Path(c).name if c == PY else c for c in cmd),
-            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "wall_s": round(wall, 1),
-            "exit_code": out.returncode, "cores": os.cpu_count(), "result": last_json(out.stdout)}
+    return {
+        "benchmark": name,
+        "command": " ".join(Path(c).name if c == PY else c for c in cmd),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "wall_s": round(wall, 1),
+        "exit_code": out.returncode,
+        "cores": os.cpu_count(),
+        "result": last_json(out.stdout),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -69,8 +69,17 @@ XSRF_COOKIE = "_streamlit_xsrf"
 FULL_RUN_DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR)
 # The Lab's live area: "**running** · step 120 / 300 · last snapshot 120 · run `<id>` · 40 KB this tick"
 LIVE_STATUS = re.compile(r"^\*\*(?P<status>\w+)\*\* · step (?P<step>\d+) / \d+ .*run `(?P<run>[^`]+)`")
-TEXT_FIELDS = {"markdown": "body", "heading": "body", "alert": "body", "code": "code_text", "page_link": "label",
-               "button": "label", "checkbox": "label", "slider": "label", "text": "body"}
+TEXT_FIELDS = {
+    "markdown": "body",
+    "heading": "body",
+    "alert": "body",
+    "code": "code_text",
+    "page_link": "label",
+    "button": "label",
+    "checkbox": "label",
+    "slider": "label",
+    "text": "body",
+}
 WIDGETS = ("button", "checkbox", "slider")
 
 
@@ -151,12 +160,19 @@ class StClient:
         self.page_name, self.query_string = parts.path.strip("/"), parts.query
         fetch(self.base_url + path, timeout)  # the navigation (the JS bundle is in the browser's cache)
         _, cookie = fetch(f"{self.base_url}/_stcore/health", timeout)
-        ws_url = "ws" + self.base_url[len("http"):] + "/_stcore/stream"
+        ws_url = "ws" + self.base_url[len("http") :] + "/_stcore/stream"
         headers = {"Origin": self.base_url, **({"Cookie": f"{XSRF_COOKIE}={cookie}"} if cookie else {})}
         try:
-            self._ws = self._exit.enter_context(connect(
-                ws_url, subprotocols=["streamlit", cookie] if cookie else ["streamlit"], additional_headers=headers,
-                max_size=None, open_timeout=timeout, close_timeout=1))
+            self._ws = self._exit.enter_context(
+                connect(
+                    ws_url,
+                    subprotocols=["streamlit", cookie] if cookie else ["streamlit"],
+                    additional_headers=headers,
+                    max_size=None,
+                    open_timeout=timeout,
+                    close_timeout=1,
+                )
+            )
         except WebSocketException as e:  # a refused handshake: not an OSError in websockets 17
             raise StClientError(f"{self.name}: websocket handshake failed: {e}") from e
         self._reader = threading.Thread(target=self._read_loop, name=f"st-client-{self.name}", daemon=True)
@@ -232,8 +248,9 @@ class StClient:
     def exceptions(self) -> list[str]:
         """``Type: message`` of every exception element (one means the page did not render), then
         the script's compile errors and a page-not-found."""
-        return [e.text for e in self.elements() if e.kind == "exception"] + \
-               [e for e in self.stats.errors if e.startswith("compile")]
+        return [e.text for e in self.elements() if e.kind == "exception"] + [
+            e for e in self.stats.errors if e.startswith("compile")
+        ]
 
     def connection_errors(self) -> list[str]:
         """Why the connection broke or a send failed (empty while all is well)."""
@@ -247,9 +264,13 @@ class StClient:
         raise StClientError(f"{self.name}: no {kind} {label!r} on the page ({self.buttons()})")
 
     def _client_state(self, widget: WidgetState | None = None, fragment_id: str = "") -> ClientState:
-        cs = ClientState(query_string=self.query_string, page_script_hash=self.page_script_hash,
-                         page_name="" if self.page_script_hash else self.page_name,
-                         fragment_id=fragment_id, is_auto_rerun=bool(fragment_id))
+        cs = ClientState(
+            query_string=self.query_string,
+            page_script_hash=self.page_script_hash,
+            page_name="" if self.page_script_hash else self.page_name,
+            fragment_id=fragment_id,
+            is_auto_rerun=bool(fragment_id),
+        )
         if widget is not None:
             cs.widget_states.widgets.append(widget)
         cs.context_info.timezone, cs.context_info.locale = self.timezone, "en-US"

@@ -34,8 +34,18 @@ def _met(ok: bool) -> str:
 
 def targets() -> list[str]:
     """One row per target of the issues: the figure measured and whether it is met."""
-    names = ("engine", "engine_1thread", "sweep", "reproduce", "ui_throughput", "ui_throughput_pinned",
-             "ui_latency", "ui_latency_pinned", "load", "tick_payload")
+    names = (
+        "engine",
+        "engine_1thread",
+        "sweep",
+        "reproduce",
+        "ui_throughput",
+        "ui_throughput_pinned",
+        "ui_latency",
+        "ui_latency_pinned",
+        "load",
+        "tick_payload",
+    )
     got = {n: load(n) for n in names}
     missing = [n for n, v in got.items() if not v]
     if missing:
@@ -48,56 +58,87 @@ def targets() -> list[str]:
     quick, full = runs["quick"], runs["full"]
     page, frag = ul["full_rerun_toggle_lock"]["median_ms"], ul["fragment_rerun_switch_n"]["median_ms"]
     rows = [
-        ["steps/s vs naive reference, syn-small ≥ 3× (#2)",
-         f"{vs['syn-small']:.1f}× (2 threads), {vs1['syn-small']:.1f}× (1 thread)",
-         f"{_met(vs['syn-small'] >= 3)} / {_met(vs1['syn-small'] >= 3)}"],
-        ["steps/s vs naive reference, syn-medium-10 ≥ 10× (#2)",
-         f"{vs['syn-medium-10']:.1f}× (2 threads), {vs1['syn-medium-10']:.1f}× (1 thread)",
-         f"{_met(vs['syn-medium-10'] >= 10)} / {_met(vs1['syn-medium-10'] >= 10)}"],
-        ["R = 160 vs R = 1 per step ≤ 8× (#2)",
-         f"{rep['syn-medium-1']:.0f}× (syn-medium-1), {rep['syn-medium-10']:.0f}× (syn-medium-10)",
-         _met(max(rep.values()) <= 8)],
-        ["M ≈ 10,000, K = 20, 10 queries, batch 128: ≤ 1 GB (#2)",
-         f"compact layout {lv['compact']['peak_rss_mib']:.0f} MiB peak at {lv['compact']['steps_per_s']:.0f} "
-         f"steps/s; paper layout {lv['paper']['peak_rss_mib']:.0f} MiB",
-         f"{_met(lv['compact']['peak_rss_mib'] <= 1024)} compact / {_met(lv['paper']['peak_rss_mib'] <= 1024)} paper"],
-        ["full Fig. 6 sweep (640 runs) ≤ 2 min (#4)",
-         f"{sw['ours_total_s']:.0f} s batched; {full['items_s']['fig6']:.0f} s inside `reproduce`",
-         _met(max(sw["ours_total_s"], full["items_s"]["fig6"]) <= 120)],
-        ["Fig. 6 sweep vs one-at-a-time naive reference (#4)",
-         f"{sw['speedup']:.1f}× ({sw['ours_total_s']:.0f} s vs {sw['reference_total_s_extrapolated']:.0f} s "
-         "extrapolated)", "recorded"],
-        ["`reproduce --quick` ≤ 30 s (#4)",
-         f"{quick['wall_s']} s, {quick['verdicts'] - quick['failed']}/{quick['verdicts']} verdicts pass; full: "
-         f"{full['wall_s']} s, {full['verdicts'] - full['failed']}/{full['verdicts']}",
-         _met(quick["wall_s"] <= 30 and not quick["failed"] and not full["failed"])],
-        ["training with a browser watching ≥ 90 % of headless (#3)",
-         f"training on its own core, browser elsewhere: {utp['ratio_incl_start']['median']:.2f} (stored rate, the "
-         f"measure headless uses), {utp['ratio']['median']:.2f} (rate the page shows); browser on the same two "
-         f"cores: {ut['ratio_incl_start']['median']:.2f} / {ut['ratio']['median']:.2f}",
-         f"{_met(min(utp['ratio']['median'], utp['ratio_incl_start']['median']) >= 0.9)} own core / "
-         f"{_met(min(ut['ratio']['median'], ut['ratio_incl_start']['median']) >= 0.9)} shared with the browser"],
-        ["time from `streamlit run` to the first chart (#3, recorded)",
-         f"{ut['first_chart_s']['median']} s median (unpinned), {utp['first_chart_s']['median']} s (pinned)",
-         "recorded"],
-        ["interaction latency < 200 ms while training (#3)",
-         f"medians: whole-page rerun {page} ms, fragment rerun (pick another n: its charts redrawn) {frag} ms; "
-         "with the server and its training worker on one core, the browser on the other "
-         f"{ulp['full_rerun_toggle_lock']['median_ms']} / {ulp['fragment_rerun_switch_n']['median_ms']} ms",
-         f"{_met(page < 200)} whole-page rerun / {_met(frag < 200)} fragment rerun"],
-        ["≤ 200 KB per live tick at default settings (#3)",
-         "KB per tick at a finished run's last step: " + ", ".join(f"{t['preset']} {t['total_kb']}"
-                                                                  for t in tp["ticks"]),
-         _met(tp["max_total_kb"] <= 200)],
-        ["load: 50 sessions, 20 runs, health < 1 s, bounded memory (#5)",
-         f"health max {ld['health_max_latency_s']} s, peak memory {ld.get('peak_tree_pss_mb', ld['peak_rss_mb'])} MB "
-         f"(server + workers; bound "
-         f"{ld['rss_bound_mb']:.0f}), {ld['runs_finished']}/{ld['runs_started']} runs finished "
-         f"({ld['runs_queued_then_finished']} queued first), {ld['watchers_saw_finish']}/{ld['watchers_checked']} "
-         "watchers saw the broadcast finish", _met(ld["pass"])],
+        [
+            "steps/s vs naive reference, syn-small ≥ 3× (#2)",
+            f"{vs['syn-small']:.1f}× (2 threads), {vs1['syn-small']:.1f}× (1 thread)",
+            f"{_met(vs['syn-small'] >= 3)} / {_met(vs1['syn-small'] >= 3)}",
+        ],
+        [
+            "steps/s vs naive reference, syn-medium-10 ≥ 10× (#2)",
+            f"{vs['syn-medium-10']:.1f}× (2 threads), {vs1['syn-medium-10']:.1f}× (1 thread)",
+            f"{_met(vs['syn-medium-10'] >= 10)} / {_met(vs1['syn-medium-10'] >= 10)}",
+        ],
+        [
+            "R = 160 vs R = 1 per step ≤ 8× (#2)",
+            f"{rep['syn-medium-1']:.0f}× (syn-medium-1), {rep['syn-medium-10']:.0f}× (syn-medium-10)",
+            _met(max(rep.values()) <= 8),
+        ],
+        [
+            "M ≈ 10,000, K = 20, 10 queries, batch 128: ≤ 1 GB (#2)",
+            f"compact layout {lv['compact']['peak_rss_mib']:.0f} MiB peak at {lv['compact']['steps_per_s']:.0f} "
+            f"steps/s; paper layout {lv['paper']['peak_rss_mib']:.0f} MiB",
+            f"{_met(lv['compact']['peak_rss_mib'] <= 1024)} compact / "
+            f"{_met(lv['paper']['peak_rss_mib'] <= 1024)} paper",
+        ],
+        [
+            "full Fig. 6 sweep (640 runs) ≤ 2 min (#4)",
+            f"{sw['ours_total_s']:.0f} s batched; {full['items_s']['fig6']:.0f} s inside `reproduce`",
+            _met(max(sw["ours_total_s"], full["items_s"]["fig6"]) <= 120),
+        ],
+        [
+            "Fig. 6 sweep vs one-at-a-time naive reference (#4)",
+            f"{sw['speedup']:.1f}× ({sw['ours_total_s']:.0f} s vs {sw['reference_total_s_extrapolated']:.0f} s "
+            "extrapolated)",
+            "recorded",
+        ],
+        [
+            "`reproduce --quick` ≤ 30 s (#4)",
+            f"{quick['wall_s']} s, {quick['verdicts'] - quick['failed']}/{quick['verdicts']} verdicts pass; full: "
+            f"{full['wall_s']} s, {full['verdicts'] - full['failed']}/{full['verdicts']}",
+            _met(quick["wall_s"] <= 30 and not quick["failed"] and not full["failed"]),
+        ],
+        [
+            "training with a browser watching ≥ 90 % of headless (#3)",
+            f"training on its own core, browser elsewhere: {utp['ratio_incl_start']['median']:.2f} (stored rate, the "
+            f"measure headless uses), {utp['ratio']['median']:.2f} (rate the page shows); browser on the same two "
+            f"cores: {ut['ratio_incl_start']['median']:.2f} / {ut['ratio']['median']:.2f}",
+            f"{_met(min(utp['ratio']['median'], utp['ratio_incl_start']['median']) >= 0.9)} own core / "
+            f"{_met(min(ut['ratio']['median'], ut['ratio_incl_start']['median']) >= 0.9)} shared with the browser",
+        ],
+        [
+            "time from `streamlit run` to the first chart (#3, recorded)",
+            f"{ut['first_chart_s']['median']} s median (unpinned), {utp['first_chart_s']['median']} s (pinned)",
+            "recorded",
+        ],
+        [
+            "interaction latency < 200 ms while training (#3)",
+            f"medians: whole-page rerun {page} ms, fragment rerun (pick another n: its charts redrawn) {frag} ms; "
+            "with the server and its training worker on one core, the browser on the other "
+            f"{ulp['full_rerun_toggle_lock']['median_ms']} / {ulp['fragment_rerun_switch_n']['median_ms']} ms",
+            f"{_met(page < 200)} whole-page rerun / {_met(frag < 200)} fragment rerun",
+        ],
+        [
+            "≤ 200 KB per live tick at default settings (#3)",
+            "KB per tick at a finished run's last step: "
+            + ", ".join(f"{t['preset']} {t['total_kb']}" for t in tp["ticks"]),
+            _met(tp["max_total_kb"] <= 200),
+        ],
+        [
+            "load: 50 sessions, 20 runs, health < 1 s, bounded memory (#5)",
+            f"health max {ld['health_max_latency_s']} s, "
+            f"peak memory {ld.get('peak_tree_pss_mb', ld['peak_rss_mb'])} MB "
+            f"(server + workers; bound "
+            f"{ld['rss_bound_mb']:.0f}), {ld['runs_finished']}/{ld['runs_started']} runs finished "
+            f"({ld['runs_queued_then_finished']} queued first), {ld['watchers_saw_finish']}/{ld['watchers_checked']} "
+            "watchers saw the broadcast finish",
+            _met(ld["pass"]),
+        ],
     ]
-    return [table(["target (issue)", "measured", "met?"], rows),
-            "\nMissed targets, and why: see *Where a target is missed* below.", ""]
+    return [
+        table(["target (issue)", "measured", "met?"], rows),
+        "\nMissed targets, and why: see *Where a target is missed* below.",
+        "",
+    ]
 
 
 def engine() -> list[str]:
@@ -108,19 +149,58 @@ def engine() -> list[str]:
             continue
         r = res["result"]
         out.append(f"**torch intra-op threads: {r['threads']}** — {stamp(res)}\n")
-        out.append(table(["config (R = 1)", "ours steps/s", "reference steps/s", "ours / reference", "target"],
-                         [[v["config"], f"{v['engine_steps_per_s']:.0f}", f"{v['reference_steps_per_s']:.1f}",
-                           f"**{v['speedup']:.1f}×**", "≥ 3×" if v["config"] == "syn-small" else "≥ 10×"]
-                          for v in r["vs_reference"]]))
+        out.append(
+            table(
+                ["config (R = 1)", "ours steps/s", "reference steps/s", "ours / reference", "target"],
+                [
+                    [
+                        v["config"],
+                        f"{v['engine_steps_per_s']:.0f}",
+                        f"{v['reference_steps_per_s']:.1f}",
+                        f"**{v['speedup']:.1f}×**",
+                        "≥ 3×" if v["config"] == "syn-small" else "≥ 10×",
+                    ]
+                    for v in r["vs_reference"]
+                ],
+            )
+        )
         out.append("")
         head = ["config", "R", "ms/step at R", "ms/step at R = 1", "ratio", "target", "per-replica speed-up"]
-        out.append(table(head, [[v["config"], v["R"], f"{v['ms_per_step_R']:.1f}", f"{v['ms_per_step_1']:.2f}",
-                                 f"**{v['ratio']:.1f}×**", "≤ 8×", f"{v['per_replica_speedup']:.1f}×"]
-                                for v in r["replicas"]]))
+        out.append(
+            table(
+                head,
+                [
+                    [
+                        v["config"],
+                        v["R"],
+                        f"{v['ms_per_step_R']:.1f}",
+                        f"{v['ms_per_step_1']:.2f}",
+                        f"**{v['ratio']:.1f}×**",
+                        "≤ 8×",
+                        f"{v['per_replica_speedup']:.1f}×",
+                    ]
+                    for v in r["replicas"]
+                ],
+            )
+        )
         out.append("")
-        out.append(table(["layout", "M", "K", "steps/s", "peak RSS (MiB)", "of which the trainer", "target"],
-                         [[v["layout"], v["M"], v["K"], f"{v['steps_per_s']:.2f}", f"**{v['peak_rss_mib']:.0f}**",
-                           f"{v['trainer_peak_mib']:.0f}", "≤ 1024 MiB"] for v in r["large_vocab"]]))
+        out.append(
+            table(
+                ["layout", "M", "K", "steps/s", "peak RSS (MiB)", "of which the trainer", "target"],
+                [
+                    [
+                        v["layout"],
+                        v["M"],
+                        v["K"],
+                        f"{v['steps_per_s']:.2f}",
+                        f"**{v['peak_rss_mib']:.0f}**",
+                        f"{v['trainer_peak_mib']:.0f}",
+                        "≤ 1024 MiB",
+                    ]
+                    for v in r["large_vocab"]
+                ],
+            )
+        )
         out.append("")
     return out
 
@@ -130,24 +210,52 @@ def sweep() -> list[str]:
     if not res:
         return []
     r = res["result"]
-    rows = [[p["panel"], p["runs"], f"{p['ours_s']:.1f}", f"{p['reference_per_run_s']:.2f}",
-             f"{p['reference_extrapolated_s']:.0f}"] for p in r["panels"]]
-    rows.append(["**all**", r["total_runs"], f"**{r['ours_total_s']:.1f}**", "",
-                 f"**{r['reference_total_s_extrapolated']:.0f}**"])
-    return [stamp(res) + "\n", table(["panel", "runs", "ours (s)", "reference per run (s)",
-                                      "reference, 160 runs (s, extrapolated)"], rows),
-            f"\nSpeed-up of the batched sweep over one-at-a-time naive runs: **{r['speedup']:.1f}×** "
-            f"(torch threads {r['threads']}).\n"]
+    rows = [
+        [
+            p["panel"],
+            p["runs"],
+            f"{p['ours_s']:.1f}",
+            f"{p['reference_per_run_s']:.2f}",
+            f"{p['reference_extrapolated_s']:.0f}",
+        ]
+        for p in r["panels"]
+    ]
+    rows.append(
+        [
+            "**all**",
+            r["total_runs"],
+            f"**{r['ours_total_s']:.1f}**",
+            "",
+            f"**{r['reference_total_s_extrapolated']:.0f}**",
+        ]
+    )
+    return [
+        stamp(res) + "\n",
+        table(["panel", "runs", "ours (s)", "reference per run (s)", "reference, 160 runs (s, extrapolated)"], rows),
+        f"\nSpeed-up of the batched sweep over one-at-a-time naive runs: **{r['speedup']:.1f}×** "
+        f"(torch threads {r['threads']}).\n",
+    ]
 
 
 def reproduce() -> list[str]:
     res = load("reproduce")
     if not res:
         return []
-    rows = [[v["mode"], f"**{v['wall_s']}**", f"{v['items_s']['fig6']:.1f}", f"{v['items_s']['theorems']:.1f}",
-             f"{v['verdicts'] - v['failed']}/{v['verdicts']}"] for v in res["result"]["runs"]]
-    return [stamp(res) + "\n", table(["mode", "whole command (s)", "Fig. 6 (s)", "theorems (s)", "verdicts passing"],
-                                     rows), ""]
+    rows = [
+        [
+            v["mode"],
+            f"**{v['wall_s']}**",
+            f"{v['items_s']['fig6']:.1f}",
+            f"{v['items_s']['theorems']:.1f}",
+            f"{v['verdicts'] - v['failed']}/{v['verdicts']}",
+        ]
+        for v in res["result"]["runs"]
+    ]
+    return [
+        stamp(res) + "\n",
+        table(["mode", "whole command (s)", "Fig. 6 (s)", "theorems (s)", "verdicts passing"], rows),
+        "",
+    ]
 
 
 def ui_throughput() -> list[str]:
@@ -158,20 +266,39 @@ def ui_throughput() -> list[str]:
             continue
         r = res["result"]
         out.append(stamp(res) + "\n")
-        out.append(table(["", "median", "min", "max"], [
-            ["headless, torch default threads (steps/s)", *r["headless_steps_per_s"].values()],
-            ["headless, 1 thread (steps/s)", *r["headless_1thread_steps_per_s"].values()],
-            *([["headless on core 0 beside a busy core 1 (the control, steps/s)",
-                *r["headless_beside_browser_steps_per_s"].values()]] if "headless_beside_browser_steps_per_s" in r
-              else []),
-            ["server, browser watching: watched rate (steps/s)", *r["browser_watched_steps_per_s"].values()],
-            ["server, browser watching: stored rate, start included (steps/s)", *r["browser_steps_per_s"].values()],
-            ["fresh server: click on Start → first step on the page (s)", *r["start_delay_s"].values()],
-            ["**ratio watched / best headless**", *(f"**{v}**" for v in r["ratio"].values())],
-            ["ratio stored (start included) / best headless", *r["ratio_incl_start"].values()],
-            *([["ratio watched / the control", *r["ratio_to_control"].values()]] if "ratio_to_control" in r else []),
-            ["`streamlit run` → first chart in the browser (s)", *r["first_chart_s"].values()],
-        ]))
+        out.append(
+            table(
+                ["", "median", "min", "max"],
+                [
+                    ["headless, torch default threads (steps/s)", *r["headless_steps_per_s"].values()],
+                    ["headless, 1 thread (steps/s)", *r["headless_1thread_steps_per_s"].values()],
+                    *(
+                        [
+                            [
+                                "headless on core 0 beside a busy core 1 (the control, steps/s)",
+                                *r["headless_beside_browser_steps_per_s"].values(),
+                            ]
+                        ]
+                        if "headless_beside_browser_steps_per_s" in r
+                        else []
+                    ),
+                    ["server, browser watching: watched rate (steps/s)", *r["browser_watched_steps_per_s"].values()],
+                    [
+                        "server, browser watching: stored rate, start included (steps/s)",
+                        *r["browser_steps_per_s"].values(),
+                    ],
+                    ["fresh server: click on Start → first step on the page (s)", *r["start_delay_s"].values()],
+                    ["**ratio watched / best headless**", *(f"**{v}**" for v in r["ratio"].values())],
+                    ["ratio stored (start included) / best headless", *r["ratio_incl_start"].values()],
+                    *(
+                        [["ratio watched / the control", *r["ratio_to_control"].values()]]
+                        if "ratio_to_control" in r
+                        else []
+                    ),
+                    ["`streamlit run` → first chart in the browser (s)", *r["first_chart_s"].values()],
+                ],
+            )
+        )
         out.append("")
     return out
 
@@ -183,13 +310,22 @@ def ui_latency() -> list[str]:
         if not res:
             continue
         r = res["result"]
-        rows = [[k, v["median_ms"], v["p90_ms"], v["max_ms"], v["n"]]
-                for k, v in r.items() if isinstance(v, dict) and "median_ms" in v]
-        where = ("server and its training worker on core 0, browser on core 1" if r.get("pinned")
-                 else "server and browser sharing both cores")
+        rows = [
+            [k, v["median_ms"], v["p90_ms"], v["max_ms"], v["n"]]
+            for k, v in r.items()
+            if isinstance(v, dict) and "median_ms" in v
+        ]
+        where = (
+            "server and its training worker on core 0, browser on core 1"
+            if r.get("pinned")
+            else "server and browser sharing both cores"
+        )
         lost = len(r.get("lost_interactions", []))
-        out += [stamp(res) + f" (training at {r['speed']} steps/s; {where}; interactions retried: {lost})\n",
-                table(["interaction", "median (ms)", "p90 (ms)", "max (ms)", "trials"], rows), ""]
+        out += [
+            stamp(res) + f" (training at {r['speed']} steps/s; {where}; interactions retried: {lost})\n",
+            table(["interaction", "median (ms)", "p90 (ms)", "max (ms)", "trials"], rows),
+            "",
+        ]
     return out
 
 
@@ -206,10 +342,19 @@ def tick_payload() -> list[str]:
     res = load("tick_payload")
     if not res:
         return []
-    rows = [[t["preset"], *(t["bytes_per_chart"].get(k, "–") for k in ("cn", "cnh", "z", "H", "B", "loss")),
-             f"**{t['total_kb']}**"] for t in res["result"]["ticks"]]
-    return [stamp(res) + "\n", table(["preset", "c_n lines", "c_n heatmap", "z_m lines", "entropy", "B̂", "loss",
-                                      "KB per tick"], rows), ""]
+    rows = [
+        [
+            t["preset"],
+            *(t["bytes_per_chart"].get(k, "–") for k in ("cn", "cnh", "z", "H", "B", "loss")),
+            f"**{t['total_kb']}**",
+        ]
+        for t in res["result"]["ticks"]
+    ]
+    return [
+        stamp(res) + "\n",
+        table(["preset", "c_n lines", "c_n heatmap", "z_m lines", "entropy", "B̂", "loss", "KB per tick"], rows),
+        "",
+    ]
 
 
 def chart_draw() -> list[str]:
@@ -218,20 +363,33 @@ def chart_draw() -> list[str]:
         return []
     r = res["result"]
     keys = ("cn", "cnh", "z", "H", "B", "loss")
-    rows = [[name, *(v["per_chart_ms"][k] for k in keys), f"**{v['tick_ms']}**", r["ratio_to_lab"][name]]
-            for name, v in r["variants"].items()]
+    rows = [
+        [name, *(v["per_chart_ms"][k] for k in keys), f"**{v['tick_ms']}**", r["ratio_to_lab"][name]]
+        for name, v in r["variants"].items()
+    ]
     traces = ", ".join(f"{k} {r['lab_traces'][k]}" for k in keys)
-    return [stamp(res) + f" ({r['preset']}, its last {r['ticks']} ticks × {r['rounds']} rounds; traces as the Lab "
-            f"sends them: {traces})\n",
-            table(["drawn as", "c_n lines", "c_n heatmap", "z_m lines", "entropy", "B̂", "loss", "ms per tick",
-                   "× lab"], rows), ""]
+    return [
+        stamp(res) + f" ({r['preset']}, its last {r['ticks']} ticks × {r['rounds']} rounds; traces as the Lab "
+        f"sends them: {traces})\n",
+        table(
+            ["drawn as", "c_n lines", "c_n heatmap", "z_m lines", "entropy", "B̂", "loss", "ms per tick", "× lab"], rows
+        ),
+        "",
+    ]
 
 
 def main() -> None:
-    for title, part in (("Targets", targets), ("Engine", engine), ("Fig. 6 sweep", sweep), ("Reproduce", reproduce),
-                        ("UI throughput", ui_throughput), ("UI latency", ui_latency),
-                        ("Live chart drawing", chart_draw),
-                        ("Live tick payload", tick_payload), ("Load", load_test)):
+    for title, part in (
+        ("Targets", targets),
+        ("Engine", engine),
+        ("Fig. 6 sweep", sweep),
+        ("Reproduce", reproduce),
+        ("UI throughput", ui_throughput),
+        ("UI latency", ui_latency),
+        ("Live chart drawing", chart_draw),
+        ("Live tick payload", tick_payload),
+        ("Load", load_test),
+    ):
         print(f"### {title}\n")
         print("\n".join(part()))
 

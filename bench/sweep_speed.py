@@ -36,15 +36,23 @@ def ours(name: str) -> float:
 def reference_sample(name: str, n: int) -> float:
     cfg = get_preset(name).config
     d, o = cfg.data, cfg.optim
-    tokens = paper_tokens(d.num_last, d.num_next_per_last, d.num_common, d.num_common_per_last,
-                          d.num_distinct_per_next)
+    tokens = paper_tokens(d.num_last, d.num_next_per_last, d.num_common, d.num_common_per_last, d.num_distinct_per_next)
     pairs = cfg.lr_pairs
     times = []
     for i in range(n):
         ey, ez = pairs[(i * 5) % len(pairs)]
         t0 = time.perf_counter()
-        train_reference(tokens, T=int(d.T), batch=o.batch, steps=o.steps, lr_y=ey, lr_z=ez, momentum=o.momentum,
-                        zero_init=False, seed=1 + i)
+        train_reference(
+            tokens,
+            T=int(d.T),
+            batch=o.batch,
+            steps=o.steps,
+            lr_y=ey,
+            lr_z=ez,
+            momentum=o.momentum,
+            zero_init=False,
+            seed=1 + i,
+        )
         times.append(time.perf_counter() - t0)
     return sum(times) / len(times)
 
@@ -59,12 +67,25 @@ def main() -> None:
         runs = get_preset(name).config.n_replicas
         t_ours = ours(name)
         t_ref_run = reference_sample(name, args.sample)
-        rows.append({"panel": name, "runs": runs, "ours_s": t_ours, "reference_per_run_s": t_ref_run,
-                     "reference_extrapolated_s": t_ref_run * runs})
+        rows.append(
+            {
+                "panel": name,
+                "runs": runs,
+                "ours_s": t_ours,
+                "reference_per_run_s": t_ref_run,
+                "reference_extrapolated_s": t_ref_run * runs,
+            }
+        )
     total_ours = sum(r["ours_s"] for r in rows)
     total_ref = sum(r["reference_extrapolated_s"] for r in rows)
-    res = {"threads": torch.get_num_threads(), "panels": rows, "total_runs": sum(r["runs"] for r in rows),
-           "ours_total_s": total_ours, "reference_total_s_extrapolated": total_ref, "speedup": total_ref / total_ours}
+    res = {
+        "threads": torch.get_num_threads(),
+        "panels": rows,
+        "total_runs": sum(r["runs"] for r in rows),
+        "ours_total_s": total_ours,
+        "reference_total_s_extrapolated": total_ref,
+        "speedup": total_ref / total_ours,
+    }
     text = json.dumps(res, indent=2)
     print(text)
     if args.json:

@@ -54,8 +54,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tick-payload-") as tmp:
         for name in args.presets:
             d = Path(tmp) / name
-            subprocess.run([sys.executable, "-m", "engine", "--data-dir", str(d), "run", "--preset", name, "--quiet"],
-                           cwd=ROOT, check=True, timeout=600)
+            subprocess.run(
+                [sys.executable, "-m", "engine", "--data-dir", str(d), "run", "--preset", name, "--quiet"],
+                cwd=ROOT,
+                check=True,
+                timeout=600,
+            )
             per_chart = tick_bytes(d)
             total_kb = round(sum(per_chart.values()) / 1024, 1)
             res.append({"preset": name, "bytes_per_chart": per_chart, "total_kb": total_kb})

@@ -39,15 +39,21 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from bench.webserver import launch_chromium, serve
 
 CN_TITLE = "(document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title?.text || '')"
-ARM = ("() => { window.__t0 = null; document.addEventListener('pointerdown', "
-       "() => { if (window.__t0 === null) window.__t0 = performance.now(); }, {capture: true, once: true}); }")
+ARM = (
+    "() => { window.__t0 = null; document.addEventListener('pointerdown', "
+    "() => { if (window.__t0 === null) window.__t0 = performance.now(); }, {capture: true, once: true}); }"
+)
 
 
 def _until(pg: Any, condition: str, timeout_ms: float = 30_000) -> float:
     """ms from the armed pointerdown to the first frame where ``condition`` (JS expression) holds."""
-    return float(pg.wait_for_function(f"() => (window.__t0 !== null && ({condition})) ? "
-                                      "performance.now() - window.__t0 : null", polling="raf",
-                                      timeout=timeout_ms).json_value())
+    return float(
+        pg.wait_for_function(
+            f"() => (window.__t0 !== null && ({condition})) ? performance.now() - window.__t0 : null",
+            polling="raf",
+            timeout=timeout_ms,
+        ).json_value()
+    )
 
 
 def switch_class(pg: Any, n: int, lost: list[str]) -> float:
@@ -95,8 +101,12 @@ def toggle_lock(pg: Any, lost: list[str]) -> float:
 
 def _stats(xs: list[float]) -> dict[str, float]:
     xs = sorted(xs)
-    return {"median_ms": round(statistics.median(xs), 1), "p90_ms": round(xs[int(0.9 * (len(xs) - 1))], 1),
-            "max_ms": round(xs[-1], 1), "n": len(xs)}
+    return {
+        "median_ms": round(statistics.median(xs), 1),
+        "p90_ms": round(xs[int(0.9 * (len(xs) - 1))], 1),
+        "max_ms": round(xs[-1], 1),
+        "n": len(xs),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -107,15 +117,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--speed", default="20", help="steps/s of the training run while measuring ('max' = unthrottled)")
     ap.add_argument("--steps", type=int, default=100000)
     ap.add_argument("--seed", type=int, default=0, help="of the random pauses between interactions")
-    ap.add_argument("--pin", action="store_true", help="server on core 0; this script, Playwright and Chromium on "
-                    "core 1 (as when the browser runs on the viewer's own machine)")
+    ap.add_argument(
+        "--pin",
+        action="store_true",
+        help="server on core 0; this script, Playwright and Chromium on "
+        "core 1 (as when the browser runs on the viewer's own machine)",
+    )
     args = ap.parse_args(argv)
     if args.pin:
         os.sched_setaffinity(0, {1})  # inherited by Playwright's driver and Chromium
     speed = "" if args.speed == "max" else f"&speed={args.speed}"
-    with tempfile.TemporaryDirectory(prefix="ui-latency-") as tmp, \
-            serve(Path(tmp) / "data", Path(tmp) / "server.log", cpus={0} if args.pin else None) as srv, \
-            sync_playwright() as p:
+    with (
+        tempfile.TemporaryDirectory(prefix="ui-latency-") as tmp,
+        serve(Path(tmp) / "data", Path(tmp) / "server.log", cpus={0} if args.pin else None) as srv,
+        sync_playwright() as p,
+    ):
         browser = launch_chromium(p)
         pg = browser.new_page(viewport={"width": 1600, "height": 2000})
         pg.set_default_timeout(30_000)
@@ -132,11 +148,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             pg.wait_for_timeout(rng.uniform(1000, 1500))  # the whole-page rerun settles first
         status = pg.get_by_text("· step").first.inner_text()
         browser.close()
-    res = {"speed": args.speed, "pinned": args.pin, "trials": args.trials, "seed": args.seed,
-           "run_status_at_end": status,
-           "fragment_rerun_switch_n": _stats(fragment), "full_rerun_toggle_lock": _stats(full),
-           "lost_interactions": lost,
-           "target": "median < 200 ms while the run trains"}
+    res = {
+        "speed": args.speed,
+        "pinned": args.pin,
+        "trials": args.trials,
+        "seed": args.seed,
+        "run_status_at_end": status,
+        "fragment_rerun_switch_n": _stats(fragment),
+        "full_rerun_toggle_lock": _stats(full),
+        "lost_interactions": lost,
+        "target": "median < 200 ms while the run trains",
+    }
     print(json.dumps(res, indent=1))
     return res
 

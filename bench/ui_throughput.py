@@ -55,20 +55,42 @@ def stored_rate(data_dir: str | Path, run_id: str | None = None) -> dict[str, An
         run = store.get_run(run_id) if run_id else store.list_runs(1)[0]
     assert run is not None and run["status"] == "finished", run
     wall = run["updated"] - run["created"]
-    return {"run": run["id"], "steps": run["last_step"], "wall_s": round(wall, 3),
-            "steps_per_s": round(run["last_step"] / wall, 1)}
+    return {
+        "run": run["id"],
+        "steps": run["last_step"],
+        "wall_s": round(wall, 3),
+        "steps_per_s": round(run["last_step"] / wall, 1),
+    }
 
 
-def headless(preset: str, steps: int, work: Path, threads: int | None = None,
-             cpus: set[int] | None = None) -> dict[str, Any]:
+def headless(
+    preset: str, steps: int, work: Path, threads: int | None = None, cpus: set[int] | None = None
+) -> dict[str, Any]:
     """``threads``: torch intra-op threads (OMP_NUM_THREADS); None = torch's default (all cores)."""
     d = work / f"headless-{time.monotonic_ns()}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
-    subprocess.run([sys.executable, "-m", "engine", "--data-dir", str(d), "run", "--preset", preset,
-                    "--set", f"optim.steps={steps}", "--quiet"], cwd=ROOT, env=env, check=True, timeout=600,
-                   preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "--data-dir",
+            str(d),
+            "run",
+            "--preset",
+            preset,
+            "--set",
+            f"optim.steps={steps}",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=600,
+        preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+    )
     return stored_rate(d)
 
 
@@ -95,8 +117,9 @@ def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str,
     from playwright.sync_api import sync_playwright
 
     d = work / f"browser-{time.monotonic_ns()}"
-    with serve(d, work / f"{d.name}.log", env={"SCANSNAP_WORKER_CPUS": "0"} if pin else None,
-               cpus={1} if pin else None) as srv:
+    with serve(
+        d, work / f"{d.name}.log", env={"SCANSNAP_WORKER_CPUS": "0"} if pin else None, cpus={1} if pin else None
+    ) as srv:
         healthy_s = time.monotonic() - srv.t_launch
         with sync_playwright() as p:
             b, pg = _open_lab(p, f"{srv.url}/?preset={preset}&optim.steps={steps}", pin)
@@ -128,9 +151,15 @@ def browser(preset: str, steps: int, work: Path, pin: bool = False) -> dict[str,
     out = stored_rate(d, run_id)
     (ta, sa), (tb, sb) = seen[0], seen[-1]  # the first step the page showed, and the finish
     out.update(watched_steps_per_s=round((sb - sa) / (tb - ta), 1), start_delay_s=round(ta - t_start, 2))
-    out.update(first_chart_s=round(first_chart_s, 2), healthy_s=round(healthy_s, 2), status_updates_seen=ticks,
-               server_cpu_s=round(cpu, 2), server_tree_cpu_s=round(tree_cpu, 2), watched_s=round(watched, 2),
-               status_updates_per_s=round(ticks / watched, 2))
+    out.update(
+        first_chart_s=round(first_chart_s, 2),
+        healthy_s=round(healthy_s, 2),
+        status_updates_seen=ticks,
+        server_cpu_s=round(cpu, 2),
+        server_tree_cpu_s=round(tree_cpu, 2),
+        watched_s=round(watched, 2),
+        status_updates_per_s=round(ticks / watched, 2),
+    )
     return out
 
 
@@ -143,8 +172,7 @@ def headless_beside_browser(preset: str, steps: int, work: Path) -> dict[str, An
     from playwright.sync_api import sync_playwright
 
     d = work / f"neighbour-{time.monotonic_ns()}"
-    with serve(d, work / f"{d.name}.log", env={"SCANSNAP_WORKER_CPUS": "1"}, cpus={1}) as srv, \
-            sync_playwright() as p:
+    with serve(d, work / f"{d.name}.log", env={"SCANSNAP_WORKER_CPUS": "1"}, cpus={1}) as srv, sync_playwright() as p:
         b, pg = _open_lab(p, f"{srv.url}/?preset={preset}&optim.steps={10 * steps}&speed=40", pin=True)
         _start(pg)
         out = headless(preset, steps, work, 1, {0})
@@ -161,8 +189,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--preset", default="lecture")
     ap.add_argument("--steps", type=int, default=20000, help="long enough to train ≥ 15 s headless")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--pin", action="store_true", help="training (CLI or the server's workers) on core 0; the "
-                    "server process and the browser on core 1, as when the browser runs on the viewer's machine")
+    ap.add_argument(
+        "--pin",
+        action="store_true",
+        help="training (CLI or the server's workers) on core 0; the "
+        "server process and the browser on core 1, as when the browser runs on the viewer's machine",
+    )
     args = ap.parse_args(argv)
     if args.pin:  # this process, Playwright's driver and Chromium (children inherit it) stay off core 0
         os.sched_setaffinity(0, {1})
@@ -179,8 +211,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 elif side == "headless_beside_browser":
                     r[side] = headless_beside_browser(args.preset, args.steps, work)
                 else:
-                    r[side] = headless(args.preset, args.steps, work, 1 if side == "headless_1thread" else None,
-                                       {0} if args.pin else None)
+                    r[side] = headless(
+                        args.preset,
+                        args.steps,
+                        work,
+                        1 if side == "headless_1thread" else None,
+                        {0} if args.pin else None,
+                    )
             best = max(r["headless"]["steps_per_s"], r["headless_1thread"]["steps_per_s"])
             r["ratio"] = round(r["browser"]["watched_steps_per_s"] / best, 3)  # against the faster headless run
             r["ratio_incl_start"] = round(r["browser"]["steps_per_s"] / best, 3)
@@ -192,27 +229,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(json.dumps({"repeat": i, **r}), file=sys.stderr, flush=True)
     ratios = [r["ratio"] for r in pairs]
     result = {
-        "preset": args.preset, "steps": args.steps, "pinned": args.pin,
+        "preset": args.preset,
+        "steps": args.steps,
+        "pinned": args.pin,
         "repeats": args.repeats,
         "cores": os.cpu_count(),
         "headless_steps_per_s": _spread([r["headless"]["steps_per_s"] for r in pairs]),
         "headless_1thread_steps_per_s": _spread([r["headless_1thread"]["steps_per_s"] for r in pairs]),
-        "server_torch_threads": max(1, (os.cpu_count() or 1) // int(os.environ.get("SCANSNAP_MAX_JOBS") or
-                                                                    os.cpu_count() or 1)),
+        "server_torch_threads": max(
+            1, (os.cpu_count() or 1) // int(os.environ.get("SCANSNAP_MAX_JOBS") or os.cpu_count() or 1)
+        ),
         "browser_steps_per_s": _spread([r["browser"]["steps_per_s"] for r in pairs]),
         "browser_watched_steps_per_s": _spread([r["browser"]["watched_steps_per_s"] for r in pairs]),
         "ratio": _spread(ratios),
         "ratio_incl_start": _spread([r["ratio_incl_start"] for r in pairs]),
         "start_delay_s": _spread([r["browser"]["start_delay_s"] for r in pairs]),
-        **({"headless_beside_browser_steps_per_s": _spread([r["headless_beside_browser"]["steps_per_s"]
-                                                            for r in pairs]),
-            "ratio_to_control": _spread([r["ratio_to_control"] for r in pairs])} if args.pin else {}),
+        **(
+            {
+                "headless_beside_browser_steps_per_s": _spread(
+                    [r["headless_beside_browser"]["steps_per_s"] for r in pairs]
+                ),
+                "ratio_to_control": _spread([r["ratio_to_control"] for r in pairs]),
+            }
+            if args.pin
+            else {}
+        ),
         "headless_wall_s": _spread([r["headless"]["wall_s"] for r in pairs]),
         "status_updates_per_s": _spread([r["browser"]["status_updates_per_s"] for r in pairs]),
         "first_chart_s": _spread([r["browser"]["first_chart_s"] for r in pairs]),
         "server_healthy_s": _spread([r["browser"]["healthy_s"] for r in pairs]),
         "target": "browser (watched rate) ≥ 0.90 × the faster of headless (torch default threads) and headless "
-                  "(1 thread)",
+        "(1 thread)",
         "pass": statistics.median(ratios) >= 0.9,
         "pairs": pairs,
     }

@@ -18,8 +18,16 @@ from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -109,19 +117,43 @@ def health_latency(url: str, timeout: float = 5.0) -> float:
 
 
 @contextlib.contextmanager
-def serve(data_dir: str | Path, log_path: str | Path, env: dict[str, str] | None = None,
-          health_timeout_s: float = 90, cpus: set[int] | None = None) -> Iterator[Server]:
+def serve(
+    data_dir: str | Path,
+    log_path: str | Path,
+    env: dict[str, str] | None = None,
+    health_timeout_s: float = 90,
+    cpus: set[int] | None = None,
+) -> Iterator[Server]:
     """Run the dashboard until the block ends (then terminate it and wait, kill if it hangs);
     ``cpus`` pins the server to those cores."""
     port = free_port()
     full_env = {**os.environ, "SCANSNAP_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT), **(env or {})}
     log = open(log_path, "w+")  # noqa: SIM115 - closed below
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT,
-                            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+    )
     server = Server(proc, f"http://127.0.0.1:{port}", t0, log)
     try:
         deadline = time.monotonic() + health_timeout_s

@@ -87,8 +87,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_DIVERGED if status == "diverged" else EXIT_OK
 
 
-def summary(job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path],
-            last_step: int | None = None) -> str:
+def summary(
+    job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path], last_step: int | None = None
+) -> str:
     from engine.core import theory
 
     cfg, pb = job.cfg, job.trainer.problem
@@ -102,12 +103,23 @@ def summary(job: Any, status: str, wall: float, first: dict, last: dict, files: 
     shown = last_step if last_step is not None else steps
     if first and last:
         lines.append(f"{'metric':<20}{'step 0':>12}{f'step {shown}':>12}   (mean over replicas and classes)")
-        for k in ("loss", "accuracy", "entropy_distinct", "entropy_all", "common_mass", "B_hat", "dz_dominant",
-                  "share_distinct_up", "share_common_down"):
+        for k in (
+            "loss",
+            "accuracy",
+            "entropy_distinct",
+            "entropy_all",
+            "common_mass",
+            "B_hat",
+            "dz_dominant",
+            "share_distinct_up",
+            "share_common_down",
+        ):
             lines.append(f"{k:<20}{np.nanmean(first[k]):>12.4f}{np.nanmean(last[k]):>12.4f}")
     eta_y = cfg.lr_pairs[0][0]
-    lines.append(f"theory (M={pb.M}, K={pb.K}, η_Y={eta_y:g}): t'_0 = {theory.t0_prime(pb.M, pb.K, eta_y):.2f}, "
-                 f"t_0 = {theory.t0(pb.M, pb.K, eta_y):.2f} (batch-size-1 gradient-flow time, science §2.8)")
+    lines.append(
+        f"theory (M={pb.M}, K={pb.K}, η_Y={eta_y:g}): t'_0 = {theory.t0_prime(pb.M, pb.K, eta_y):.2f}, "
+        f"t_0 = {theory.t0(pb.M, pb.K, eta_y):.2f} (batch-size-1 gradient-flow time, science §2.8)"
+    )
     lines += [f"wrote {p}" for p in files]
     return "\n".join(lines)
 
@@ -131,9 +143,17 @@ def cmd_theory(args: argparse.Namespace) -> int:
         raise BadInputError("--t values must be ≥ 0")
     kw = dict(M=args.M, K=args.K, eta_y=args.eta_y, eta_z=args.eta_z, C0=args.C0)
     B = theory.B_exact(t, **kw)
-    out = {"M": args.M, "K": args.K, "eta_y": args.eta_y, "eta_z": args.eta_z, "C0": args.C0,
-           "t": t.tolist(), "B_n": np.atleast_1d(B).tolist(),
-           "t0_prime": theory.t0_prime(args.M, args.K, args.eta_y), "t0": theory.t0(args.M, args.K, args.eta_y)}
+    out = {
+        "M": args.M,
+        "K": args.K,
+        "eta_y": args.eta_y,
+        "eta_z": args.eta_z,
+        "C0": args.C0,
+        "t": t.tolist(),
+        "B_n": np.atleast_1d(B).tolist(),
+        "t0_prime": theory.t0_prime(args.M, args.K, args.eta_y),
+        "t0": theory.t0(args.M, args.K, args.eta_y),
+    }
     if args.json:
         print(json.dumps(out))
     else:
@@ -151,8 +171,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("no runs stored yet")
     for r in runs:
         stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created"]))
-        print(f"{r['id']}  {stamp}  {r['status']:<11} step {r['last_step'] if r['last_step'] is not None else '-':<8} "
-              f"{r['name']}")
+        print(
+            f"{r['id']}  {stamp}  {r['status']:<11} step {r['last_step'] if r['last_step'] is not None else '-':<8} "
+            f"{r['name']}"
+        )
     return EXIT_OK
 
 
@@ -186,8 +208,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     bar.close()
     doc = write_report(results, args.out, args.quick)
     print(text_table(results))
-    print(f"{doc['n_verdicts'] - doc['n_failed']}/{doc['n_verdicts']} verdicts pass  "
-          f"({'quick' if args.quick else 'full'}, {doc['wall_s']:.1f} s)  → {Path(args.out) / 'report.html'}")
+    print(
+        f"{doc['n_verdicts'] - doc['n_failed']}/{doc['n_verdicts']} verdicts pass  "
+        f"({'quick' if args.quick else 'full'}, {doc['wall_s']:.1f} s)  → {Path(args.out) / 'report.html'}"
+    )
     return EXIT_OK if doc["all_passed"] else EXIT_VERDICT_FAILED
 
 

@@ -29,8 +29,18 @@ TIMEOUT = 120
 
 # Settings that make the loss/parameters overflow float32 within a few steps: SGD with η = 1e6 and
 # weight decay 10 multiplies the (random, non-zero) parameters by (1 − 1e7) every step.
-DIVERGE = ["--set", "model.init=normal", "--set", "optim.weight_decay=10",
-           "--set", "optim.eta_y=1e6", "--set", "optim.eta_z=1e6", "--set", "optim.steps=20"]
+DIVERGE = [
+    "--set",
+    "model.init=normal",
+    "--set",
+    "optim.weight_decay=10",
+    "--set",
+    "optim.eta_y=1e6",
+    "--set",
+    "optim.eta_z=1e6",
+    "--set",
+    "optim.steps=20",
+]
 
 
 @dataclass
@@ -50,8 +60,14 @@ def _env(data_dir: Path) -> dict[str, str]:
 
 
 def _start(args: list[str], data_dir: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "engine", *args], cwd=ROOT, env=_env(data_dir),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "engine", *args],
+        cwd=ROOT,
+        env=_env(data_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(args: list[str], p: subprocess.Popen) -> Result:
@@ -88,8 +104,27 @@ def procs(tmp_path_factory):
         "export-unknown": (["export", "nosuchid", "--out", str(base / "export")], "bad"),
         "debug": (["--debug", "theory", "--M", "1", "--t", "1"], "bad"),
         "presets": (["presets"], "empty"),
-        "theory-json": (["theory", "--M", "10000", "--K", "1", "--eta-y", "1", "--eta-z", "1", "--C0", "1",
-                         "--t", "5", "10", "50", "--json"], "empty"),
+        "theory-json": (
+            [
+                "theory",
+                "--M",
+                "10000",
+                "--K",
+                "1",
+                "--eta-y",
+                "1",
+                "--eta-z",
+                "1",
+                "--C0",
+                "1",
+                "--t",
+                "5",
+                "10",
+                "50",
+                "--json",
+            ],
+            "empty",
+        ),
         "theory-text": (["theory", "--M", "100", "--t", "1", "2"], "empty"),
         "list-empty": (["list"], "empty"),
     }
@@ -127,8 +162,9 @@ def test_theory_json(procs):
     out = json.loads(r.stdout)
     t = [5.0, 10.0, 50.0]
     assert out["t"] == t
-    np.testing.assert_allclose(out["B_n"], theory.B_exact(np.array(t), M=10000, K=1, eta_y=1, eta_z=1, C0=1),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        out["B_n"], theory.B_exact(np.array(t), M=10000, K=1, eta_y=1, eta_z=1, C0=1), rtol=1e-12
+    )
     assert out["t0_prime"] == pytest.approx(np.log(10000), rel=1e-12)
     assert out["t0"] == pytest.approx(2 * np.log(10000), rel=1e-12)
     assert (out["M"], out["K"], out["eta_y"], out["eta_z"], out["C0"]) == (10000, 1, 1.0, 1.0, 1.0)
@@ -209,8 +245,9 @@ def test_list_and_export_csv(procs, tmp_path):
     data = procs["dirs"]["good"]
     rid = _run_id(procs["res"]["good"])
     out = tmp_path / "csv"
-    r_list, r_exp = _run_all({"list": ["list"], "export": ["export", rid, "--format", "csv", "--out", str(out)]},
-                             data).values()
+    r_list, r_exp = _run_all(
+        {"list": ["list"], "export": ["export", rid, "--format", "csv", "--out", str(out)]}, data
+    ).values()
     assert r_list.returncode == 0, r_list.stderr
     [line] = [ln for ln in r_list.stdout.splitlines() if rid in ln]
     assert "finished" in line and "step 20" in line and "syn-small" in line
@@ -252,10 +289,13 @@ def _one_error_line(err: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize(("case", "expected"), [
-    ("unknown-preset", "unknown preset 'nope'; available: "),
-    ("export-unknown", "no stored run 'nosuchid'"),
-])
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("unknown-preset", "unknown preset 'nope'; available: "),
+        ("export-unknown", "no stored run 'nosuchid'"),
+    ],
+)
 def test_bad_input_subprocess_exits_2_with_one_line(procs, case, expected):
     r = procs["res"][case]
     assert r.returncode == 2, (r.stdout, r.stderr)
@@ -271,12 +311,16 @@ def test_unknown_preset_names_available_presets(procs):
 
 
 BAD = {
-    "bad-value": (["run", "--preset", "syn-small", "--set", "optim.eta_y=-1"],
-                  "optim.eta_y = -1: Input should be greater than 0"),
+    "bad-value": (
+        ["run", "--preset", "syn-small", "--set", "optim.eta_y=-1"],
+        "optim.eta_y = -1: Input should be greater than 0",
+    ),
     "unknown-key": (["run", "--preset", "syn-small", "--set", "nokey=1"], "unknown key 'nokey'"),
     "set-without-equals": (["run", "--preset", "syn-small", "--set", "optim.eta_y"], "--set expects key=value"),
-    "config-and-preset": (["run", "--preset", "syn-small", "--config", "{cfg}"],
-                          "give exactly one of --config FILE or --preset NAME"),
+    "config-and-preset": (
+        ["run", "--preset", "syn-small", "--config", "{cfg}"],
+        "give exactly one of --config FILE or --preset NAME",
+    ),
     "neither": (["run"], "give exactly one of --config FILE or --preset NAME"),
     "missing-file": (["run", "--config", "{missing}"], "does not exist"),
     "invalid-json": (["run", "--config", "{badjson}"], "config is not valid JSON"),
@@ -289,8 +333,13 @@ BAD = {
 
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_input_exits_2_with_one_line(in_process, tmp_path, case):
-    files = {"cfg": tmp_path / "cfg.json", "missing": tmp_path / "missing.json", "badjson": tmp_path / "bad.json",
-             "listjson": tmp_path / "list.json", "badcfg": tmp_path / "badcfg.json"}
+    files = {
+        "cfg": tmp_path / "cfg.json",
+        "missing": tmp_path / "missing.json",
+        "badjson": tmp_path / "bad.json",
+        "listjson": tmp_path / "list.json",
+        "badcfg": tmp_path / "badcfg.json",
+    }
     files["cfg"].write_text(json.dumps({}))
     files["badjson"].write_text("{not json")
     files["listjson"].write_text("[1, 2]")

@@ -119,8 +119,10 @@ def _live_area(rid: str) -> None:
     tick = _tick(hist, statics, info["config_json"], rid, (r, n, q, cursor, font()))
     payload = ss["lab.payload"] = sum(nbytes for _, _, nbytes in tick.charts)
     refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
-    st.markdown(f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
-                f"run `{rid}` · {payload / 1024:.0f} KB this tick{refresh}")
+    st.markdown(
+        f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
+        f"run `{rid}` · {payload / 1024:.0f} KB this tick{refresh}"
+    )
     if s and s.message:
         st.caption(s.message)
     if hist.topk:
@@ -169,13 +171,24 @@ def _ticks() -> _LRU:
     return _LRU(1024)
 
 
-NAMES = {"cn": "c_n-over-time", "cnh": "c_n-heatmap", "z": "z-trajectories", "H": "entropy_distinct",
-         "B": "B_hat-vs-B_n", "loss": "loss-accuracy"}
+NAMES = {
+    "cn": "c_n-over-time",
+    "cnh": "c_n-heatmap",
+    "z": "z-trajectories",
+    "H": "entropy_distinct",
+    "B": "B_hat-vs-B_n",
+    "loss": "loss-accuracy",
+}
 SHOWS = {"cn": "n", "cnh": "", "z": "q", "H": "", "B": "n", "loss": ""}  # the selection a chart depends on
 
 
-def _tick(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, rid: str,
-          view: tuple[int, int, int, int | None, int]) -> Tick:
+def _tick(
+    hist: RunHistory,
+    statics: dict[str, np.ndarray],
+    cfg_json: str,
+    rid: str,
+    view: tuple[int, int, int, int | None, int],
+) -> Tick:
     """The tick for this view (replica, n, q, cursor, font size) of run ``rid`` at its last stored
     step.  Each chart is cached on what it shows, so picking another n rebuilds only the charts of n."""
     r, n, q, cursor, fs = view
@@ -202,8 +215,12 @@ def _selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tupl
         r = 0
         if cfg.n_replicas > 1:
             ey, ez, seed = statics["eta_y"], statics["eta_z"], statics["seed"]
-            r = st.selectbox("replica", range(cfg.n_replicas), key=f"live.r.{rid}",
-                             format_func=lambda i: f"{i}: η_Y={ey[i]:g}, η_Z={ez[i]:g}, seed {seed[i]}")
+            r = st.selectbox(
+                "replica",
+                range(cfg.n_replicas),
+                key=f"live.r.{rid}",
+                format_func=lambda i: f"{i}: η_Y={ey[i]:g}, η_Z={ez[i]:g}, seed {seed[i]}",
+            )
     return int(r), int(n), int(q)
 
 
@@ -221,12 +238,25 @@ def _pick(label: str, count: int, default: int, key: str) -> int:
 def _scrub(hist: RunHistory, rid: str) -> int | None:
     if len(hist.steps) < 2:
         return None
-    return st.select_slider("scrub through the stored steps (heatmap and cursor)", options=hist.steps,
-                            value=hist.steps[-1], key=f"live.scrub.{rid}")
+    return st.select_slider(
+        "scrub through the stored steps (heatmap and cursor)",
+        options=hist.steps,
+        value=hist.steps[-1],
+        key=f"live.scrub.{rid}",
+    )
 
 
-def _figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, r: int, n: int, q: int,
-            cursor: int | None, fs: int) -> Spec:
+def _figure(
+    key: str,
+    hist: RunHistory,
+    statics: dict[str, np.ndarray],
+    cfg_json: str,
+    r: int,
+    n: int,
+    q: int,
+    cursor: int | None,
+    fs: int,
+) -> Spec:
     """Live chart ``key`` (see :data:`NAMES`) of replica r, next token n, query q."""
     steps, step = np.asarray(hist.steps), hist.last_step
     kind, psi = statics["token_kind"], statics["psi"]
@@ -234,15 +264,25 @@ def _figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json
         info = token_info(statics["P"], kind)
         mf = _clip(_meanfield(cfg_json, r) if len(hist.steps) > 1 else None, step)
     if key == "cn":
-        return charts.cn_lines(steps, hist.c_of(r, n), n, info, np.flatnonzero(kind[n] != 0), step, fs,
-                               (mf["steps"], mf["c"][:, n]) if mf else None, cursor)
+        return charts.cn_lines(
+            steps,
+            hist.c_of(r, n),
+            n,
+            info,
+            np.flatnonzero(kind[n] != 0),
+            step,
+            fs,
+            (mf["steps"], mf["c"][:, n]) if mf else None,
+            cursor,
+        )
     if key == "cnh":
         at = hist.steps.index(cursor) if cursor is not None else -1
         return charts.cn_heatmap(hist.c[at][r], _class_query(statics), hist.steps[at], fs)
     if key == "z":
         ztok = np.flatnonzero((kind[psi == statics["query_tokens"][q]] != 0).any(0))
-        return charts.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs,
-                              (mf["steps"], mf["z"][:, q]) if mf else None, cursor)
+        return charts.z_lines(
+            steps, hist.z_of(r, q), q, info, ztok, fs, (mf["steps"], mf["z"][:, q]) if mf else None, cursor
+        )
     overlay = _overlay(cfg_json, r)
     if overlay:  # draw the theory only as far as the run has gone
         keep = overlay["step"] <= max(step, 1) * 1.05
@@ -272,8 +312,16 @@ def _b_figure(hist: RunHistory, r: int, n: int, overlay: Any, fs: int, cursor: i
     per_class = len(hist.metric("B_hat", r, n)[0]) > 0
     nn = n if per_class else None
     bs, B = hist.metric("B_hat", r, nn)
-    return charts.b_chart(bs, B, hist.metric("dz_dominant", r, nn)[1], hist.metric("bracket_lo", r, nn)[1],
-                          overlay, n if per_class else "mean", fs, cursor)
+    return charts.b_chart(
+        bs,
+        B,
+        hist.metric("dz_dominant", r, nn)[1],
+        hist.metric("bracket_lo", r, nn)[1],
+        overlay,
+        n if per_class else "mean",
+        fs,
+        cursor,
+    )
 
 
 def _grid(charts_: tuple[tuple[str, str, int], ...]) -> None:
@@ -291,5 +339,6 @@ def plotly_loader_ui() -> None:
     with its own chart element, and the live charts (``ui/livefig.py``) draw with that library."""
     with st.container(key="plotly-loader"):
         st.html("<style>.st-key-plotly-loader { display: none; }</style>")
-        st.plotly_chart({"data": [{"type": "scatter", "x": [0], "y": [0]}], "layout": {"height": 10}},
-                        key="plotly-loader-chart")
+        st.plotly_chart(
+            {"data": [{"type": "scatter", "x": [0], "y": [0]}], "layout": {"height": 10}}, key="plotly-loader-chart"
+        )

@@ -41,14 +41,19 @@ def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> tuple[
     if hist.c and not hist.topk:
         q = query_row(st_, n)
         qs = np.array([query_row(st_, k) for k in range(P.shape[0])])
-        figs += [charts.cn_lines(steps, hist.c_of(replica, n), n, tinfo, np.flatnonzero(kind[n] != 0), hist.last_step),
-                 charts.cn_heatmap(hist.c[-1][replica], qs, hist.last_step),
-                 charts.z_lines(steps, hist.z_of(replica, q), q, tinfo, np.flatnonzero((kind[qs == q] != 0).any(0)))]
+        figs += [
+            charts.cn_lines(steps, hist.c_of(replica, n), n, tinfo, np.flatnonzero(kind[n] != 0), hist.last_step),
+            charts.cn_heatmap(hist.c[-1][replica], qs, hist.last_step),
+            charts.z_lines(steps, hist.z_of(replica, q), q, tinfo, np.flatnonzero((kind[qs == q] != 0).any(0))),
+        ]
     hs, H = hist.metric("entropy_distinct", replica)
     figs.append(charts.entropy_chart(hs, H, overlay))
     bs, B = hist.metric("B_hat", replica)
-    figs.append(charts.b_chart(bs, B, hist.metric("dz_dominant", replica)[1], hist.metric("bracket_lo", replica)[1],
-                               overlay, "mean"))
+    figs.append(
+        charts.b_chart(
+            bs, B, hist.metric("dz_dominant", replica)[1], hist.metric("bracket_lo", replica)[1], overlay, "mean"
+        )
+    )
     ls, loss = hist.metric("loss", replica)
     figs.append(charts.loss_chart(ls, loss, hist.metric("accuracy", replica)[1]))
     return figs, verdicts(hist, st_, replica), info
@@ -58,13 +63,17 @@ def html_report(store: Any, run_id: str) -> str:
     """One HTML file with plotly.js embedded once: opens offline."""
     figs, verdict_list, info = run_figures(store, run_id)
     parts = [go.Figure(f).to_html(include_plotlyjs=(i == 0), full_html=False) for i, f in enumerate(figs)]
-    items = "".join(f"<li>{'✅' if v.ok else '❌' if v.ok is False else '⏳'} {html.escape(v.label)}: "
-                    f"{html.escape(v.detail)}</li>" for v in verdict_list)
+    items = "".join(
+        f"<li>{'✅' if v.ok else '❌' if v.ok is False else '⏳'} {html.escape(v.label)}: {html.escape(v.detail)}</li>"
+        for v in verdict_list
+    )
     cfg = html.escape(json.dumps(json.loads(info["config_json"]), indent=2))
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Scan & Snap run {run_id}</title>"
-            "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;font-size:17px}</style></head><body>"
-            f"<h1>Scan &amp; Snap lab · run {html.escape(info['name'])} ({run_id})</h1>"
-            f"<p>Status {html.escape(info['status'])}, step {info['last_step']}. Paper: "
-            "<a href='https://arxiv.org/abs/2305.16380'>arXiv:2305.16380</a></p>"
-            f"<h2>Verdicts</h2><ul>{items}</ul><h2>Charts</h2>{''.join(parts)}"
-            f"<h2>Config</h2><pre>{cfg}</pre></body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Scan & Snap run {run_id}</title>"
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;font-size:17px}</style></head><body>"
+        f"<h1>Scan &amp; Snap lab · run {html.escape(info['name'])} ({run_id})</h1>"
+        f"<p>Status {html.escape(info['status'])}, step {info['last_step']}. Paper: "
+        "<a href='https://arxiv.org/abs/2305.16380'>arXiv:2305.16380</a></p>"
+        f"<h2>Verdicts</h2><ul>{items}</ul><h2>Charts</h2>{''.join(parts)}"
+        f"<h2>Config</h2><pre>{cfg}</pre></body></html>"
+    )

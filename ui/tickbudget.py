@@ -19,8 +19,15 @@ import time
 
 
 class TickBudget:
-    def __init__(self, base: float = 0.5, budget: float = 0.5, max_tick: float = 5.0, ttl: float = 6.0,
-                 first_cost: float = 0.05, clock: object = time.monotonic):
+    def __init__(
+        self,
+        base: float = 0.5,
+        budget: float = 0.5,
+        max_tick: float = 5.0,
+        ttl: float = 6.0,
+        first_cost: float = 0.05,
+        clock: object = time.monotonic,
+    ):
         self.base, self.budget, self.max_tick, self.ttl = base, budget, max_tick, ttl
         self.cost = first_cost  # seconds of CPU per tick (exponential moving average)
         self._seen: dict[str, float] = {}

@@ -39,8 +39,16 @@ class Knob:
     help: str | None = None
 
 
-def _k(key: str, label: str, kind: str, options: tuple = (), section: str = "data", advanced: bool = False,
-       when: tuple[str, tuple] | None = None, help: str | None = None) -> Knob:
+def _k(
+    key: str,
+    label: str,
+    kind: str,
+    options: tuple = (),
+    section: str = "data",
+    advanced: bool = False,
+    when: tuple[str, tuple] | None = None,
+    help: str | None = None,
+) -> Knob:
     return Knob(key, label, kind, options, section, advanced, when, help)
 
 
@@ -62,8 +70,15 @@ KNOBS: tuple[Knob, ...] = (
     _k("data.T", "context length T (or inf)", "text", help="an integer ≥ 2, or inf for T→∞"),
     _k("data.layout", "token layout", "select", ("paper", "compact"), advanced=True),
     _k("model.kind", "model", "select", ("yz", "yz-meanfield", "standard"), section="train"),
-    _k("model.meanfield_decoder", "mean-field decoder", "select", ("plain", "lemma3"), "train", True,
-       ("model.kind", ("yz-meanfield",))),
+    _k(
+        "model.meanfield_decoder",
+        "mean-field decoder",
+        "select",
+        ("plain", "lemma3"),
+        "train",
+        True,
+        ("model.kind", ("yz-meanfield",)),
+    ),
     _k("model.d", "embedding dim d", "int", (), "train", True, ("model.kind", ("standard",))),
     _k("model.init", "init", "select", ("zero", "torch-default", "normal"), section="train"),
     _k("model.init_std", "init std", "float", (), "train", True, ("model.init", ("normal",))),

@@ -108,8 +108,9 @@ def _widget_value(knob: Knob, raw: Any) -> Any:
 
 def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any) -> None:
     """One widget for one config key; ``on_change(knob, value)`` is called with the new value."""
-    cb: dict[str, Any] = dict(on_change=lambda: on_change(knob, _widget_value(knob, st.session_state[wkey])), key=wkey,
-              help=knob.help)
+    cb: dict[str, Any] = dict(
+        on_change=lambda: on_change(knob, _widget_value(knob, st.session_state[wkey])), key=wkey, help=knob.help
+    )
     if knob.kind == "seed":
         st.number_input(knob.label, value=int(cfg["replicas"]["seeds"][0]), step=1, **cb)
     elif knob.kind == "replicas":
@@ -175,11 +176,20 @@ def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:
     """The two recovery buttons of an interrupted or stopped run; either one opens the run in the
     Lab.  Resume needs ``allowed`` (owner or operator); anyone may re-run (it is their own run)."""
     c = st.columns(2)
-    resume = c[0].button("Resume from checkpoint", key=f"{prefix}.resume", disabled=not allowed, type="primary",
-                         help="continue from the last checkpoint; the result is the same as an uninterrupted run"
-                         if allowed else "only the browser that started this run (or the operator) may resume it")
-    rerun = c[1].button("Re-run from scratch", key=f"{prefix}.rerun",
-                        help="train the same config (seed included) again as a new run of yours")
+    resume = c[0].button(
+        "Resume from checkpoint",
+        key=f"{prefix}.resume",
+        disabled=not allowed,
+        type="primary",
+        help="continue from the last checkpoint; the result is the same as an uninterrupted run"
+        if allowed
+        else "only the browser that started this run (or the operator) may resume it",
+    )
+    rerun = c[1].button(
+        "Re-run from scratch",
+        key=f"{prefix}.rerun",
+        help="train the same config (seed included) again as a new run of yours",
+    )
     if resume:
         target, err = info["id"], resume_run(manager(), info["id"])
     elif rerun:

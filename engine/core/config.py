@@ -79,9 +79,7 @@ class DataConfig(_Frozen):
             if self.table is not None or self.psi is not None:
                 raise ValueError("table/psi are only allowed with source='table'")
             if self.distinct_weights == "linspace" and self.distinct_min > self.distinct_max:
-                raise ValueError(
-                    f"distinct_min={self.distinct_min} must be ≤ distinct_max={self.distinct_max}"
-                )
+                raise ValueError(f"distinct_min={self.distinct_min} must be ≤ distinct_max={self.distinct_max}")
             return self
         _check_table(self.table, self.psi)
         return self

@@ -110,7 +110,7 @@ def distinct_weights(cfg: DataConfig) -> np.ndarray:
     if cfg.distinct_weights == "uniform":
         return np.ones(k)
     if cfg.distinct_weights == "zipf":
-        return (1.0 / np.arange(k, 0, -1) ** cfg.zipf_s)  # increasing with token id, as linspace
+        return 1.0 / np.arange(k, 0, -1) ** cfg.zipf_s  # increasing with token id, as linspace
     rng = np.random.default_rng(cfg.dirichlet_seed)
     return np.sort(rng.dirichlet(np.full(k, cfg.dirichlet_alpha))) + 1e-12
 

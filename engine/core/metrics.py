@@ -12,8 +12,16 @@ import torch
 
 # Names of the per-class (R, K) metrics and of the per-replica (R,) metrics.
 PER_CLASS = (
-    "entropy_distinct", "entropy_all", "common_mass", "B_hat", "dz_dominant", "bracket_lo",
-    "rel_gain", "rel_gain_pred", "share_distinct_up", "share_common_down",
+    "entropy_distinct",
+    "entropy_all",
+    "common_mass",
+    "B_hat",
+    "dz_dominant",
+    "bracket_lo",
+    "rel_gain",
+    "rel_gain_pred",
+    "share_distinct_up",
+    "share_common_down",
 )
 PER_REPLICA = ("loss", "accuracy", "train_loss")
 

@@ -64,8 +64,14 @@ def loss_and_grads_yz(
 
 
 def loss_and_grads_grouped(
-    Y: torch.Tensor, Zq: torch.Tensor, xs: torch.Tensor, w: torch.Tensor,
-    support: torch.Tensor, psi: torch.Tensor, labels: torch.Tensor, accuracy: bool = True,
+    Y: torch.Tensor,
+    Zq: torch.Tensor,
+    xs: torch.Tensor,
+    w: torch.Tensor,
+    support: torch.Tensor,
+    psi: torch.Tensor,
+    labels: torch.Tensor,
+    accuracy: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The same loss and gradients as :func:`loss_and_grads_yz`, computed in support coordinates.
 
@@ -90,8 +96,11 @@ def loss_and_grads_grouped(
     total = delta.sum(-1, keepdim=True)
     logp_y = (torch.gather(o, 3, lab) - o_max - torch.log(total)).squeeze(-1)
     loss = -(w * logp_y).sum((1, 2))
-    acc = ((w * (o.argmax(-1) == lab.squeeze(-1)).to(o.dtype)).sum((1, 2)) if accuracy
-           else torch.full_like(loss, float("nan")))
+    acc = (
+        (w * (o.argmax(-1) == lab.squeeze(-1)).to(o.dtype)).sum((1, 2))
+        if accuracy
+        else torch.full_like(loss, float("nan"))
+    )
     delta /= total  # α
     delta.scatter_add_(3, lab, torch.full_like(lab, -1, dtype=o.dtype))
     delta *= w.unsqueeze(-1)  # (α − e_n)·w
@@ -145,8 +154,13 @@ def decoder_from_lemma3(W: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
 
 
 def effective_yz_standard(
-    U: torch.Tensor, WQ: torch.Tensor, WK: torch.Tensor, WV: torch.Tensor,
-    ctx: torch.Tensor, query: torch.Tensor, out: torch.Tensor,
+    U: torch.Tensor,
+    WQ: torch.Tensor,
+    WK: torch.Tensor,
+    WV: torch.Tensor,
+    ctx: torch.Tensor,
+    query: torch.Tensor,
+    out: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Y = U W_V^T U^T and Z = U W_Q W_K^T U^T / √d (science §2.2), restricted to the rows and
     columns that matter: Y[ctx, out] (R, M, O) and Z[query, ctx] (R, Q, M).  U: (R, V, d)."""

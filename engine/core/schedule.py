@@ -18,10 +18,12 @@ def full_snapshots(R: int, Q: int, K: int, M: int) -> bool:
 
 def topk_note(R: int, Q: int, K: int, M: int) -> str:
     """Why a run keeps only top-k snapshots, with its numbers, and how to get full ones."""
-    return (f"This run stores only the top-{min(TOPK, M)} tokens per class in its snapshots: "
-            f"R·(Q+K)·M = {R}·({Q}+{K})·{M} = {R * (Q + K) * M:,} floats a snapshot is over the "
-            f"per-run bound of {FULL_SNAPSHOT_FLOATS:,}, so the per-token charts are off. "
-            "Fewer replicas (or a smaller vocabulary) keep full snapshots.")
+    return (
+        f"This run stores only the top-{min(TOPK, M)} tokens per class in its snapshots: "
+        f"R·(Q+K)·M = {R}·({Q}+{K})·{M} = {R * (Q + K) * M:,} floats a snapshot is over the "
+        f"per-run bound of {FULL_SNAPSHOT_FLOATS:,}, so the per-token charts are off. "
+        "Fewer replicas (or a smaller vocabulary) keep full snapshots."
+    )
 
 
 def snapshot_steps(steps: int, cfg: SnapshotConfig) -> np.ndarray:
@@ -33,8 +35,11 @@ def snapshot_steps(steps: int, cfg: SnapshotConfig) -> np.ndarray:
     log = log[(log > 0) & (log <= steps)] if cfg.log_count else np.array([], dtype=np.int64)
     if cfg.linear_every:  # at most 4·max_count evenly spread multiples: never the whole range
         n_lin = steps // cfg.linear_every + 1
-        idx = np.arange(n_lin) if n_lin <= 4 * cfg.max_count else np.unique(
-            np.round(np.linspace(0, n_lin - 1, 4 * cfg.max_count)).astype(np.int64))
+        idx = (
+            np.arange(n_lin)
+            if n_lin <= 4 * cfg.max_count
+            else np.unique(np.round(np.linspace(0, n_lin - 1, 4 * cfg.max_count)).astype(np.int64))
+        )
         lin = idx * cfg.linear_every
     else:
         lin = np.array([], dtype=np.int64)

@@ -101,8 +101,9 @@ class Trainer:
         self.params = self._init_params()
         lr_y = t([p[0] for p in self.replica_lr])
         lr_z = t([p[1] for p in self.replica_lr])
-        self.opt = {name: ReplicaOptimizer(cfg.optim, lr_z if name in ("Zq", "WQ", "WK") else lr_y)
-                    for name in self.params}
+        self.opt = {
+            name: ReplicaOptimizer(cfg.optim, lr_z if name in ("Zq", "WQ", "WK") else lr_y) for name in self.params
+        }
         T = None if cfg.data.infinite_T else int(cfg.data.T)
         self.samplers = [ContextSampler(pb, T, s) for s in self.unique_seeds]
         self.step_count = 0
@@ -133,8 +134,10 @@ class Trainer:
                     continue
                 fan_in = m.d if m.kind == "standard" else pb.M
                 per_seed[s][name] = init_tensor(kind, shape, fan_in, m.init_std, gen)
-        params = {name: torch.stack([per_seed[s][name] for s in self.replica_seed]).to(self.device, self.dtype)
-                  for name in shapes}
+        params = {
+            name: torch.stack([per_seed[s][name] for s in self.replica_seed]).to(self.device, self.dtype)
+            for name in shapes
+        }
         if m.kind == "yz-meanfield" and m.meanfield_decoder == "lemma3":  # W = F(0)^T Y(0)  (R, K, M_out)
             params["W"] = torch.bmm(self._f(params["Zq"]), params.pop("Y"))
         return params
@@ -196,14 +199,16 @@ class Trainer:
             return loss, {"W": dW, "Zq": dZ}
         if "Y" in p:
             xs, w = self._grouped_batch()
-            loss, _, dY, dZ = loss_and_grads_grouped(p["Y"], p["Zq"], xs, w, self.support, self.psi, self.labels,
-                                                        accuracy=False)
+            loss, _, dY, dZ = loss_and_grads_grouped(
+                p["Y"], p["Zq"], xs, w, self.support, self.psi, self.labels, accuracy=False
+            )
             return loss, {"Y": dY, "Zq": dZ}
         x, q, y = self._dense_batch()
         leaves = {k: v.detach().requires_grad_(k != "U") for k, v in p.items()}
         with torch.enable_grad():
-            Y, Zq = effective_yz_standard(leaves["U"], leaves["WQ"], leaves["WK"], leaves["WV"],
-                                          *self._standard_index())
+            Y, Zq = effective_yz_standard(
+                leaves["U"], leaves["WQ"], leaves["WK"], leaves["WV"], *self._standard_index()
+            )
             loss = loss_yz(Y, Zq, x, q, y)
             names = [k for k in leaves if k != "U"]
             grads = torch.autograd.grad(loss.sum(), [leaves[k] for k in names])
@@ -211,8 +216,11 @@ class Trainer:
 
     def _standard_index(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         pb = self.problem
-        return (torch.arange(pb.M_ctx, device=self.device), torch.as_tensor(pb.query_ids, device=self.device),
-                torch.as_tensor(pb.output_ids, device=self.device))
+        return (
+            torch.arange(pb.M_ctx, device=self.device),
+            torch.as_tensor(pb.query_ids, device=self.device),
+            torch.as_tensor(pb.output_ids, device=self.device),
+        )
 
     @torch.no_grad()
     def step(self) -> None:
@@ -274,8 +282,9 @@ class Trainer:
         """Loss and accuracy over all K classes with T→∞ contexts (x = P(·|n)), noise-free."""
         Y, Zq = self.yz()
         K = self.problem.K
-        loss, acc, _, _ = loss_and_grads_yz(Y, Zq, self.P.unsqueeze(0).expand(self.R, -1, -1),
-                                            self.psi.expand(self.R, K), self.labels.expand(self.R, K))
+        loss, acc, _, _ = loss_and_grads_yz(
+            Y, Zq, self.P.unsqueeze(0).expand(self.R, -1, -1), self.psi.expand(self.R, K), self.labels.expand(self.R, K)
+        )
         return loss, acc
 
     @torch.no_grad()
@@ -290,18 +299,25 @@ class Trainer:
         r = mx.relative_gain(self._g(f, self.l0), self._g(f, self.l1))
         n_tl = self._train_loss_n
         scal = {
-            "loss": loss, "accuracy": acc,
+            "loss": loss,
+            "accuracy": acc,
             "train_loss": self._train_loss_sum / n_tl if n_tl else torch.full_like(loss, float("nan")),
-            "entropy_distinct": mx.entropy_distinct(c, d), "entropy_all": mx.entropy(c),
-            "common_mass": mx.common_mass(c, cm), "B_hat": self.B_hat,
-            "dz_dominant": dz0, "bracket_lo": self._g(self.f0, self.l0) ** 2 * self.B_hat,
-            "rel_gain": r, "rel_gain_pred": self.r0 * torch.exp(2 * dz0),
-            "share_distinct_up": mx.masked_share(dz > 0, d), "share_common_down": mx.masked_share(dz < 0, cm),
+            "entropy_distinct": mx.entropy_distinct(c, d),
+            "entropy_all": mx.entropy(c),
+            "common_mass": mx.common_mass(c, cm),
+            "B_hat": self.B_hat,
+            "dz_dominant": dz0,
+            "bracket_lo": self._g(self.f0, self.l0) ** 2 * self.B_hat,
+            "rel_gain": r,
+            "rel_gain_pred": self.r0 * torch.exp(2 * dz0),
+            "share_distinct_up": mx.masked_share(dz > 0, d),
+            "share_common_down": mx.masked_share(dz < 0, cm),
         }
         self._train_loss_sum.zero_()
         self._train_loss_n = 0
-        return Snapshot(self.step_count, self._arrays(Zq, c, dz),
-                        {k: _np(v.to(torch.float64)) for k, v in scal.items()})
+        return Snapshot(
+            self.step_count, self._arrays(Zq, c, dz), {k: _np(v.to(torch.float64)) for k, v in scal.items()}
+        )
 
     def _arrays(self, Zq: torch.Tensor, c: torch.Tensor, dz: torch.Tensor) -> dict[str, np.ndarray]:
         pb = self.problem
@@ -314,10 +330,16 @@ class Trainer:
 
     def statics(self) -> dict[str, np.ndarray]:
         pb = self.problem
-        return {"P": pb.P, "psi": pb.query_of_class_id.astype(np.int64), "query_tokens": pb.query_ids,
-                "token_kind": pb.token_kind, "label_ids": pb.label_ids,
-                "eta_y": np.array([p[0] for p in self.replica_lr]), "eta_z": np.array([p[1] for p in self.replica_lr]),
-                "seed": np.array(self.replica_seed)}
+        return {
+            "P": pb.P,
+            "psi": pb.query_of_class_id.astype(np.int64),
+            "query_tokens": pb.query_ids,
+            "token_kind": pb.token_kind,
+            "label_ids": pb.label_ids,
+            "eta_y": np.array([p[0] for p in self.replica_lr]),
+            "eta_z": np.array([p[1] for p in self.replica_lr]),
+            "seed": np.array(self.replica_seed),
+        }
 
     # ----------------------------------------------------------------- checkpoints
     def checkpoint(self) -> tuple[dict[str, np.ndarray], str]:
@@ -326,11 +348,19 @@ class Trainer:
         arrays = {f"param.{k}": _np(v) for k, v in self.params.items()}
         for name, opt in self.opt.items():
             arrays |= {f"opt.{name}.{k}": _np(v) for k, v in opt.state.items()}
-        arrays |= {"Z0": _np(self.Z0), "f0": _np(self.f0), "f_cache": _np(self._f_cache), "B_hat": _np(self.B_hat),
-                   "train_loss_sum": _np(self._train_loss_sum)}
-        meta = {"step": self.step_count, "train_loss_n": self._train_loss_n,
-                "opt_t": {k: o.t for k, o in self.opt.items()},
-                "rng": [[sm.rng_classes.bit_generator.state, sm.rng.bit_generator.state] for sm in self.samplers]}
+        arrays |= {
+            "Z0": _np(self.Z0),
+            "f0": _np(self.f0),
+            "f_cache": _np(self._f_cache),
+            "B_hat": _np(self.B_hat),
+            "train_loss_sum": _np(self._train_loss_sum),
+        }
+        meta = {
+            "step": self.step_count,
+            "train_loss_n": self._train_loss_n,
+            "opt_t": {k: o.t for k, o in self.opt.items()},
+            "rng": [[sm.rng_classes.bit_generator.state, sm.rng.bit_generator.state] for sm in self.samplers],
+        }
         return arrays, json.dumps(meta)
 
     def restore(self, arrays: dict[str, np.ndarray], meta_json: str) -> None:

@@ -70,8 +70,17 @@ def summary(results: Sequence[ItemResult], quick: bool, env: dict[str, Any]) -> 
         "n_verdicts": len(verdicts),
         "n_failed": sum(not v.passed for v in verdicts),
         "wall_s": round(sum(r.wall_s for r in results), 3),
-        "items": [{"name": r.name, "title": r.title, "passed": r.passed, "wall_s": round(r.wall_s, 3),
-                   "notes": r.notes, "data": sorted(r.data)} for r in results],
+        "items": [
+            {
+                "name": r.name,
+                "title": r.title,
+                "passed": r.passed,
+                "wall_s": round(r.wall_s, 3),
+                "notes": r.notes,
+                "data": sorted(r.data),
+            }
+            for r in results
+        ],
         "verdicts": [v.to_dict() for v in verdicts],
         **env,
     }
@@ -90,8 +99,10 @@ def verdict_rows(verdicts: Sequence[Verdict]) -> str:
 
 def item_section(r: ItemResult, first: bool) -> tuple[str, bool]:
     """One item's HTML: figures (plotly.js inlined with the very first figure), notes, configs."""
-    parts = [f"<h2 id='{r.name}'>{html.escape(r.title)}</h2>",
-             f"<p class='note'>{'PASS' if r.passed else 'FAIL'} · {r.wall_s:.1f} s</p>"]
+    parts = [
+        f"<h2 id='{r.name}'>{html.escape(r.title)}</h2>",
+        f"<p class='note'>{'PASS' if r.passed else 'FAIL'} · {r.wall_s:.1f} s</p>",
+    ]
     for caption, fig in r.figures:
         parts.append(f"<h3>{html.escape(caption)}</h3>")
         parts.append(fig.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False}))
@@ -107,17 +118,22 @@ def render_html(results: Sequence[ItemResult], doc: dict[str, Any]) -> str:
     verdicts = [v for r in results for v in r.verdicts]
     status = "all verdicts pass" if doc["all_passed"] else f"{doc['n_failed']} of {doc['n_verdicts']} verdicts FAIL"
     mode = "--quick (" + "; ".join(QUICK_DIFFERENCES) + ")" if doc["quick"] else "full"
-    body = ["<h1>Scan and Snap (Tian et al., NeurIPS 2023): reproduction report</h1>",
-            f"<p>{html.escape(status)} · mode: {html.escape(mode)} · {doc['wall_s']:.1f} s · {doc['created']}</p>",
-            "<h2>Verdicts</h2>", verdict_rows(verdicts)]
+    body = [
+        "<h1>Scan and Snap (Tian et al., NeurIPS 2023): reproduction report</h1>",
+        f"<p>{html.escape(status)} · mode: {html.escape(mode)} · {doc['wall_s']:.1f} s · {doc['created']}</p>",
+        "<h2>Verdicts</h2>",
+        verdict_rows(verdicts),
+    ]
     first = True
     for r in results:
         section, first = item_section(r, first)
         body.append(section)
     env = json.dumps({"versions": doc["versions"], "device": doc["device"]}, indent=2)
     body.append(f"<h2>Environment</h2><pre>{html.escape(env)}</pre>")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Scan and Snap reproduction</title>"
-            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Scan and Snap reproduction</title>"
+        f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>"
+    )
 
 
 def report_html(results: Sequence[ItemResult], quick: bool) -> str:

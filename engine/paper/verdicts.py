@@ -18,7 +18,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 
 
@@ -60,8 +63,15 @@ def share_falls(item: str, claim: str, share: ArrayLike, min_drop: float = 0.05)
     every trailing column (class n, run).  share: (steps, ...) with steps in time order."""
     s = _arr(share)
     drop = (s[0] - s[-1]).ravel()
-    return judge(item, claim, "min over n of [common share(0) − common share(final)]", float(drop.min()),
-                 ">=", min_drop, f"drops per class/run: {_fmt(drop)}; initial {_fmt(s[0])}")
+    return judge(
+        item,
+        claim,
+        "min over n of [common share(0) − common share(final)]",
+        float(drop.min()),
+        ">=",
+        min_drop,
+        f"drops per class/run: {_fmt(drop)}; initial {_fmt(s[0])}",
+    )
 
 
 def argmax_is_top_prob(item: str, c: ArrayLike, P: ArrayLike, distinct: ArrayLike) -> Verdict:
@@ -72,20 +82,26 @@ def argmax_is_top_prob(item: str, c: ArrayLike, P: ArrayLike, distinct: ArrayLik
     got = np.argmax(np.where(d, c_arr, -np.inf), axis=-1)
     want = np.argmax(np.where(d, P_arr, -np.inf), axis=-1)
     hit = np.broadcast_to(got == want, got.shape)
-    return judge(item, "the distinct-token argmax of c_n is the largest-P(l|n) token of each class",
-                 "fraction of (run, class) whose distinct argmax of c_n is argmax P", float(hit.mean()),
-                 ">=", 1.0, f"argmax c: {got.tolist()}; argmax P: {want.tolist()}")
+    return judge(
+        item,
+        "the distinct-token argmax of c_n is the largest-P(l|n) token of each class",
+        "fraction of (run, class) whose distinct argmax of c_n is argmax P",
+        float(hit.mean()),
+        ">=",
+        1.0,
+        f"argmax c: {got.tolist()}; argmax P: {want.tolist()}",
+    )
 
 
 def higher(item: str, claim: str, statistic: str, high: ArrayLike, low: ArrayLike, margin: float = 0.0) -> Verdict:
     """min(high − low) > margin, elementwise over paired entries (e.g. classes n)."""
     diff = _arr(high) - _arr(low)
-    return judge(item, claim, statistic, float(diff.min()), ">", margin,
-                 f"high {_fmt(high)}; low {_fmt(low)}")
+    return judge(item, claim, statistic, float(diff.min()), ">", margin, f"high {_fmt(high)}; low {_fmt(low)}")
 
 
-def converges_faster(item: str, steps: ArrayLike, loss_fast: ArrayLike, loss_slow: ArrayLike,
-                     level: float = 0.01) -> Verdict:
+def converges_faster(
+    item: str, steps: ArrayLike, loss_fast: ArrayLike, loss_slow: ArrayLike, level: float = 0.01
+) -> Verdict:
     """First step with loss < level: step(slow) − step(fast) > 0.  A run that never gets there
     counts as ∞: the fast run must get there; if only it does, the claim holds (gap = ∞)."""
     st = _arr(steps)
@@ -108,9 +124,15 @@ def top_sets_differ(item: str, c_distinct: ArrayLike, labels: Sequence[str], k: 
     c_arr = _arr(c_distinct)
     sets = [tuple(sorted(np.argsort(-row, kind="stable")[:k].tolist())) for row in c_arr]
     shown = "; ".join(f"{lab}: {list(s)}" for lab, s in zip(labels, sets, strict=True))
-    return judge(item, "the selected subset of distinct tokens depends on the learning rate",
-                 f"number of different top-{k} sets of c_n (distinct tokens) across η", float(len(set(sets))),
-                 ">=", 2.0, f"top-{k} (index within the distinct block): {shown}")
+    return judge(
+        item,
+        "the selected subset of distinct tokens depends on the learning rate",
+        f"number of different top-{k} sets of c_n (distinct tokens) across η",
+        float(len(set(sets))),
+        ">=",
+        2.0,
+        f"top-{k} (index within the distinct block): {shown}",
+    )
 
 
 def argmax_not_always_top(item: str, c_distinct: ArrayLike, P_distinct: ArrayLike, labels: Sequence[str]) -> Verdict:
@@ -119,9 +141,15 @@ def argmax_not_always_top(item: str, c_distinct: ArrayLike, P_distinct: ArrayLik
     got = np.argmax(_arr(c_distinct), axis=-1)
     top = int(np.argmax(_arr(P_distinct)))
     shown = "; ".join(f"{lab}: {int(g)}" for lab, g in zip(labels, got, strict=True))
-    return judge(item, "Adam's winner is not always the largest-P distinct token",
-                 "number of η whose distinct argmax of c_n is not argmax P", float((got != top).sum()), ">=", 1.0,
-                 f"argmax (index within the distinct block): {shown}; argmax P = {top}")
+    return judge(
+        item,
+        "Adam's winner is not always the largest-P distinct token",
+        "number of η whose distinct argmax of c_n is not argmax P",
+        float((got != top).sum()),
+        ">=",
+        1.0,
+        f"argmax (index within the distinct block): {shown}; argmax P = {top}",
+    )
 
 
 # ----------------------------------------------------------------- Fig. 6 patterns
@@ -140,9 +168,15 @@ def fig6_eta_z_order(item: str, mean: ArrayLike, sem: ArrayLike, allowance: floa
     m, s = _arr(mean), _arr(sem)
     diff = m[:, :-1, :] - m[:, 1:, :]
     bad = _violations(diff, _cell_se(s[:, :-1, :], s[:, 1:, :]), allowance)
-    return judge(item, "(i) entropy decreases monotonically as η_Z rises, at every ratio and K",
-                 f"adjacent η_Z pairs out of order (of {bad.size})", float(bad.sum()), "<=", 0.0,
-                 f"noise allowance {allowance:g}·SE of the difference; strict reversals {(diff <= 0).sum()}")
+    return judge(
+        item,
+        "(i) entropy decreases monotonically as η_Z rises, at every ratio and K",
+        f"adjacent η_Z pairs out of order (of {bad.size})",
+        float(bad.sum()),
+        "<=",
+        0.0,
+        f"noise allowance {allowance:g}·SE of the difference; strict reversals {(diff <= 0).sum()}",
+    )
 
 
 def fig6_ratio_rises(item: str, mean: ArrayLike, sem: ArrayLike, lo: int, hi: int, allowance: float = 0.0) -> Verdict:
@@ -150,9 +184,15 @@ def fig6_ratio_rises(item: str, mean: ArrayLike, sem: ArrayLike, lo: int, hi: in
     m, s = _arr(mean), _arr(sem)
     diff = m[..., hi] - m[..., lo]
     bad = _violations(diff, _cell_se(s[..., hi], s[..., lo]), allowance)
-    return judge(item, "(ii) from ratio 2 to 10 the entropy increases, for every K and η_Z",
-                 f"(K, η_Z) cells with H(10) ≤ H(2) (of {bad.size})", float(bad.sum()), "<=", 0.0,
-                 f"min H(10) − H(2) = {diff.min():.4f}; noise allowance {allowance:g}·SE")
+    return judge(
+        item,
+        "(ii) from ratio 2 to 10 the entropy increases, for every K and η_Z",
+        f"(K, η_Z) cells with H(10) ≤ H(2) (of {bad.size})",
+        float(bad.sum()),
+        "<=",
+        0.0,
+        f"min H(10) − H(2) = {diff.min():.4f}; noise allowance {allowance:g}·SE",
+    )
 
 
 def fig6_threshold(item: str, mean: ArrayLike, sem: ArrayLike, K: Sequence[int], allowance: float = 0.0) -> Verdict:
@@ -161,9 +201,15 @@ def fig6_threshold(item: str, mean: ArrayLike, sem: ArrayLike, K: Sequence[int],
     sign = np.where(np.asarray(K) >= 6, -1.0, 1.0)[:, None]
     diff = sign * (m[..., 1] - m[..., 0])  # expected > 0 after the sign flip
     bad = _violations(diff, _cell_se(s[..., 1], s[..., 0]), allowance)
-    return judge(item, "(iii) ratio 1→2 decreases the entropy for K ≥ 6 and increases it for K = 2",
-                 f"(K, η_Z) cells against the expected sign (of {bad.size})", float(bad.sum()), "<=", 0.0,
-                 f"signed H(2) − H(1) per K: {_fmt(diff.min(axis=1))} (min over η_Z); allowance {allowance:g}·SE")
+    return judge(
+        item,
+        "(iii) ratio 1→2 decreases the entropy for K ≥ 6 and increases it for K = 2",
+        f"(K, η_Z) cells against the expected sign (of {bad.size})",
+        float(bad.sum()),
+        "<=",
+        0.0,
+        f"signed H(2) − H(1) per K: {_fmt(diff.min(axis=1))} (min over η_Z); allowance {allowance:g}·SE",
+    )
 
 
 # ----------------------------------------------------------------- theory curves (Fig. 9, §6.8, §6.10)
@@ -178,16 +224,30 @@ def close_to(item: str, claim: str, statistic: str, value: float, target: float,
     """|value − target| ≤ tol; the verdict's value is the measured statistic itself."""
     v = float(value)
     passed = math.isfinite(v) and abs(v - target) <= tol
-    return Verdict(item, claim, statistic, v, f"within {tol:g} of {target:g}", bool(passed),
-                   f"|{v:.4g} − {target:g}| = {abs(v - target):.3g}")
+    return Verdict(
+        item,
+        claim,
+        statistic,
+        v,
+        f"within {tol:g} of {target:g}",
+        bool(passed),
+        f"|{v:.4g} − {target:g}| = {abs(v - target):.3g}",
+    )
 
 
 def increasing(item: str, claim: str, statistic: str, x: ArrayLike, y: ArrayLike) -> Verdict:
     """y strictly increases with x: min Δy over x-sorted neighbours > 0."""
     order = np.argsort(_arr(x))
     dy = np.diff(_arr(y)[order])
-    return judge(item, claim, f"min step of {statistic}", float(dy.min()), ">", 0.0,
-                 f"x {_fmt(_arr(x)[order])}; y {_fmt(_arr(y)[order])}")
+    return judge(
+        item,
+        claim,
+        f"min step of {statistic}",
+        float(dy.min()),
+        ">",
+        0.0,
+        f"x {_fmt(_arr(x)[order])}; y {_fmt(_arr(y)[order])}",
+    )
 
 
 # ----------------------------------------------------------------- Theorems 2–3 (§6.1, §6.3, §6.4)
@@ -209,8 +269,15 @@ def min_distinct_dz_above_median(dz: ArrayLike, P: ArrayLike, distinct: ArrayLik
 def common_logits_fall(item: str, dz: ArrayLike, common: ArrayLike) -> Verdict:
     """Theorem 2(b) / Corollary 2: Δz_{ψ(n),l} < 0 for every common token.  dz, common: (K, M)."""
     d = _arr(dz)[np.asarray(common, dtype=bool)]
-    return judge(item, "Thm 2: every common token's logit falls (Δz_{ψ(n),l} < 0)",
-                 "max over common tokens of Δz", max_common_dz(dz, common), "<", 0.0, f"mean {d.mean():.4g}")
+    return judge(
+        item,
+        "Thm 2: every common token's logit falls (Δz_{ψ(n),l} < 0)",
+        "max over common tokens of Δz",
+        max_common_dz(dz, common),
+        "<",
+        0.0,
+        f"mean {d.mean():.4g}",
+    )
 
 
 def distinct_logits_rise(item: str, dz: ArrayLike, P: ArrayLike, distinct: ArrayLike) -> Verdict:
@@ -218,22 +285,33 @@ def distinct_logits_rise(item: str, dz: ArrayLike, P: ArrayLike, distinct: Array
     is above its class median."""
     dz_arr, d = _arr(dz), np.asarray(distinct, dtype=bool)
     sums = [float(dz_arr[n][d[n]].sum()) for n in range(len(dz_arr))]
-    return judge(item, "Thm 2: distinct tokens' logits rise (Δz > 0 above the median P)",
-                 "min Δz over distinct tokens with P above the class median",
-                 min_distinct_dz_above_median(dz, P, distinct), ">", 0.0, f"Σ_DT Δz per class: {_fmt(sums)}")
+    return judge(
+        item,
+        "Thm 2: distinct tokens' logits rise (Δz > 0 above the median P)",
+        "min Δz over distinct tokens with P above the class median",
+        min_distinct_dz_above_median(dz, P, distinct),
+        ">",
+        0.0,
+        f"Σ_DT Δz per class: {_fmt(sums)}",
+    )
 
 
-def ordered_by_probability(item: str, z: ArrayLike, P: ArrayLike, distinct: ArrayLike,
-                           min_rho: float = 0.9) -> Verdict:
+def ordered_by_probability(item: str, z: ArrayLike, P: ArrayLike, distinct: ArrayLike, min_rho: float = 0.9) -> Verdict:
     """Theorem 3 frequency bias (science §6.2): Spearman ρ(z_{ψ(n),l}, P(l|n)) over G_DT(n) > min_rho
     for every class.  z: (K, M) rows z_{ψ(n)}, P and distinct: (K, M)."""
     from scipy.stats import spearmanr
 
     z_a, P_a, d = _arr(z), _arr(P), np.asarray(distinct, dtype=bool)
     rho = [float(spearmanr(z_a[n][d[n]], P_a[n][d[n]]).statistic) for n in range(len(P_a))]
-    return judge(item, "Thm 3: final distinct-token logits are ordered by P(l|n)",
-                 "min over n of Spearman ρ(z_{ψ(n),l}, P(l|n)) over distinct l", float(np.min(rho)), ">", min_rho,
-                 f"ρ per class: {_fmt(rho)}")
+    return judge(
+        item,
+        "Thm 3: final distinct-token logits are ordered by P(l|n)",
+        "min over n of Spearman ρ(z_{ψ(n),l}, P(l|n)) over distinct l",
+        float(np.min(rho)),
+        ">",
+        min_rho,
+        f"ρ per class: {_fmt(rho)}",
+    )
 
 
 def frozen_after(item: str, claim: str, steps: ArrayLike, H: ArrayLike, from_step: int, frac: float = 0.1) -> Verdict:
@@ -243,20 +321,34 @@ def frozen_after(item: str, claim: str, steps: ArrayLike, H: ArrayLike, from_ste
     late = h[st >= from_step]
     drop = h[0] - h[-1]
     ratio = float((late.max() - late.min()) / drop) if drop > 0 else math.inf
-    return judge(item, claim, f"range of H over steps ≥ {from_step} / (H(0) − H(end))", ratio, "<", frac,
-                 f"H(0) {h[0]:.4f}, H(end) {h[-1]:.4f}, late range {late.max() - late.min():.4g}")
+    return judge(
+        item,
+        claim,
+        f"range of H over steps ≥ {from_step} / (H(0) − H(end))",
+        ratio,
+        "<",
+        frac,
+        f"H(0) {h[0]:.4f}, H(end) {h[-1]:.4f}, late range {late.max() - late.min():.4g}",
+    )
 
 
-def relative_gain_identity(item: str, r: ArrayLike, r_pred: ArrayLike, dz0: ArrayLike,
-                           tol: float = 1e-3, min_dz: float = 0.5) -> Verdict:
+def relative_gain_identity(
+    item: str, r: ArrayLike, r_pred: ArrayLike, dz0: ArrayLike, tol: float = 1e-3, min_dz: float = 0.5
+) -> Verdict:
     """Theorem 3: r_{l0/l1|n}(t) = r(0)·e^{2Δz_{l0}}; max |r/r_pred − 1| < tol, and the identity
     must be exercised (min final Δz_{l0} ≥ min_dz), else the verdict fails."""
     err = float(np.max(np.abs(_arr(r) / _arr(r_pred) - 1)))
     exercised = float(np.min(_arr(dz0)))
     passed = err < tol and exercised >= min_dz
-    return Verdict(item, "Thm 3: r_{l/l'|n}(t) = r_{l/l'|n}(0)·χ_l(t) in the T→∞ mean field",
-                   "max over t, n of |r/(r(0)e^{2Δz}) − 1|", err, f"< {tol:g} (with Δz_l0 ≥ {min_dz:g})",
-                   bool(passed), f"final min Δz_l0 = {exercised:.3g}")
+    return Verdict(
+        item,
+        "Thm 3: r_{l/l'|n}(t) = r_{l/l'|n}(0)·χ_l(t) in the T→∞ mean field",
+        "max over t, n of |r/(r(0)e^{2Δz}) − 1|",
+        err,
+        f"< {tol:g} (with Δz_l0 ≥ {min_dz:g})",
+        bool(passed),
+        f"final min Δz_l0 = {exercised:.3g}",
+    )
 
 
 def bracket_holds(item: str, lo: ArrayLike, dz: ArrayLike, hi: ArrayLike, tol: float) -> Verdict:
@@ -265,8 +357,15 @@ def bracket_holds(item: str, lo: ArrayLike, dz: ArrayLike, hi: ArrayLike, tol: f
     lo_a, dz_a, hi_a = _arr(lo), _arr(dz), _arr(hi)
     scale = np.maximum(1.0, np.abs(hi_a))
     worst = float(np.max(np.maximum(lo_a - dz_a, dz_a - hi_a) / scale))
-    return judge(item, "Thm 3 bracket: f_{nl0}(0)²·B̂_n ≤ Δz_{ml0}(t) ≤ B̂_n at every t",
-                 "max relative violation of the bracket", worst, "<=", tol, f"final B̂ {_fmt(hi_a[-1])}")
+    return judge(
+        item,
+        "Thm 3 bracket: f_{nl0}(0)²·B̂_n ≤ Δz_{ml0}(t) ≤ B̂_n at every t",
+        "max relative violation of the bracket",
+        worst,
+        "<=",
+        tol,
+        f"final B̂ {_fmt(hi_a[-1])}",
+    )
 
 
 # ----------------------------------------------------------------- snap and JoMA (§6.9, §7)
@@ -292,34 +391,63 @@ def last_decade_share(steps: ArrayLike, values: ArrayLike) -> NDArray[np.float64
         return np.where(total > 0, last / np.where(total > 0, total, 1.0), np.inf)
 
 
-def snap_ratio(item: str, claim: str, steps: ArrayLike, values: ArrayLike, what: str = "H",
-               tol: float = 0.1) -> Verdict:
+def snap_ratio(
+    item: str, claim: str, steps: ArrayLike, values: ArrayLike, what: str = "H", tol: float = 0.1
+) -> Verdict:
     """§6.9 the snap: the last decade of steps carries < tol of the total change of ``what``
     (entropy_distinct or B̂_n), for every run; see :func:`last_decade_share`."""
     share = last_decade_share(steps, values)
     end = float(_arr(steps)[-1])
-    return judge(item, claim, f"max over runs of |Δ{what} over steps {end / 10:g}–{end:g}| / |Δ{what} over 0–{end:g}|",
-                 float(share.max()), "<", tol, f"per run: {_fmt(share)} (pure O(ln t) growth over "
-                 f"{np.log10(max(end, 10)):.0f} decades would give {1 / np.log10(max(end, 10)):.2f})")
+    return judge(
+        item,
+        claim,
+        f"max over runs of |Δ{what} over steps {end / 10:g}–{end:g}| / |Δ{what} over 0–{end:g}|",
+        float(share.max()),
+        "<",
+        tol,
+        f"per run: {_fmt(share)} (pure O(ln t) growth over "
+        f"{np.log10(max(end, 10)):.0f} decades would give {1 / np.log10(max(end, 10)):.2f})",
+    )
 
 
 def entropy_drops(item: str, claim: str, H: ArrayLike, min_drop: float = 0.1) -> Verdict:
     """H(0) − min_t H(t) ≥ min_drop (nats)."""
     h = _arr(H)
-    return judge(item, claim, "H(0) − min H (nats)", float(h[0] - h.min()), ">=", min_drop,
-                 f"H(0) {h[0]:.4f}, min {h.min():.4f} at index {int(h.argmin())}")
+    return judge(
+        item,
+        claim,
+        "H(0) − min H (nats)",
+        float(h[0] - h.min()),
+        ">=",
+        min_drop,
+        f"H(0) {h[0]:.4f}, min {h.min():.4f} at index {int(h.argmin())}",
+    )
 
 
 def entropy_rebounds(item: str, claim: str, H: ArrayLike, min_rebound: float = 0.1) -> Verdict:
     """H(end) − min_t H(t) ≥ min_rebound (nats): the entropy bounces back after its minimum."""
     h = _arr(H)
-    return judge(item, claim, "H(end) − min H (nats)", float(h[-1] - h.min()), ">=", min_rebound,
-                 f"min {h.min():.4f} at index {int(h.argmin())}, end {h[-1]:.4f}")
+    return judge(
+        item,
+        claim,
+        "H(end) − min H (nats)",
+        float(h[-1] - h.min()),
+        ">=",
+        min_rebound,
+        f"min {h.min():.4f} at index {int(h.argmin())}, end {h[-1]:.4f}",
+    )
 
 
 def entropy_never_rises(item: str, claim: str, H: ArrayLike, tol: float = 1e-6) -> Verdict:
     """max_t [H(t) − min_{s≤t} H(s)] ≤ tol: no rebound at any time."""
     h = _arr(H)
     rise = float(np.max(h - np.minimum.accumulate(h)))
-    return judge(item, claim, "largest rise above the running minimum (nats)", rise, "<=", tol,
-                 f"H(0) {h[0]:.4f}, end {h[-1]:.4f}")
+    return judge(
+        item,
+        claim,
+        "largest rise above the running minimum (nats)",
+        rise,
+        "<=",
+        tol,
+        f"H(0) {h[0]:.4f}, end {h[-1]:.4f}",
+    )

@@ -210,26 +210,61 @@ def verdicts(hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0)
         kind = statics["token_kind"]
         cmax = max_common_dz(dz, kind == KIND_COMMON)
         dmin = min_distinct_dz_above_median(dz, statics["P"], kind == KIND_DISTINCT)
-        thm2 = [Verdict("thm2b", "Thm 2b · common tokens suppressed", ok(cmax, lambda v: v < 0), cmax,
-                        f"max Δz over common tokens = {cmax:.3g} (< 0)"),
-                Verdict("thm2a", "Thm 2a · distinct tokens growing", ok(dmin, lambda v: v > 0), dmin,
-                        f"min Δz over distinct tokens above the median P = {dmin:.3g} (> 0)")]
+        thm2 = [
+            Verdict(
+                "thm2b",
+                "Thm 2b · common tokens suppressed",
+                ok(cmax, lambda v: v < 0),
+                cmax,
+                f"max Δz over common tokens = {cmax:.3g} (< 0)",
+            ),
+            Verdict(
+                "thm2a",
+                "Thm 2a · distinct tokens growing",
+                ok(dmin, lambda v: v > 0),
+                dmin,
+                f"min Δz over distinct tokens above the median P = {dmin:.3g} (> 0)",
+            ),
+        ]
     else:
         cd, du = _last(hist, "share_common_down", replica), _last(hist, "share_distinct_up", replica)
-        thm2 = [Verdict("thm2b", "Thm 2b · common tokens suppressed", ok(cd, lambda v: v >= 1.0), cd,
-                        f"share_common_down = {cd:.2f} (= 1)"),
-                Verdict("thm2a", "Thm 2a · distinct tokens growing", ok(du, lambda v: v >= 0.5), du,
-                        f"share_distinct_up = {du:.2f} (≥ 0.5)")]
+        thm2 = [
+            Verdict(
+                "thm2b",
+                "Thm 2b · common tokens suppressed",
+                ok(cd, lambda v: v >= 1.0),
+                cd,
+                f"share_common_down = {cd:.2f} (= 1)",
+            ),
+            Verdict(
+                "thm2a",
+                "Thm 2a · distinct tokens growing",
+                ok(du, lambda v: v >= 0.5),
+                du,
+                f"share_distinct_up = {du:.2f} (≥ 0.5)",
+            ),
+        ]
     rho = growth_order(hist, statics, replica)
     steps, H = hist.metric("entropy_distinct", replica)
     ratio = snap_ratio(steps, H)
     return [
         *thm2,
-        Verdict("thm3", "Thm 3 · growth ordered by P(l|n)", ok(rho, lambda v: v >= 0.9), rho,
-                f"Spearman(Δz, P) = {rho:.2f} (≥ 0.9)"),
-        Verdict("thm4", "Thm 4 · snap detected", ok(ratio, lambda v: v < SNAP_DECADE_RATIO), ratio,
-                f"share of ΔH in the last decade = {ratio:.2f} (< {SNAP_DECADE_RATIO})"
-                if np.isfinite(ratio) else "needs ≥ 100 steps"),
+        Verdict(
+            "thm3",
+            "Thm 3 · growth ordered by P(l|n)",
+            ok(rho, lambda v: v >= 0.9),
+            rho,
+            f"Spearman(Δz, P) = {rho:.2f} (≥ 0.9)",
+        ),
+        Verdict(
+            "thm4",
+            "Thm 4 · snap detected",
+            ok(ratio, lambda v: v < SNAP_DECADE_RATIO),
+            ratio,
+            f"share of ΔH in the last decade = {ratio:.2f} (< {SNAP_DECADE_RATIO})"
+            if np.isfinite(ratio)
+            else "needs ≥ 100 steps",
+        ),
     ]
 
 
@@ -270,8 +305,14 @@ def theory_overlay(cfg: RunConfig, max_step: int, replica: int = 0, points: int 
     mu = cfg.optim.momentum
     steps = np.unique(np.concatenate([np.logspace(-2, np.log10(max_step), points), [max_step]]))
     th = theory_curve(momentum_time(steps, mu), pb.M_out, pb.K, eta_y, eta_z, C0=1.0, zero_offset=True)
-    return {"step": steps, "B_n": np.asarray(th["B_n"]), "t0_prime": code_step(float(th["t0_prime"]), mu),
-            "t0": code_step(float(th["t0"]), mu), "M": pb.M_out, "K": pb.K}
+    return {
+        "step": steps,
+        "B_n": np.asarray(th["B_n"]),
+        "t0_prime": code_step(float(th["t0_prime"]), mu),
+        "t0": code_step(float(th["t0"]), mu),
+        "M": pb.M_out,
+        "K": pb.K,
+    }
 
 
 MEANFIELD_MAX_STEPS = 1500  # the theory line stops here on longer runs (it costs ~0.5 ms a step)
@@ -289,12 +330,22 @@ def meanfield(cfg: RunConfig, replica: int = 0) -> dict[str, np.ndarray] | None:
 
     n_seeds = len(cfg.replicas.seeds)
     pair, seed = cfg.lr_pairs[replica // n_seeds], cfg.replicas.seeds[replica % n_seeds]
-    one = cfg.with_overrides({"model.kind": "yz-meanfield", "replicas.seeds": [seed], "replicas.lr_pairs": None,
-                              "optim.eta_y": pair[0], "optim.eta_z": pair[1],
-                              "optim.steps": min(cfg.optim.steps, MEANFIELD_MAX_STEPS)})
+    one = cfg.with_overrides(
+        {
+            "model.kind": "yz-meanfield",
+            "replicas.seeds": [seed],
+            "replicas.lr_pairs": None,
+            "optim.eta_y": pair[0],
+            "optim.eta_z": pair[1],
+            "optim.steps": min(cfg.optim.steps, MEANFIELD_MAX_STEPS),
+        }
+    )
     snaps = list(Trainer(one).run())
-    return {"steps": np.array([s.step for s in snaps]), "z": np.stack([s.arrays["z"][0] for s in snaps]),
-            "c": np.stack([s.arrays["c"][0] for s in snaps])}
+    return {
+        "steps": np.array([s.step for s in snaps]),
+        "z": np.stack([s.arrays["z"][0] for s in snaps]),
+        "c": np.stack([s.arrays["c"][0] for s in snaps]),
+    }
 
 
 # ---------------------------------------------------------------------------- compare, sweep
@@ -321,12 +372,16 @@ def config_diffs(configs: list[dict[str, Any]], max_keys: int = 4) -> list[str]:
     return out
 
 
-def sweep_config(base: RunConfig, eta_zs: list[float], ratios: list[float], seeds: list[int],
-                 steps: int | None = None) -> RunConfig:
+def sweep_config(
+    base: RunConfig, eta_zs: list[float], ratios: list[float], seeds: list[int], steps: int | None = None
+) -> RunConfig:
     """One batched job: every (η_Y = ratio·η_Z, η_Z) pair × every seed on the replica axis."""
     pairs = [[round(r * ez, 10), ez] for ez in eta_zs for r in ratios]
-    over: dict[str, Any] = {"replicas.lr_pairs": pairs, "replicas.seeds": list(seeds),
-                            "name": f"sweep {len(pairs)}×{len(seeds)}"}
+    over: dict[str, Any] = {
+        "replicas.lr_pairs": pairs,
+        "replicas.seeds": list(seeds),
+        "name": f"sweep {len(pairs)}×{len(seeds)}",
+    }
     if steps is not None:
         over["optim.steps"] = steps
     return base.with_overrides(over)

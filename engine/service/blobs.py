@@ -23,8 +23,10 @@ def check_array(name: Any, arr: Any) -> np.ndarray:
         raise ValueError(f"array name must be a non-empty string without '/', got {name!r}")
     a = np.asarray(arr)
     if a.dtype.hasobject:
-        raise ValueError(f"array {name!r} has dtype {a.dtype} (Python objects); only numeric, "
-                         "bool or fixed-width string arrays can be stored (nothing is pickled)")
+        raise ValueError(
+            f"array {name!r} has dtype {a.dtype} (Python objects); only numeric, "
+            "bool or fixed-width string arrays can be stored (nothing is pickled)"
+        )
     return a
 
 

@@ -33,9 +33,11 @@ class Estimate:
 
     def describe(self) -> str:
         mb = 2**20
-        return (f"~{self.total_mb:,.1f} MB (parameters+optimiser {self.bytes_params / mb:,.1f} MB, "
-                f"per-step temporaries {self.bytes_step / mb:,.1f} MB, tracking {self.bytes_tracking / mb:,.1f} MB, "
-                f"×{SAFETY} safety)")
+        return (
+            f"~{self.total_mb:,.1f} MB (parameters+optimiser {self.bytes_params / mb:,.1f} MB, "
+            f"per-step temporaries {self.bytes_step / mb:,.1f} MB, tracking {self.bytes_tracking / mb:,.1f} MB, "
+            f"×{SAFETY} safety)"
+        )
 
 
 def problem_sizes(cfg: RunConfig) -> tuple[int, int, int, int, int]:
@@ -65,8 +67,9 @@ def estimate(cfg: RunConfig) -> Estimate:
         n_params = R * ((M_ctx + Q + K) * d + 3 * d * d)
         step: float = R * (B * M_ctx * 6 + B * M_out * 4 + M_ctx * M_out * 2 + Q * M_ctx * 2)
     else:
-        n_params = R * (Q * M_ctx + (K if kind == "yz-meanfield" and cfg.model.meanfield_decoder == "lemma3"
-                                     else M_ctx) * M_out)
+        n_params = R * (
+            Q * M_ctx + (K if kind == "yz-meanfield" and cfg.model.meanfield_decoder == "lemma3" else M_ctx) * M_out
+        )
         rows = K if kind == "yz-meanfield" else B + 4 * math.sqrt(B * K) + K  # K·G ≈ B + a few σ
         step = R * (rows * (s * 6 + M_out * 5) + K * s * M_out * 3 + M_ctx * M_out)
     tracking = R * (K * M_ctx * 6 + Q * M_ctx * 2)
@@ -88,9 +91,11 @@ def check_budget(cfg: RunConfig) -> Estimate:
     if est.total_mb > max_run_mb():
         raise ConfigError(
             f"this run needs {est.describe()}, over the limit of {max_run_mb():,.0f} MB per run "
-            "(SCANSNAP_MAX_RUN_MB): reduce the vocabulary (M), replicas, batch, or use layout='compact'")
+            "(SCANSNAP_MAX_RUN_MB): reduce the vocabulary (M), replicas, batch, or use layout='compact'"
+        )
     if est.work > max_run_work():
         raise ConfigError(
             f"this run needs ~{est.work:.2e} element-operations, over the limit of {max_run_work():.2e} "
-            "(SCANSNAP_MAX_RUN_WORK): reduce steps, replicas, batch or the vocabulary")
+            "(SCANSNAP_MAX_RUN_WORK): reduce steps, replicas, batch or the vocabulary"
+        )
     return est

@@ -29,8 +29,15 @@ FORMATS = ("parquet", "csv")
 KIND_CATEGORIES = ("distinct", "common")
 _KIND_DTYPE = pd.CategoricalDtype(list(KIND_CATEGORIES))
 TRAJECTORY_DTYPES: dict[str, Any] = {
-    "step": np.int64, "replica": np.int32, "m": np.int32, "n": np.int32, "l": np.int32,
-    "kind": _KIND_DTYPE, "P": np.float64, "z": np.float32, "c": np.float32,
+    "step": np.int64,
+    "replica": np.int32,
+    "m": np.int32,
+    "n": np.int32,
+    "l": np.int32,
+    "kind": _KIND_DTYPE,
+    "P": np.float64,
+    "z": np.float32,
+    "c": np.float32,
 }
 REQUIRED_STATICS = ("P", "psi", "query_tokens", "token_kind")
 
@@ -53,20 +60,28 @@ def _query_rows(psi: np.ndarray, query_tokens: np.ndarray) -> np.ndarray:
     rows = order[pos]
     bad = query_tokens[rows] != psi
     if bad.any():
-        raise ValueError(f"psi of classes {np.flatnonzero(bad).tolist()[:10]} is not among "
-                         "the stored query_tokens")
+        raise ValueError(f"psi of classes {np.flatnonzero(bad).tolist()[:10]} is not among the stored query_tokens")
     return rows
 
 
-def _frame(step: int, replica: np.ndarray, n: np.ndarray, l_: np.ndarray, st: dict,
-           z: np.ndarray, c: np.ndarray) -> dict[str, Any]:
+def _frame(
+    step: int, replica: np.ndarray, n: np.ndarray, l_: np.ndarray, st: dict, z: np.ndarray, c: np.ndarray
+) -> dict[str, Any]:
     # a top-k token beyond the columns of P/token_kind has P = 0 and no kind
     P, kind = st["P"], st["token_kind"]
     inside = l_ < P.shape[1]
     lc = np.where(inside, l_, 0)
-    return {"step": np.full(len(n), step, dtype=np.int64), "replica": replica,
-            "m": st["psi"][n], "n": n, "l": l_, "kind": np.where(inside, kind[n, lc], 0),
-            "P": np.where(inside, P[n, lc], 0.0), "z": z, "c": c}
+    return {
+        "step": np.full(len(n), step, dtype=np.int64),
+        "replica": replica,
+        "m": st["psi"][n],
+        "n": n,
+        "l": l_,
+        "kind": np.where(inside, kind[n, lc], 0),
+        "P": np.where(inside, P[n, lc], 0.0),
+        "z": z,
+        "c": c,
+    }
 
 
 def trajectory_frame(store: Any, run_id: str) -> pd.DataFrame:
@@ -87,20 +102,30 @@ def trajectory_frame(store: Any, run_id: str) -> pd.DataFrame:
         if "z" in snap and "c" in snap:
             z, c = snap["z"], snap["c"]
             R, S = z.shape[0], len(supp_n)
-            parts.append(_frame(step, np.repeat(np.arange(R), S), np.tile(supp_n, R),
-                                np.tile(supp_l, R), st, z[:, qrow[supp_n], supp_l].ravel(),
-                                c[:, supp_n, supp_l].ravel()))
+            parts.append(
+                _frame(
+                    step,
+                    np.repeat(np.arange(R), S),
+                    np.tile(supp_n, R),
+                    np.tile(supp_l, R),
+                    st,
+                    z[:, qrow[supp_n], supp_l].ravel(),
+                    c[:, supp_n, supp_l].ravel(),
+                )
+            )
         elif "topk_idx" in snap:
             idx = np.asarray(snap["topk_idx"], dtype=np.int64)
             R, K, _ = idx.shape
             rep = np.broadcast_to(np.arange(R)[:, None, None], idx.shape).ravel()
             n = np.broadcast_to(np.arange(K)[None, :, None], idx.shape).ravel()
             l_, keep = idx.ravel(), idx.ravel() >= 0
-            parts.append(_frame(step, rep[keep], n[keep], l_[keep], st,
-                                snap["topk_z"].ravel()[keep], snap["topk_c"].ravel()[keep]))
+            parts.append(
+                _frame(
+                    step, rep[keep], n[keep], l_[keep], st, snap["topk_z"].ravel()[keep], snap["topk_c"].ravel()[keep]
+                )
+            )
         else:
-            raise ValueError(f"snapshot {step} of run {run_id} has neither z/c nor topk_* arrays "
-                             f"(has {sorted(snap)})")
+            raise ValueError(f"snapshot {step} of run {run_id} has neither z/c nor topk_* arrays (has {sorted(snap)})")
     cols = {k: np.concatenate([p[k] for p in parts]) for k in TRAJECTORY_DTYPES}
     cols["kind"] = _kind(cols["kind"])
     out = pd.DataFrame(cols)
@@ -110,13 +135,15 @@ def trajectory_frame(store: Any, run_id: str) -> pd.DataFrame:
 def scalars_frame(store: Any, run_id: str) -> pd.DataFrame:
     """step (int64), replica (int32), n (Int64), metric (string), value (float64)."""
     df = store.scalars(run_id)
-    return pd.DataFrame({
-        "step": df["step"].to_numpy(dtype=np.int64),
-        "replica": df["replica"].to_numpy(dtype=np.int32),
-        "n": df["n"].astype("Int64").array,
-        "metric": df["metric"].astype("string").array,
-        "value": df["value"].to_numpy(dtype=np.float64),
-    })
+    return pd.DataFrame(
+        {
+            "step": df["step"].to_numpy(dtype=np.int64),
+            "replica": df["replica"].to_numpy(dtype=np.int32),
+            "n": df["n"].astype("Int64").array,
+            "metric": df["metric"].astype("string").array,
+            "value": df["value"].to_numpy(dtype=np.float64),
+        }
+    )
 
 
 def _atomic_write(path: Path, write: Callable[[Path], object]) -> Path:

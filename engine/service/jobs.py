@@ -76,8 +76,13 @@ class _Job:
 
 
 class JobManager:
-    def __init__(self, store: RunStore, max_concurrent: int | None = None, max_per_owner: int = 2,
-                 worker_cpus: frozenset[int] | None = None):
+    def __init__(
+        self,
+        store: RunStore,
+        max_concurrent: int | None = None,
+        max_per_owner: int = 2,
+        worker_cpus: frozenset[int] | None = None,
+    ):
         """``worker_cpus``: the CPUs every worker runs on (default: any), e.g. to keep training off the
         cores that serve pages; torch threads per worker are then divided among those."""
         self.store = store
@@ -93,8 +98,7 @@ class JobManager:
         threading.Thread(target=warm_up, name="worker-warm-up", daemon=True).start()
 
     # ----------------------------------------------------------------- submit
-    def submit(self, cfg: RunConfig, name: str | None = None, owner: str | None = None,
-               paused: bool = False) -> str:
+    def submit(self, cfg: RunConfig, name: str | None = None, owner: str | None = None, paused: bool = False) -> str:
         """Create the run (status ``queued``) and start it when a slot is free; returns its id.
 
         Raises RuntimeError when ``owner`` already has ``max_per_owner`` unfinished runs."""
@@ -113,8 +117,9 @@ class JobManager:
             if self._closed:
                 raise RuntimeError("the job manager is shut down")
             if owner is not None and self._owner_active(owner) >= self.max_per_owner:
-                raise RuntimeError(f"you already have {self.max_per_owner} runs queued or training: "
-                                   "stop one or wait for it to finish")
+                raise RuntimeError(
+                    f"you already have {self.max_per_owner} runs queued or training: stop one or wait for it to finish"
+                )
             made = make()
             j = _Job(made.run_id, made.cfg.optim.steps, made.step, owner)
             del made
@@ -140,8 +145,7 @@ class JobManager:
                     j.release_control()
                     continue
                 j.status = "running"  # what its worker reports first (the store learns it from the worker)
-                j.thread = threading.Thread(target=self._supervise, args=(j,), name=f"train-{j.run_id}",
-                                            daemon=True)
+                j.thread = threading.Thread(target=self._supervise, args=(j,), name=f"train-{j.run_id}", daemon=True)
                 j.thread.start()
 
     def _supervise(self, j: _Job) -> None:
@@ -150,9 +154,20 @@ class JobManager:
         try:
             ctx = worker_context()
             receive, send = ctx.Pipe(duplex=False)
-            j.process = ctx.Process(target=train_stored_run, name=f"train-{j.run_id}", daemon=True,
-                                    args=(str(self.store.data_dir.resolve()), j.run_id, j.control, send,
-                                          self.torch_threads, os.getpid(), self.worker_cpus))
+            j.process = ctx.Process(
+                target=train_stored_run,
+                name=f"train-{j.run_id}",
+                daemon=True,
+                args=(
+                    str(self.store.data_dir.resolve()),
+                    j.run_id,
+                    j.control,
+                    send,
+                    self.torch_threads,
+                    os.getpid(),
+                    self.worker_cpus,
+                ),
+            )
             start_without_main(j.process)
             send.close()  # the worker holds the only writing end: its exit reads as EOF here
             with receive:
@@ -165,10 +180,13 @@ class JobManager:
             code = j.process.exitcode
             j.process.close()  # its pipes to the fork server (2 fds) would stay open for the server's life
             if j.status not in TERMINAL:
-                self._set_status(j, "interrupted",
-                                 f"the worker process ended (exit code {code}) without finishing "
-                                 f"the run, at step {j.control.step}; snapshots up to the last checkpoint are "
-                                 "intact: resume or re-run it")
+                self._set_status(
+                    j,
+                    "interrupted",
+                    f"the worker process ended (exit code {code}) without finishing "
+                    f"the run, at step {j.control.step}; snapshots up to the last checkpoint are "
+                    "intact: resume or re-run it",
+                )
         except Exception as e:  # e.g. no process could be started: say so on the run
             self._set_status(j, "failed", f"could not run the worker: {type(e).__name__}: {e}")
         finally:
@@ -232,8 +250,11 @@ class JobManager:
     def worker_pids(self) -> list[int]:
         """Process ids of the workers alive now."""
         with self._lock:
-            return [pid for j in self._jobs.values() if not j.ended and j.process is not None
-                    and (pid := _pid_of(j.process)) is not None]
+            return [
+                pid
+                for j in self._jobs.values()
+                if not j.ended and j.process is not None and (pid := _pid_of(j.process)) is not None
+            ]
 
     def wait(self, run_id: str, timeout: float | None = None) -> str:
         """Block until the run ends (or the timeout passes); returns its status."""
@@ -286,8 +307,9 @@ def get_manager(data_dir: str | None = None, max_concurrent: int | None = None) 
         if key not in _MANAGERS:
             env = os.environ.get("SCANSNAP_MAX_JOBS")
             cpus = os.environ.get("SCANSNAP_WORKER_CPUS")
-            _MANAGERS[key] = JobManager(store, max_concurrent or (int(env) if env else None),
-                                        worker_cpus=parse_cpus(cpus) if cpus else None)
+            _MANAGERS[key] = JobManager(
+                store, max_concurrent or (int(env) if env else None), worker_cpus=parse_cpus(cpus) if cpus else None
+            )
         return _MANAGERS[key]
 
 

@@ -124,8 +124,19 @@ class _Job:
 
     def status(self) -> ReproStatus:
         end = self.ended if self.ended is not None else time.monotonic()
-        return ReproStatus(self.id, self.state, tuple(self.names), self.quick, self.items_done, self.current,
-                           self.steps_done, self.steps_total, round(end - self.started, 3), self.error, self.owner)
+        return ReproStatus(
+            self.id,
+            self.state,
+            tuple(self.names),
+            self.quick,
+            self.items_done,
+            self.current,
+            self.steps_done,
+            self.steps_total,
+            round(end - self.started, 3),
+            self.error,
+            self.owner,
+        )
 
 
 _ACTIVE: list[_Job] = []  # the process's running reproduction (0 or 1 job), guarded by _ACTIVE_LOCK
@@ -201,8 +212,9 @@ class ReproduceManager:
         """The report (write_report), configs.json and every figure as plotly JSON."""
         shutil.rmtree(out, ignore_errors=True)
         write_report(results, out, quick)
-        (out / "configs.json").write_text(json.dumps({r.name: r.configs for r in results}, indent=2,
-                                                     ensure_ascii=False), encoding="utf-8")
+        (out / "configs.json").write_text(
+            json.dumps({r.name: r.configs for r in results}, indent=2, ensure_ascii=False), encoding="utf-8"
+        )
         figdir = out / "figures"
         figdir.mkdir()
         index = []
@@ -282,13 +294,21 @@ class ReproduceManager:
         if not self.root.is_dir():
             return []
         out = []
-        for p in sorted((p for p in self.root.iterdir() if ID_RE.fullmatch(p.name)), key=lambda p: p.name,
-                        reverse=True):
+        for p in sorted(
+            (p for p in self.root.iterdir() if ID_RE.fullmatch(p.name)), key=lambda p: p.name, reverse=True
+        ):
             try:
                 doc = json.loads((p / "verdicts.json").read_text(encoding="utf-8"))
-                out.append(StoredSummary(p.name, str(doc["created"]), bool(doc["quick"]),
-                                         tuple(i["name"] for i in doc["items"]), int(doc["n_verdicts"]),
-                                         int(doc["n_failed"])))
+                out.append(
+                    StoredSummary(
+                        p.name,
+                        str(doc["created"]),
+                        bool(doc["quick"]),
+                        tuple(i["name"] for i in doc["items"]),
+                        int(doc["n_verdicts"]),
+                        int(doc["n_failed"]),
+                    )
+                )
             except (OSError, ValueError, KeyError, TypeError):
                 continue
         return out

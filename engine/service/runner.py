@@ -103,8 +103,15 @@ class RunJob:
     """One run: a trainer plus its row in the store (created in the constructor, or, with
     ``resume_id``, an existing run continued from its last checkpoint)."""
 
-    def __init__(self, cfg: RunConfig, store: RunStore, name: str | None = None, owner: str | None = None,
-                 status: str = "running", resume_id: str | None = None):
+    def __init__(
+        self,
+        cfg: RunConfig,
+        store: RunStore,
+        name: str | None = None,
+        owner: str | None = None,
+        status: str = "running",
+        resume_id: str | None = None,
+    ):
         self.cfg = cfg
         self.store = store
         self.estimate = check_budget(cfg)
@@ -116,9 +123,15 @@ class RunJob:
         self.on_status: Callable[[str, str | None], None] | None = None
         self._last_checkpoint = time.monotonic()
         if resume_id is None:
-            self.run_id = store.create_run(name or cfg.name or "run", cfg.to_json(), self.device,
-                                           library_versions(), owner=owner, statics=self.trainer.statics(),
-                                           status=status)
+            self.run_id = store.create_run(
+                name or cfg.name or "run",
+                cfg.to_json(),
+                self.device,
+                library_versions(),
+                owner=owner,
+                statics=self.trainer.statics(),
+                status=status,
+            )
             return
         self.run_id = resume_id
         ckpt = store.checkpoint(resume_id)
@@ -139,8 +152,7 @@ class RunJob:
     def step(self) -> int:
         return self.trainer.step_count
 
-    def run(self, control: RunControl | None = None,
-            on_snapshot: Callable[[Snapshot], None] | None = None) -> str:
+    def run(self, control: RunControl | None = None, on_snapshot: Callable[[Snapshot], None] | None = None) -> str:
         """Train to the end (or until stopped); returns the final status."""
         control = control or RunControl()
         control.report_step(self.step)
@@ -156,8 +168,13 @@ class RunJob:
                 snap = self.trainer.snapshot()
                 last = snap.step == self.trainer.schedule[-1]
                 due = last or time.monotonic() - self._last_checkpoint > CHECKPOINT_SECONDS
-                self.store.append_snapshot(self.run_id, snap.step, snap.arrays, snap.scalar_rows(),
-                                           checkpoint=self.trainer.checkpoint() if due else None)
+                self.store.append_snapshot(
+                    self.run_id,
+                    snap.step,
+                    snap.arrays,
+                    snap.scalar_rows(),
+                    checkpoint=self.trainer.checkpoint() if due else None,
+                )
                 if due:
                     self._last_checkpoint = time.monotonic()
                 if on_snapshot:
@@ -204,8 +221,9 @@ class RunJob:
             self.on_status(status, message)
 
 
-def run_config(cfg: RunConfig, store: RunStore, name: str | None = None,
-               on_snapshot: Callable[[Snapshot], None] | None = None) -> tuple[str, str]:
+def run_config(
+    cfg: RunConfig, store: RunStore, name: str | None = None, on_snapshot: Callable[[Snapshot], None] | None = None
+) -> tuple[str, str]:
     """Run ``cfg`` to completion in this thread; returns (run_id, final status)."""
     job = RunJob(cfg, store, name=name)
     status = job.run(on_snapshot=on_snapshot)

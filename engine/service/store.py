@@ -87,8 +87,21 @@ CREATE INDEX IF NOT EXISTS scalars_run_metric_step ON scalars (run_id, metric, s
 CREATE TABLE IF NOT EXISTS checkpoints (
     run_id TEXT PRIMARY KEY, step INTEGER NOT NULL, arrays BLOB NOT NULL, meta TEXT NOT NULL);
 """
-_RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created",
-                "updated", "message", "owner", "pid", "host", "last_step")
+_RUN_COLUMNS = (
+    "id",
+    "name",
+    "config_json",
+    "status",
+    "device",
+    "versions_json",
+    "created",
+    "updated",
+    "message",
+    "owner",
+    "pid",
+    "host",
+    "last_step",
+)
 _READ_COLUMNS = (*_RUN_COLUMNS, "published")
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
 _MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"),)
@@ -133,8 +146,10 @@ class RunStore:
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the data directory {self.data_dir}: {exc}; set "
-                             "SCANSNAP_DATA_DIR to a writable directory") from exc
+            raise StoreError(
+                f"cannot create the data directory {self.data_dir}: {exc}; set "
+                "SCANSNAP_DATA_DIR to a writable directory"
+            ) from exc
         self.path = self.data_dir / DB_NAME
         self.busy_timeout_s = float(busy_timeout_s)
         self.max_snapshot_bytes = MAX_SNAPSHOT_BYTES
@@ -158,16 +173,19 @@ class RunStore:
         con = getattr(self._local, "con", None)
         if con is None:
             try:
-                con = sqlite3.connect(self.path, timeout=self.busy_timeout_s,
-                                      isolation_level=None, check_same_thread=False)
+                con = sqlite3.connect(
+                    self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
+                )
                 con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
                 mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 con.execute("PRAGMA synchronous = NORMAL")
             except (sqlite3.Error, OSError) as exc:
                 raise self._translate(exc, "opening the store") from exc
             if str(mode).lower() != "wal":
-                raise StoreError(f"{self.path} could not be switched to WAL mode (got {mode!r}); "
-                                 "put the data directory on a local file system")
+                raise StoreError(
+                    f"{self.path} could not be switched to WAL mode (got {mode!r}); "
+                    "put the data directory on a local file system"
+                )
             self._local.con = con
             with self._lock:
                 self._all.append(con)
@@ -176,14 +194,18 @@ class RunStore:
     def _translate(self, exc: BaseException, what: str) -> StoreError:
         msg = str(exc)
         if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "disk is full" in msg:
-            return StoreError(f"disk is full while {what} ({msg}) in {self.path}; the transaction "
-                              "was rolled back and nothing was written. Free disk space (delete or "
-                              "export old runs) or point SCANSNAP_DATA_DIR at a larger volume.")
+            return StoreError(
+                f"disk is full while {what} ({msg}) in {self.path}; the transaction "
+                "was rolled back and nothing was written. Free disk space (delete or "
+                "export old runs) or point SCANSNAP_DATA_DIR at a larger volume."
+            )
         if "locked" in msg or "busy" in msg:
-            return StoreError(f"database is locked while {what}: another connection held the write "
-                              f"lock on {self.path} for more than {self.busy_timeout_s:g} s, so "
-                              "nothing was written. Close the other writer (another process or an "
-                              "open sqlite shell) and retry.")
+            return StoreError(
+                f"database is locked while {what}: another connection held the write "
+                f"lock on {self.path} for more than {self.busy_timeout_s:g} s, so "
+                "nothing was written. Close the other writer (another process or an "
+                "open sqlite shell) and retry."
+            )
         if isinstance(exc, sqlite3.IntegrityError):
             return StoreError(f"conflicting data while {what}: {msg}")
         return StoreError(f"run store error while {what}: {msg} ({self.path})")
@@ -224,9 +246,16 @@ class RunStore:
         self.close()
 
     # -- runs ---------------------------------------------------------------------------
-    def create_run(self, name: str, config_json: str, device: str, versions: dict[str, str],
-                   owner: str | None = None, statics: dict[str, np.ndarray] | None = None,
-                   status: str = "running") -> str:
+    def create_run(
+        self,
+        name: str,
+        config_json: str,
+        device: str,
+        versions: dict[str, str],
+        owner: str | None = None,
+        statics: dict[str, np.ndarray] | None = None,
+        status: str = "running",
+    ) -> str:
         """Insert a run (and its static arrays) in one transaction; returns its id."""
         self._check_status(status)
         try:
@@ -237,17 +266,37 @@ class RunStore:
         run_id = secrets.token_hex(6)
         now = time.time()
         with self._write("creating a run") as con:
-            con.execute(f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}) VALUES ({','.join('?' * 13)})",
-                        (run_id, name, config_json, status, device,
-                         json.dumps(dict(versions), sort_keys=True), now, now, None, owner,
-                         os.getpid(), self._host, None))
-            con.executemany("INSERT INTO statics (run_id, name, array) VALUES (?, ?, ?)",
-                            [(run_id, k, b) for k, b in blobs])
+            con.execute(
+                f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}) VALUES ({','.join('?' * 13)})",
+                (
+                    run_id,
+                    name,
+                    config_json,
+                    status,
+                    device,
+                    json.dumps(dict(versions), sort_keys=True),
+                    now,
+                    now,
+                    None,
+                    owner,
+                    os.getpid(),
+                    self._host,
+                    None,
+                ),
+            )
+            con.executemany(
+                "INSERT INTO statics (run_id, name, array) VALUES (?, ?, ?)", [(run_id, k, b) for k, b in blobs]
+            )
         return run_id
 
-    def append_snapshot(self, run_id: str, step: int, arrays: dict[str, np.ndarray],
-                        scalars: Iterable[tuple[int, int | None, str, float]],
-                        checkpoint: tuple[dict[str, np.ndarray], str] | None = None) -> None:
+    def append_snapshot(
+        self,
+        run_id: str,
+        step: int,
+        arrays: dict[str, np.ndarray],
+        scalars: Iterable[tuple[int, int | None, str, float]],
+        checkpoint: tuple[dict[str, np.ndarray], str] | None = None,
+    ) -> None:
         """Write one snapshot, its scalar rows ``(replica, n, metric, value)``, the run's
         ``last_step``/``updated`` and, optionally, the training state to resume from
         (arrays, JSON metadata; one checkpoint per run, replaced), all in ONE transaction."""
@@ -255,28 +304,34 @@ class RunStore:
         blob = pack_npz(arrays)
         ckpt = None if checkpoint is None else (pack_npz(checkpoint[0]), checkpoint[1])
         if len(blob) > self.max_snapshot_bytes:
-            raise StoreError(f"snapshot at step {step} is {len(blob) / 2**20:.1f} MiB compressed, "
-                             f"over the cap of {self.max_snapshot_bytes / 2**20:g} MiB per snapshot; "
-                             "store fewer arrays (e.g. top-k instead of full rows) or fewer replicas")
-        rows = [(run_id, step, int(r), None if n is None else int(n), str(m), float(v))
-                for r, n, m, v in scalars]
+            raise StoreError(
+                f"snapshot at step {step} is {len(blob) / 2**20:.1f} MiB compressed, "
+                f"over the cap of {self.max_snapshot_bytes / 2**20:g} MiB per snapshot; "
+                "store fewer arrays (e.g. top-k instead of full rows) or fewer replicas"
+            )
+        rows = [(run_id, step, int(r), None if n is None else int(n), str(m), float(v)) for r, n, m, v in scalars]
         with self._write(f"writing the snapshot of step {step}") as con:
             if con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
                 raise KeyError(f"no run {run_id!r}")
-            count = con.execute("SELECT count(*) FROM snapshots WHERE run_id = ?",
-                                (run_id,)).fetchone()[0]
+            count = con.execute("SELECT count(*) FROM snapshots WHERE run_id = ?", (run_id,)).fetchone()[0]
             if count >= self.max_snapshots_per_run:
-                raise StoreError(f"run {run_id} already has {count} snapshots, the cap per run; "
-                                 "snapshot less often (a larger snapshot interval)")
-            con.execute("INSERT INTO snapshots (run_id, step, arrays) VALUES (?, ?, ?)",
-                        (run_id, step, blob))
-            con.executemany("INSERT INTO scalars (run_id, step, replica, n, metric, value) "
-                            "VALUES (?, ?, ?, ?, ?, ?)", rows)
-            con.execute("UPDATE runs SET last_step = max(coalesce(last_step, ?), ?), updated = ? "
-                        "WHERE id = ?", (step, step, time.time(), run_id))
+                raise StoreError(
+                    f"run {run_id} already has {count} snapshots, the cap per run; "
+                    "snapshot less often (a larger snapshot interval)"
+                )
+            con.execute("INSERT INTO snapshots (run_id, step, arrays) VALUES (?, ?, ?)", (run_id, step, blob))
+            con.executemany(
+                "INSERT INTO scalars (run_id, step, replica, n, metric, value) VALUES (?, ?, ?, ?, ?, ?)", rows
+            )
+            con.execute(
+                "UPDATE runs SET last_step = max(coalesce(last_step, ?), ?), updated = ? WHERE id = ?",
+                (step, step, time.time(), run_id),
+            )
             if ckpt is not None:
-                con.execute("INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)",
-                            (run_id, step, *ckpt))
+                con.execute(
+                    "INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)",
+                    (run_id, step, *ckpt),
+                )
 
     def checkpoint(self, run_id: str) -> tuple[int, dict[str, np.ndarray], str] | None:
         """The latest (step, arrays, JSON metadata) saved to resume the run, or None."""
@@ -288,8 +343,11 @@ class RunStore:
         with self._write(f"rewinding run {run_id} to step {step}") as con:
             for table in ("snapshots", "scalars"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ? AND step > ?", (run_id, step))
-            con.execute("UPDATE runs SET last_step = ?, status = ?, message = NULL, pid = ?, host = ?, updated = ? "
-                        "WHERE id = ?", (step, status, os.getpid(), self._host, time.time(), run_id))
+            con.execute(
+                "UPDATE runs SET last_step = ?, status = ?, message = NULL, pid = ?, host = ?, updated = ? "
+                "WHERE id = ?",
+                (step, status, os.getpid(), self._host, time.time(), run_id),
+            )
 
     @staticmethod
     def _check_status(status: str) -> None:
@@ -298,8 +356,7 @@ class RunStore:
 
     def _update_run(self, run_id: str, sets: str, args: tuple, what: str) -> None:
         with self._write(what) as con:
-            cur = con.execute(f"UPDATE runs SET {sets}, updated = ? WHERE id = ?",
-                              (*args, time.time(), run_id))
+            cur = con.execute(f"UPDATE runs SET {sets}, updated = ? WHERE id = ?", (*args, time.time(), run_id))
             if cur.rowcount == 0:
                 raise KeyError(f"no run {run_id!r}")
 
@@ -321,8 +378,7 @@ class RunStore:
     def set_published(self, run_id: str, published: bool) -> None:
         """Broadcast a run (or stop); ``updated`` is left alone (it dates the run's data)."""
         with self._write("publishing a run") as con:
-            if con.execute("UPDATE runs SET published = ? WHERE id = ?",
-                           (int(bool(published)), run_id)).rowcount == 0:
+            if con.execute("UPDATE runs SET published = ? WHERE id = ?", (int(bool(published)), run_id)).rowcount == 0:
                 raise KeyError(f"no run {run_id!r}")
 
     def list_published(self, statuses: Iterable[str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
@@ -339,17 +395,24 @@ class RunStore:
         """Mark ``queued``/``running``/``paused`` runs whose writer (same host) is dead as ``interrupted``
         (a queued run's writer is the server that queued it)."""
         q = f"SELECT id, pid, last_step FROM runs WHERE status IN ({','.join('?' * len(LIVE_STATUSES))}) AND host = ?"
-        dead = [(rid, pid, last) for rid, pid, last in self._read(q, (*LIVE_STATUSES, self._host))
-                if pid is not None and pid != os.getpid() and not pid_alive(int(pid))]
+        dead = [
+            (rid, pid, last)
+            for rid, pid, last in self._read(q, (*LIVE_STATUSES, self._host))
+            if pid is not None and pid != os.getpid() and not pid_alive(int(pid))
+        ]
         done = []
         for rid, pid, last in dead:
             kept = f"snapshots up to step {last} are intact" if last is not None else "it had written no snapshot"
-            msg = (f"writer process {pid} on {self._host} ended without finishing the run (crash, "
-                   f"kill or power loss); {kept}")
+            msg = (
+                f"writer process {pid} on {self._host} ended without finishing the run (crash, "
+                f"kill or power loss); {kept}"
+            )
             with self._write("marking an interrupted run") as con:
-                cur = con.execute("UPDATE runs SET status = 'interrupted', message = ?, updated = ? "
-                                  f"WHERE id = ? AND status IN ({','.join('?' * len(LIVE_STATUSES))})",
-                                  (msg, time.time(), rid, *LIVE_STATUSES))
+                cur = con.execute(
+                    "UPDATE runs SET status = 'interrupted', message = ?, updated = ? "
+                    f"WHERE id = ? AND status IN ({','.join('?' * len(LIVE_STATUSES))})",
+                    (msg, time.time(), rid, *LIVE_STATUSES),
+                )
             if cur.rowcount:
                 done.append(rid)
         return done
@@ -367,8 +430,9 @@ class RunStore:
         return self._run_dict(rows[0]) if rows else None
 
     def list_runs(self, limit: int = 200) -> list[dict[str, Any]]:
-        rows = self._read(f"SELECT {','.join(_READ_COLUMNS)} FROM runs "
-                          "ORDER BY created DESC, rowid DESC LIMIT ?", (int(limit),))
+        rows = self._read(
+            f"SELECT {','.join(_READ_COLUMNS)} FROM runs ORDER BY created DESC, rowid DESC LIMIT ?", (int(limit),)
+        )
         return [self._run_dict(r) for r in rows]
 
     # -- arrays -------------------------------------------------------------------------
@@ -377,23 +441,19 @@ class RunStore:
         return {name: unpack_npy(blob) for name, blob in rows}
 
     def steps(self, run_id: str) -> list[int]:
-        return [r[0] for r in self._read(
-            "SELECT step FROM snapshots WHERE run_id = ? ORDER BY step", (run_id,))]
+        return [r[0] for r in self._read("SELECT step FROM snapshots WHERE run_id = ? ORDER BY step", (run_id,))]
 
     def snapshot(self, run_id: str, step: int) -> dict[str, np.ndarray]:
-        rows = self._read("SELECT arrays FROM snapshots WHERE run_id = ? AND step = ?",
-                          (run_id, int(step)))
+        rows = self._read("SELECT arrays FROM snapshots WHERE run_id = ? AND step = ?", (run_id, int(step)))
         if not rows:
             raise KeyError(f"run {run_id!r} has no snapshot at step {step}")
         return unpack_npz(rows[0][0])
 
     def latest_snapshot(self, run_id: str) -> tuple[int, dict[str, np.ndarray]] | None:
-        rows = self._read("SELECT step, arrays FROM snapshots WHERE run_id = ? "
-                          "ORDER BY step DESC LIMIT 1", (run_id,))
+        rows = self._read("SELECT step, arrays FROM snapshots WHERE run_id = ? ORDER BY step DESC LIMIT 1", (run_id,))
         return (rows[0][0], unpack_npz(rows[0][1])) if rows else None
 
-    def scalars(self, run_id: str, metrics: list[str] | None = None,
-                since_step: int | None = None) -> pd.DataFrame:
+    def scalars(self, run_id: str, metrics: list[str] | None = None, since_step: int | None = None) -> pd.DataFrame:
         """Scalar rows sorted by step (then write order); ``since_step`` keeps step > since_step."""
         sql = "SELECT step, replica, n, metric, value FROM scalars WHERE run_id = ?"
         args: list[str | int] = [run_id]
@@ -405,18 +465,22 @@ class RunStore:
             args.append(int(since_step))
         rows = self._read(sql + " ORDER BY step, rowid", args)
         cols = list(zip(*rows, strict=True)) if rows else [()] * 5
-        return pd.DataFrame({
-            "step": np.asarray(cols[0], dtype=np.int64),
-            "replica": np.asarray(cols[1], dtype=np.int64),
-            "n": pd.array(list(cols[2]), dtype="Int64"),
-            "metric": np.array(cols[3], dtype=object),
-            "value": np.array([np.nan if v is None else v for v in cols[4]], dtype=np.float64),
-        })
+        return pd.DataFrame(
+            {
+                "step": np.asarray(cols[0], dtype=np.int64),
+                "replica": np.asarray(cols[1], dtype=np.int64),
+                "n": pd.array(list(cols[2]), dtype="Int64"),
+                "metric": np.array(cols[3], dtype=object),
+                "value": np.array([np.nan if v is None else v for v in cols[4]], dtype=np.float64),
+            }
+        )
 
     def size_bytes(self, run_id: str) -> int:
         """Approximate stored bytes: blob lengths + scalar rows × :data:`SCALAR_ROW_BYTES`."""
-        (total,), = self._read(
+        ((total,),) = self._read(
             "SELECT (SELECT coalesce(sum(length(arrays)), 0) FROM snapshots WHERE run_id = ?1)"
             " + (SELECT coalesce(sum(length(array)), 0) FROM statics WHERE run_id = ?1)"
-            " + (SELECT count(*) FROM scalars WHERE run_id = ?1) * ?2", (run_id, SCALAR_ROW_BYTES))
+            " + (SELECT count(*) FROM scalars WHERE run_id = ?1) * ?2",
+            (run_id, SCALAR_ROW_BYTES),
+        )
         return int(total)

@@ -73,13 +73,13 @@ def table_to_csv(table: list[list[float]], psi: list[int]) -> str:
 
 def _text(data: bytes, limit: int, what: str) -> str:
     if len(data) > limit:
-        raise ConfigError(f"the {what} is {len(data):,} bytes, over the limit of {limit:,} bytes "
-                          f"({limit // 1024} KiB)")
+        raise ConfigError(f"the {what} is {len(data):,} bytes, over the limit of {limit:,} bytes ({limit // 1024} KiB)")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise ConfigError(f"the {what} is not UTF-8 text (invalid byte at position {e.start}); "
-                          "save it as UTF-8") from None
+        raise ConfigError(
+            f"the {what} is not UTF-8 text (invalid byte at position {e.start}); save it as UTF-8"
+        ) from None
 
 
 def _records(text: str) -> list[tuple[int, list[str]]]:
@@ -90,8 +90,10 @@ def _records(text: str) -> list[tuple[int, list[str]]]:
             if not any(c.strip() for c in cells):
                 continue
             if len(out) > MAX_CSV_ROWS:
-                raise ConfigError(f"the CSV has more than {MAX_CSV_ROWS} rows: at most {MAX_CSV_ROWS} "
-                                  "next tokens (plus a header) are allowed")
+                raise ConfigError(
+                    f"the CSV has more than {MAX_CSV_ROWS} rows: at most {MAX_CSV_ROWS} "
+                    "next tokens (plus a header) are allowed"
+                )
             out.append((line, cells))
     except csv.Error as e:
         raise ConfigError(f"the CSV cannot be read: {e}") from None
@@ -111,8 +113,10 @@ def _width(header: tuple[int, list[str]] | None, rows: list[tuple[int, list[str]
 def _query_index(cell: str, line: int) -> int:
     x = _number(cell)
     if x is None or not x.is_integer() or not 0 <= x <= MAX_CSV_ROWS:
-        raise ConfigError(f"row {line}, column 1 (psi): {_shown(cell)} is not allowed: psi is the query index of "
-                          f"the row's next token, an integer from 0 to {MAX_CSV_ROWS}")
+        raise ConfigError(
+            f"row {line}, column 1 (psi): {_shown(cell)} is not allowed: psi is the query index of "
+            f"the row's next token, an integer from 0 to {MAX_CSV_ROWS}"
+        )
     return int(x)
 
 
@@ -121,8 +125,10 @@ def _probability(cell: str, line: int, col: int) -> float:
         return 0.0
     x = _number(cell)
     if x is None or not math.isfinite(x) or x < 0:
-        raise ConfigError(f"row {line}, column {col} (token l{col - 2}): {_shown(cell)} is not allowed: "
-                          "P(l|n) entries are finite numbers ≥ 0 (empty = 0)")
+        raise ConfigError(
+            f"row {line}, column {col} (token l{col - 2}): {_shown(cell)} is not allowed: "
+            "P(l|n) entries are finite numbers ≥ 0 (empty = 0)"
+        )
     return x
 
 

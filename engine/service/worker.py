@@ -123,8 +123,15 @@ def parse_cpus(text: str) -> frozenset[int]:
     return frozenset(cpus)
 
 
-def train_stored_run(data_dir: str, run_id: str, control: RunControl, report: Connection,
-                     torch_threads: int, server_pid: int, cpus: frozenset[int] | None = None) -> None:
+def train_stored_run(
+    data_dir: str,
+    run_id: str,
+    control: RunControl,
+    report: Connection,
+    torch_threads: int,
+    server_pid: int,
+    cpus: frozenset[int] | None = None,
+) -> None:
     """Worker entry point: train stored run ``run_id`` to its end, sending ``(status, message)``
     on ``report`` after every status change (the last one is terminal); die with ``server_pid``;
     run on ``cpus`` when given (threads started later, torch's included, inherit it)."""

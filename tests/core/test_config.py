@@ -26,8 +26,11 @@ from engine.core.config import (
 from engine.paper.presets import load_presets
 
 SECTIONS: dict[str, type[BaseModel]] = {
-    "data": DataConfig, "model": ModelConfig, "optim": OptimConfig,
-    "replicas": ReplicaConfig, "snapshots": SnapshotConfig,
+    "data": DataConfig,
+    "model": ModelConfig,
+    "optim": OptimConfig,
+    "replicas": ReplicaConfig,
+    "snapshots": SnapshotConfig,
 }
 
 
@@ -122,8 +125,7 @@ BAD_NUMBERS = [
 ]
 
 
-@pytest.mark.parametrize(("field", "value", "allowed"), BAD_NUMBERS,
-                         ids=[f"{f}={v!r}" for f, v, _ in BAD_NUMBERS])
+@pytest.mark.parametrize(("field", "value", "allowed"), BAD_NUMBERS, ids=[f"{f}={v!r}" for f, v, _ in BAD_NUMBERS])
 def test_bad_number_names_field_value_and_range(field, value, allowed):
     msg = _error(_nested(field, value))
     assert f"{field} = {value!r}" in msg
@@ -149,17 +151,20 @@ def test_name_too_long():
     assert "at most 200 characters" in msg
 
 
-@pytest.mark.parametrize(("field", "allowed"), [
-    ("data.source", ["'generator'", "'table'"]),
-    ("data.distinct_weights", ["'linspace'", "'uniform'", "'zipf'", "'dirichlet'"]),
-    ("data.layout", ["'paper'", "'compact'"]),
-    ("model.kind", ["'yz'", "'yz-meanfield'", "'standard'"]),
-    ("model.meanfield_decoder", ["'plain'", "'lemma3'"]),
-    ("model.init", ["'zero'", "'torch-default'", "'normal'"]),
-    ("model.dtype", ["'float32'", "'float64'"]),
-    ("model.device", ["'auto'", "'cpu'", "'cuda'"]),
-    ("optim.method", ["'sgd'", "'adam'"]),
-])
+@pytest.mark.parametrize(
+    ("field", "allowed"),
+    [
+        ("data.source", ["'generator'", "'table'"]),
+        ("data.distinct_weights", ["'linspace'", "'uniform'", "'zipf'", "'dirichlet'"]),
+        ("data.layout", ["'paper'", "'compact'"]),
+        ("model.kind", ["'yz'", "'yz-meanfield'", "'standard'"]),
+        ("model.meanfield_decoder", ["'plain'", "'lemma3'"]),
+        ("model.init", ["'zero'", "'torch-default'", "'normal'"]),
+        ("model.dtype", ["'float32'", "'float64'"]),
+        ("model.device", ["'auto'", "'cpu'", "'cuda'"]),
+        ("optim.method", ["'sgd'", "'adam'"]),
+    ],
+)
 def test_bad_choice_lists_the_choices(field, allowed):
     msg = _error(_nested(field, "bogus"))
     assert f"{field} = 'bogus'" in msg
@@ -169,7 +174,9 @@ def test_bad_choice_lists_the_choices(field, allowed):
 
 # ---------------------------------------------------------------------------- NaN / inf
 FLOAT_FIELDS = sorted(
-    f"{sec}.{name}" for sec, model in SECTIONS.items() for name, fi in model.model_fields.items()
+    f"{sec}.{name}"
+    for sec, model in SECTIONS.items()
+    for name, fi in model.model_fields.items()
     if float in set(typing.get_args(fi.annotation)) | {fi.annotation}
 )
 
@@ -217,10 +224,21 @@ def test_unknown_nested_key_lists_allowed_keys(section):
 
 
 # ---------------------------------------------------------------------------- T
-@pytest.mark.parametrize(("given", "parsed"), [
-    ("inf", "inf"), ("INF", "inf"), (" infinity ", "inf"), ("∞", "inf"), (math.inf, "inf"),
-    (128, 128), ("128", 128), (2, 2), (MAX_T, MAX_T), (str(MAX_T), MAX_T),
-])
+@pytest.mark.parametrize(
+    ("given", "parsed"),
+    [
+        ("inf", "inf"),
+        ("INF", "inf"),
+        (" infinity ", "inf"),
+        ("∞", "inf"),
+        (math.inf, "inf"),
+        (128, 128),
+        ("128", 128),
+        (2, 2),
+        (MAX_T, MAX_T),
+        (str(MAX_T), MAX_T),
+    ],
+)
 def test_T_parsing_accepts(given, parsed):
     cfg = DataConfig(T=given)
     got = cfg.T
@@ -228,8 +246,7 @@ def test_T_parsing_accepts(given, parsed):
     assert cfg.infinite_T == (parsed == "inf")
 
 
-@pytest.mark.parametrize("given", [1, 0, -5, "1", "abc", "", 10**10, MAX_T + 1, 128.5, -math.inf, math.nan,
-                                   None, True])
+@pytest.mark.parametrize("given", [1, 0, -5, "1", "abc", "", 10**10, MAX_T + 1, 128.5, -math.inf, math.nan, None, True])
 def test_T_parsing_rejects(given):
     msg = _error({"data": {"T": given}})
     assert f"data.T = {given!r}" in msg
@@ -437,10 +454,18 @@ def test_from_json_unknown_key():
 # ---------------------------------------------------------------------------- overrides
 def test_with_overrides_dotted_and_json_values():
     base = RunConfig()
-    cfg = base.with_overrides({
-        "optim.eta_y": "10", "optim.method": "adam", "data.T": "inf", "replicas.seeds": "[1, 2, 3]",
-        "replicas.lr_pairs": "[[1, 0.5]]", "snapshots.linear_every": "2", "name": "my run", "optim.steps": 7,
-    })
+    cfg = base.with_overrides(
+        {
+            "optim.eta_y": "10",
+            "optim.method": "adam",
+            "data.T": "inf",
+            "replicas.seeds": "[1, 2, 3]",
+            "replicas.lr_pairs": "[[1, 0.5]]",
+            "snapshots.linear_every": "2",
+            "name": "my run",
+            "optim.steps": 7,
+        }
+    )
     assert cfg.optim.eta_y == 10.0 and isinstance(cfg.optim.eta_y, float)
     assert cfg.optim.method == "adam"
     assert cfg.data.T == "inf"
@@ -459,12 +484,15 @@ def test_with_overrides_numeric_looking_string_field():
     assert RunConfig().with_overrides({"name": "2024"}).name == "2024"
 
 
-@pytest.mark.parametrize(("key", "where", "keys"), [
-    ("nokey", "config", sorted(RunConfig.model_fields)),
-    ("optim.nokey", "optim", sorted(OptimConfig.model_fields)),
-    ("data.nokey.deeper", "data", sorted(DataConfig.model_fields)),
-    ("nosection.eta_y", "config", sorted(RunConfig.model_fields)),
-])
+@pytest.mark.parametrize(
+    ("key", "where", "keys"),
+    [
+        ("nokey", "config", sorted(RunConfig.model_fields)),
+        ("optim.nokey", "optim", sorted(OptimConfig.model_fields)),
+        ("data.nokey.deeper", "data", sorted(DataConfig.model_fields)),
+        ("nosection.eta_y", "config", sorted(RunConfig.model_fields)),
+    ],
+)
 def test_with_overrides_unknown_key_lists_available_keys(key, where, keys):
     with pytest.raises(ConfigError) as exc:
         RunConfig().with_overrides({key: "1"})
@@ -476,14 +504,17 @@ def test_with_overrides_below_a_leaf():
         RunConfig().with_overrides({"optim.eta_y.x": "1"})
 
 
-@pytest.mark.parametrize(("key", "value", "expect"), [
-    ("optim.eta_y", "-1", "optim.eta_y = -1: Input should be greater than 0"),
-    ("optim.eta_y", "NaN", "optim.eta_y = nan: Input should be a finite number"),
-    ("data.T", "1", "data.T = 1: T must be an integer"),
-    ("model.kind", "standard", "init='zero' is a saddle point"),
-    ("replicas.seeds", "[]", "replicas.seeds = []"),
-    ("optim.method", "rmsprop", "optim.method = 'rmsprop': Input should be 'sgd' or 'adam'"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "expect"),
+    [
+        ("optim.eta_y", "-1", "optim.eta_y = -1: Input should be greater than 0"),
+        ("optim.eta_y", "NaN", "optim.eta_y = nan: Input should be a finite number"),
+        ("data.T", "1", "data.T = 1: T must be an integer"),
+        ("model.kind", "standard", "init='zero' is a saddle point"),
+        ("replicas.seeds", "[]", "replicas.seeds = []"),
+        ("optim.method", "rmsprop", "optim.method = 'rmsprop': Input should be 'sgd' or 'adam'"),
+    ],
+)
 def test_with_overrides_invalid_value(key, value, expect):
     with pytest.raises(ConfigError) as exc:
         RunConfig().with_overrides({key: value})

@@ -11,13 +11,35 @@ from hypothesis import strategies as st
 from engine.core.config import ConfigError, RunConfig
 from engine.service.budget import check_budget
 
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
-                         st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20))
-json_values = st.recursive(json_scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c,
-                                                                                           max_size=4), max_leaves=20)
-keys = st.sampled_from(["data.num_last", "data.T", "data.table", "data.psi", "optim.eta_y", "optim.batch",
-                        "model.kind", "replicas.seeds", "replicas.lr_pairs", "snapshots.max_count", "data.layout",
-                        "nope", "data.nope", "optim", "data.distinct_weights"])
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+)
+json_values = st.recursive(
+    json_scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4), max_leaves=20
+)
+keys = st.sampled_from(
+    [
+        "data.num_last",
+        "data.T",
+        "data.table",
+        "data.psi",
+        "optim.eta_y",
+        "optim.batch",
+        "model.kind",
+        "replicas.seeds",
+        "replicas.lr_pairs",
+        "snapshots.max_count",
+        "data.layout",
+        "nope",
+        "data.nope",
+        "optim",
+        "data.distinct_weights",
+    ]
+)
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -33,8 +55,11 @@ def parse_or_clear_error(fn):
 
 
 @FAST
-@given(st.dictionaries(st.sampled_from(["data", "model", "optim", "replicas", "snapshots", "name", "x"]),
-                       json_values, max_size=4))
+@given(
+    st.dictionaries(
+        st.sampled_from(["data", "model", "optim", "replicas", "snapshots", "name", "x"]), json_values, max_size=4
+    )
+)
 def test_arbitrary_json_objects(d):
     parse_or_clear_error(lambda: RunConfig.from_json(json.dumps(d)))
 
@@ -57,10 +82,18 @@ def test_url_style_overrides(over):
 
 
 @FAST
-@given(st.lists(st.lists(st.one_of(st.floats(min_value=-1, max_value=1e6), st.sampled_from([math.nan, math.inf])),
-                         min_size=1, max_size=6),
-                min_size=1, max_size=5),
-       st.lists(st.integers(-1, 4), min_size=0, max_size=6))
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(st.floats(min_value=-1, max_value=1e6), st.sampled_from([math.nan, math.inf])),
+            min_size=1,
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.integers(-1, 4), min_size=0, max_size=6),
+)
 def test_table_uploads(table, psi):
     parse_or_clear_error(lambda: RunConfig.from_dict({"data": {"source": "table", "table": table, "psi": psi}}))
 
@@ -78,8 +111,11 @@ def test_an_integer_of_5000_digits_is_a_clear_error():
 
 # ------------------------------------------------------------------------------ uploads (engine.service.uploads)
 @FAST
-@given(st.dictionaries(st.sampled_from(["data", "model", "optim", "replicas", "snapshots", "name", "x"]),
-                       json_values, max_size=4))
+@given(
+    st.dictionaries(
+        st.sampled_from(["data", "model", "optim", "replicas", "snapshots", "name", "x"]), json_values, max_size=4
+    )
+)
 def test_uploaded_config_files(d):
     from engine.service.uploads import config_from_upload
 
@@ -89,14 +125,23 @@ def test_uploaded_config_files(d):
 
 
 @FAST
-@given(st.lists(st.lists(st.one_of(st.floats(min_value=-1, max_value=1e6), st.sampled_from([math.nan, math.inf])),
-                         min_size=1, max_size=6),
-                min_size=1, max_size=5),
-       st.lists(st.integers(-1, 4), min_size=0, max_size=6), st.booleans())
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(st.floats(min_value=-1, max_value=1e6), st.sampled_from([math.nan, math.inf])),
+            min_size=1,
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.integers(-1, 4), min_size=0, max_size=6),
+    st.booleans(),
+)
 def test_table_csv_uploads(table, psi, header):
     from engine.service.uploads import table_from_csv
 
-    lines = ([["psi", *(f"l{j}" for j in range(len(table[0])))]] if header else [])
+    lines = [["psi", *(f"l{j}" for j in range(len(table[0])))]] if header else []
     lines += [[str(q), *(repr(x) for x in row)] for q, row in zip(psi, table, strict=False)]
     text = "\n".join(",".join(r) for r in lines)
     try:

@@ -85,16 +85,25 @@ def own_B(t, M, K, eta_y, eta_z, C0=1.0):
 # ============================================================================ data (§1.2–1.3)
 
 
-@pytest.mark.parametrize("args", [(2, 1, 10, 0, 10), (1, 2, 10, 0, 10), (3, 2, 10, 0, 10), (10, 2, 10, 0, 10),
-                                  (3, 2, 4, 2, 5), (2, 3, 0, 1, 3)])
+@pytest.mark.parametrize(
+    "args",
+    [(2, 1, 10, 0, 10), (1, 2, 10, 0, 10), (3, 2, 10, 0, 10), (10, 2, 10, 0, 10), (3, 2, 4, 2, 5), (2, 3, 0, 1, 3)],
+)
 def test_generator_equals_retyped_dataset2(args):
     num_last, per, n_c, n_cpl, n_u = args
     P, q, y, M = dataset2(*args)
-    pb = build_problem(DataConfig(num_last=num_last, num_next_per_last=per, num_common=n_c,
-                                  num_common_per_last=n_cpl, num_distinct_per_next=n_u))
+    pb = build_problem(
+        DataConfig(
+            num_last=num_last,
+            num_next_per_last=per,
+            num_common=n_c,
+            num_common_per_last=n_cpl,
+            num_distinct_per_next=n_u,
+        )
+    )
     assert pb.M == M == pb.M_out
     np.testing.assert_allclose(pb.P, P[:, : pb.M_ctx], rtol=0, atol=1e-15)
-    assert (P[:, pb.M_ctx:] == 0).all()  # query and next tokens are never contextual
+    assert (P[:, pb.M_ctx :] == 0).all()  # query and next tokens are never contextual
     np.testing.assert_array_equal(pb.query_of_class_id, q)
     np.testing.assert_array_equal(pb.label_ids, y)
     if args == (2, 1, 10, 0, 10):  # Syn-Small's numbers, science §1.3
@@ -106,9 +115,11 @@ def test_generator_equals_retyped_dataset2(args):
 def test_token_kinds_use_the_global_omega():
     """Ω(l) = {n : P(l|n) > 0} over all n (science §1.2).  With one next token per query, a
     per-query 'common' token has |Ω(l)| = 1 and is therefore *distinct*."""
-    for cfg in (DataConfig(num_last=2, num_next_per_last=1, num_common=3, num_common_per_last=2),
-                DataConfig(num_last=3, num_next_per_last=2, num_common=0, num_common_per_last=1),
-                DataConfig(source="table", table=((1, 1, 0, 2, 0), (1, 0, 3, 0, 0), (0, 0, 0, 5, 1)), psi=(0, 1, 1))):
+    for cfg in (
+        DataConfig(num_last=2, num_next_per_last=1, num_common=3, num_common_per_last=2),
+        DataConfig(num_last=3, num_next_per_last=2, num_common=0, num_common_per_last=1),
+        DataConfig(source="table", table=((1, 1, 0, 2, 0), (1, 0, 3, 0, 0), (0, 0, 0, 5, 1)), psi=(0, 1, 1)),
+    ):
         pb = build_problem(cfg)
         omega = (pb.P > 0).sum(0)
         want = np.where(pb.P > 0, np.where(omega[None] > 1, KIND_COMMON, KIND_DISTINCT), KIND_NONE)
@@ -163,8 +174,9 @@ def seq_loss(Y, Zq, seqs, qrow, lab):
 def test_grouped_gradients_equal_numpy_finite_differences():
     """Support-coordinate closed-form gradients vs central finite differences of a numpy
     position-by-position forward pass (2 queries × 2 next tokens, per-query common tokens)."""
-    pb = build_problem(DataConfig(num_last=2, num_next_per_last=2, num_common=2, num_common_per_last=1,
-                                  num_distinct_per_next=3))
+    pb = build_problem(
+        DataConfig(num_last=2, num_next_per_last=2, num_common=2, num_common_per_last=1, num_distinct_per_next=3)
+    )
     ids, probs = pb.support
     rng = np.random.default_rng(1)
     Y = rng.normal(size=(pb.M_ctx, pb.M_out))
@@ -183,8 +195,15 @@ def test_grouped_gradients_equal_numpy_finite_differences():
         slot[n] += 1
     xs[..., 0][w == 0] = 1.0
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)
-    loss, _, dY, dZ = loss_and_grads_grouped(t(Y)[None], t(Zq)[None], t(xs), t(w), torch.as_tensor(ids),
-                                             torch.as_tensor(pb.psi), torch.as_tensor(pb.label_ids))
+    loss, _, dY, dZ = loss_and_grads_grouped(
+        t(Y)[None],
+        t(Zq)[None],
+        t(xs),
+        t(w),
+        torch.as_tensor(ids),
+        torch.as_tensor(pb.psi),
+        torch.as_tensor(pb.label_ids),
+    )
     assert float(loss[0]) == pytest.approx(seq_loss(Y, Zq, seqs, qrow, lab), abs=1e-12)
     eps = 1e-6
     for P_, grad in ((Y, dY[0].numpy()), (Zq, dZ[0].numpy())):
@@ -220,8 +239,9 @@ def test_lemma3_attention_gradient_is_f_squared_times_a_class_factor():
         g = Yd @ (alpha - e) / K
         zdot[pb.psi[n]] += c[n] * (g - f[n] * (f[n] @ g)) / np.linalg.norm(c[n])
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)
-    _, _, _, dZ = loss_and_grads_lemma3(t(W)[None], t(Zq)[None], t(pb.P), torch.as_tensor(pb.psi),
-                                        torch.as_tensor(pb.label_ids))
+    _, _, _, dZ = loss_and_grads_lemma3(
+        t(W)[None], t(Zq)[None], t(pb.P), torch.as_tensor(pb.psi), torch.as_tensor(pb.label_ids)
+    )
     np.testing.assert_allclose(dZ[0].numpy(), zdot, rtol=0, atol=1e-12)
     for n in range(K):
         d = pb.distinct_mask[n]
@@ -276,12 +296,14 @@ def test_snapshot_metrics_and_B_hat_against_numpy():
     """Every per-class metric of a snapshot, recomputed from the raw Z trajectory with numpy:
     c_n, H_n on G_DT(n), common mass, Δz_{l0}, r_{l0/l1}, r(0)e^{2Δz}, the bracket's lower end,
     the shares, and B̂_n = Σ_steps Σ_{l∈DT} Δz_{ml} / Σ_{l∈DT} f_{nl}² (the engine's pooled form)."""
-    cfg = RunConfig.from_dict({
-        "data": {"num_last": 3, "num_next_per_last": 2, "num_common_per_last": 1, "T": 64},
-        "model": {"init": "torch-default", "dtype": "float64"},
-        "optim": {"batch": 32, "steps": 6},
-        "replicas": {"seeds": [1, 2], "lr_pairs": [[1.0, 1.0], [5.0, 0.5]]},
-    })
+    cfg = RunConfig.from_dict(
+        {
+            "data": {"num_last": 3, "num_next_per_last": 2, "num_common_per_last": 1, "T": 64},
+            "model": {"init": "torch-default", "dtype": "float64"},
+            "optim": {"batch": 32, "steps": 6},
+            "replicas": {"seeds": [1, 2], "lr_pairs": [[1.0, 1.0], [5.0, 0.5]]},
+        }
+    )
     tr = Trainer(cfg)
     pb = tr.problem
     D, C = pb.distinct_mask, pb.common_mask
@@ -308,9 +330,14 @@ def test_snapshot_metrics_and_B_hat_against_numpy():
     dz0 = take(dz_all, l0)
     r0 = (take(f0, l0) / take(f0, l1)) ** 2 - 1
     want = {
-        "entropy_distinct": ent(q), "entropy_all": ent(c), "common_mass": (c * C).sum(-1),
-        "B_hat": B, "dz_dominant": dz0, "bracket_lo": take(f0, l0) ** 2 * B,
-        "rel_gain": (take(f, l0) / take(f, l1)) ** 2 - 1, "rel_gain_pred": r0 * np.exp(2 * dz0),
+        "entropy_distinct": ent(q),
+        "entropy_all": ent(c),
+        "common_mass": (c * C).sum(-1),
+        "B_hat": B,
+        "dz_dominant": dz0,
+        "bracket_lo": take(f0, l0) ** 2 * B,
+        "rel_gain": (take(f, l0) / take(f, l1)) ** 2 - 1,
+        "rel_gain_pred": r0 * np.exp(2 * dz0),
         "share_distinct_up": ((dz_all > 0) & D).sum(-1) / D.sum(-1),
         "share_common_down": ((dz_all < 0) & C).sum(-1) / C.sum(-1),
     }
@@ -320,11 +347,13 @@ def test_snapshot_metrics_and_B_hat_against_numpy():
 
 
 def _per_token_B(decoder: str, momentum: float, steps: int = 120):
-    cfg = RunConfig.from_dict({
-        "data": {"num_last": 1, "num_next_per_last": 2, "T": "inf"},
-        "model": {"kind": "yz-meanfield", "meanfield_decoder": decoder, "init": "zero", "dtype": "float64"},
-        "optim": {"momentum": momentum, "steps": steps},
-    })
+    cfg = RunConfig.from_dict(
+        {
+            "data": {"num_last": 1, "num_next_per_last": 2, "T": "inf"},
+            "model": {"kind": "yz-meanfield", "meanfield_decoder": decoder, "init": "zero", "dtype": "float64"},
+            "optim": {"momentum": momentum, "steps": steps},
+        }
+    )
     tr = Trainer(cfg)
     pb = tr.problem
     D = pb.distinct_mask
@@ -362,8 +391,13 @@ def test_torch_default_init_is_uniform_with_bound_one_over_sqrt_M_code():
     """Syn-Medium (science §1.3): nn.Linear(M, M) default init, U(−1/√M, 1/√M), M = M_code = 79."""
     from scipy.stats import kstest
 
-    cfg = RunConfig.from_dict({"data": {"num_last": 3, "num_next_per_last": 2}, "model": {"init": "torch-default"},
-                               "replicas": {"seeds": list(range(1, 41))}})
+    cfg = RunConfig.from_dict(
+        {
+            "data": {"num_last": 3, "num_next_per_last": 2},
+            "model": {"init": "torch-default"},
+            "replicas": {"seeds": list(range(1, 41))},
+        }
+    )
     tr = Trainer(cfg)
     bound = 1 / math.sqrt(79)
     for name in ("Zq", "Y"):
@@ -408,8 +442,9 @@ def test_gamma_late_phase_of_theorem_1b():
     np.testing.assert_allclose(th.gamma(t, M, K, ey), ey * t / K, rtol=1e-3)
 
 
-@pytest.mark.parametrize(("nu", "M", "t_end", "b_t0", "b_end"), [(10.0, 100, 5.0, 0.51, 0.78),
-                                                                 (1.0, 1e4, 50.0, 1.38, 1.53)])
+@pytest.mark.parametrize(
+    ("nu", "M", "t_end", "b_t0", "b_end"), [(10.0, 100, 5.0, 0.51, 0.78), (1.0, 1e4, 50.0, 1.38, 1.53)]
+)
 def test_fig9_numbers_from_own_bisection(nu, M, t_end, b_t0, b_end):
     """science §5 Fig. 9 with K = 1, C_0 = 1, t_0 = 2K ln M/η_Y — from numpy only, then the engine."""
     vals = []
@@ -437,8 +472,9 @@ def test_regime_forms_and_B_at_t0_typed_from_the_spec():
     nu = ey / ez
     b_t0 = 0.25 * math.log(C0 + 2 * K * (M - 1) ** 2 / M**2 / nu * math.log(2 * (1 + w1) * M * math.log(M)) ** 2)
     assert th.B_at_t0(M, K, nu, C0) == pytest.approx(b_t0, rel=1e-13)
-    np.testing.assert_allclose(th.B_exact(t, M, K, ey, ez, C0, zero_offset=True),
-                               own_B(t, M, K, ey, ez, C0) - 0.25 * math.log(C0), rtol=1e-10)
+    np.testing.assert_allclose(
+        th.B_exact(t, M, K, ey, ez, C0, zero_offset=True), own_B(t, M, K, ey, ez, C0) - 0.25 * math.log(C0), rtol=1e-10
+    )
 
 
 def test_joma_simulate_equals_own_euler_loop():
@@ -485,8 +521,12 @@ def test_converges_faster_when_only_the_fast_run_converges():
 
 
 def test_standard_model_compact_layout_uses_next_token_embeddings():
-    cfg = RunConfig.from_dict({"data": {"layout": "compact"},
-                               "model": {"kind": "standard", "init": "torch-default", "d": 16, "dtype": "float64"}})
+    cfg = RunConfig.from_dict(
+        {
+            "data": {"layout": "compact"},
+            "model": {"kind": "standard", "init": "torch-default", "d": 16, "dtype": "float64"},
+        }
+    )
     tr = Trainer(cfg)
     pb = tr.problem
     U, WV = tr.params["U"][0].numpy(), tr.params["WV"][0].numpy()
@@ -497,8 +537,10 @@ def test_standard_model_compact_layout_uses_next_token_embeddings():
 
 
 def test_lemma3_random_init_starts_from_the_plain_models_Y0():
-    base = {"data": {"num_last": 1, "num_next_per_last": 2, "T": "inf"},
-            "model": {"kind": "yz-meanfield", "init": "torch-default", "dtype": "float64"}}
+    base = {
+        "data": {"num_last": 1, "num_next_per_last": 2, "T": "inf"},
+        "model": {"kind": "yz-meanfield", "init": "torch-default", "dtype": "float64"},
+    }
     plain = Trainer(RunConfig.from_dict(base))
     lem = Trainer(RunConfig.from_dict({**base, "model": {**base["model"], "meanfield_decoder": "lemma3"}}))
     np.testing.assert_array_equal(lem.params["Zq"].numpy(), plain.params["Zq"].numpy())

@@ -158,8 +158,9 @@ def test_grouped_support_coordinates_equal_dense_computation():
     from engine.core.data import ContextSampler, build_problem
     from engine.core.model import loss_and_grads_grouped
 
-    pb = build_problem(DataConfig(num_last=2, num_next_per_last=2, num_common=3, num_common_per_last=1,
-                                  num_distinct_per_next=4))
+    pb = build_problem(
+        DataConfig(num_last=2, num_next_per_last=2, num_common=3, num_common_per_last=1, num_distinct_per_next=4)
+    )
     ids, _ = pb.support
     K, s = ids.shape
     R, B = 2, 9

@@ -30,8 +30,7 @@ def test_matches_torch_optim_per_replica(cfg):
         if cfg.method == "sgd":
             ref = torch.optim.SGD([p], lr=lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
         else:
-            ref = torch.optim.Adam([p], lr=lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps,
-                                   weight_decay=cfg.weight_decay)
+            ref = torch.optim.Adam([p], lr=lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps, weight_decay=cfg.weight_decay)
         for gr in grads:
             p.grad = gr[r] + 0.1 * p.detach()
             ref.step()

@@ -26,10 +26,16 @@ def _check(s: np.ndarray, steps: int, cfg: SnapshotConfig) -> None:
 def _cases(draw):
     steps = draw(st.one_of(st.integers(0, 300), st.integers(0, 10**7)))
     # linear schedules up to 10**5 points (denser ones are covered by the timing test below)
-    linear_every = draw(st.one_of(st.none(), st.integers(max(1, steps // 10**5), max(1, steps, steps // 10**5)),
-                                  st.integers(max(1, steps // 10**5), max(1, steps // 10**5) + 50)))
-    cfg = SnapshotConfig(linear_every=linear_every, log_count=draw(st.integers(0, 2000)),
-                         max_count=draw(st.integers(2, 2000)))
+    linear_every = draw(
+        st.one_of(
+            st.none(),
+            st.integers(max(1, steps // 10**5), max(1, steps, steps // 10**5)),
+            st.integers(max(1, steps // 10**5), max(1, steps // 10**5) + 50),
+        )
+    )
+    cfg = SnapshotConfig(
+        linear_every=linear_every, log_count=draw(st.integers(0, 2000)), max_count=draw(st.integers(2, 2000))
+    )
     return steps, cfg
 
 
@@ -94,8 +100,14 @@ def test_linear_every_2_with_log_steps_keeps_every_even_step():
     _check(s, 100, cfg)
 
 
-@pytest.mark.parametrize("cfg", [SnapshotConfig(), SnapshotConfig(linear_every=2, log_count=0),
-                                 SnapshotConfig(linear_every=1, log_count=2000, max_count=2)])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        SnapshotConfig(),
+        SnapshotConfig(linear_every=2, log_count=0),
+        SnapshotConfig(linear_every=1, log_count=2000, max_count=2),
+    ],
+)
 def test_zero_steps(cfg):
     assert snapshot_steps(0, cfg).tolist() == [0]
 

@@ -7,8 +7,11 @@ import torch
 from engine.core.config import RunConfig
 from engine.core.train import DivergedError, Trainer
 
-SMALL = {"data": {"num_last": 1, "num_next_per_last": 2}, "model": {"dtype": "float64"},
-         "optim": {"steps": 30, "batch": 64}}
+SMALL = {
+    "data": {"num_last": 1, "num_next_per_last": 2},
+    "model": {"dtype": "float64"},
+    "optim": {"steps": 30, "batch": 64},
+}
 
 
 def cfg(**over):
@@ -42,15 +45,30 @@ def test_same_seed_same_trajectory_and_chunking_does_not_matter():
 def test_batched_replicas_equal_separate_runs(method):
     pairs = [[1.0, 1.0], [5.0, 0.5]]
     seeds = [1, 2, 3]
-    batched = Trainer(cfg(replicas__seeds=seeds, replicas__lr_pairs=pairs, model__init="torch-default",
-                          optim__method=method, optim__eta_y=0.1, optim__eta_z=0.1))
+    batched = Trainer(
+        cfg(
+            replicas__seeds=seeds,
+            replicas__lr_pairs=pairs,
+            model__init="torch-default",
+            optim__method=method,
+            optim__eta_y=0.1,
+            optim__eta_z=0.1,
+        )
+    )
     batched.advance(30)
     assert batched.R == 6
     r = 0
     for ey, ez in pairs:
         for s in seeds:
-            Y, Zq = final(cfg(replicas__seeds=[s], optim__eta_y=ey, optim__eta_z=ez, model__init="torch-default",
-                              optim__method=method))
+            Y, Zq = final(
+                cfg(
+                    replicas__seeds=[s],
+                    optim__eta_y=ey,
+                    optim__eta_z=ez,
+                    model__init="torch-default",
+                    optim__method=method,
+                )
+            )
             np.testing.assert_allclose(batched.params["Zq"][r].numpy(), Zq[0], atol=1e-10)
             np.testing.assert_allclose(batched.params["Y"][r].numpy(), Y[0], atol=1e-10)
             r += 1
@@ -61,8 +79,9 @@ def test_finite_T_approaches_mean_field_like_one_over_sqrt_T():
     Ts = [16, 64, 256, 1024, 4096]
     seeds = (1, 2)
     limit = {s: final(cfg(data__T="inf", replicas__seeds=[s]))[1] for s in seeds}
-    errs = [np.mean([np.abs(final(cfg(data__T=T, replicas__seeds=[s]))[1] - limit[s]).max() for s in seeds])
-            for T in Ts]
+    errs = [
+        np.mean([np.abs(final(cfg(data__T=T, replicas__seeds=[s]))[1] - limit[s]).max() for s in seeds]) for T in Ts
+    ]
     slope = np.polyfit(np.log(Ts), np.log(errs), 1)[0]
     assert all(np.diff(errs) < 0), errs
     assert -0.8 < slope < -0.35, (slope, errs)
@@ -86,8 +105,14 @@ def test_meanfield_plain_equals_infinite_T_with_every_class_in_the_batch():
 
 def test_divergence_is_detected_and_names_the_learning_rates():
     # η·λ ≫ 2 makes the weight-decay term p ← p(1 − ηλ) blow up geometrically.
-    c = cfg(model__init="torch-default", model__dtype="float32", optim__weight_decay=1.0,
-            optim__eta_y=1e3, optim__eta_z=1e3, optim__steps=200)
+    c = cfg(
+        model__init="torch-default",
+        model__dtype="float32",
+        optim__weight_decay=1.0,
+        optim__eta_y=1e3,
+        optim__eta_z=1e3,
+        optim__steps=200,
+    )
     tr = Trainer(c)
     with pytest.raises(DivergedError) as e:
         tr.advance(200)
@@ -96,8 +121,11 @@ def test_divergence_is_detected_and_names_the_learning_rates():
 
 
 def test_only_query_rows_are_stored():
-    tr = Trainer(RunConfig.from_dict({"data": {"num_last": 10, "num_next_per_last": 2, "num_distinct_per_next": 500,
-                                               "layout": "compact"}}))
+    tr = Trainer(
+        RunConfig.from_dict(
+            {"data": {"num_last": 10, "num_next_per_last": 2, "num_distinct_per_next": 500, "layout": "compact"}}
+        )
+    )
     Q, M = tr.problem.Q, tr.problem.M_ctx
     assert tr.params["Zq"].shape == (1, Q, M) and tr.params["Y"].shape == (1, M, 20)
 
@@ -117,8 +145,14 @@ def test_snapshot_arrays_are_copies_and_scalars_have_expected_shapes():
 
 
 def test_large_vocabulary_snapshots_keep_top_k():
-    tr = Trainer(RunConfig.from_dict({"data": {"num_last": 10, "num_next_per_last": 2, "num_distinct_per_next": 3000,
-                                               "layout": "compact"}, "optim": {"batch": 8}}))
+    tr = Trainer(
+        RunConfig.from_dict(
+            {
+                "data": {"num_last": 10, "num_next_per_last": 2, "num_distinct_per_next": 3000, "layout": "compact"},
+                "optim": {"batch": 8},
+            }
+        )
+    )
     s = tr.snapshot()
     assert set(s.arrays) == {"topk_idx", "topk_c", "topk_z"}
     assert s.arrays["topk_c"].shape == (1, 20, 32)

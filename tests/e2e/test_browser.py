@@ -64,8 +64,10 @@ def _pick_preset(pg, title: str) -> None:
     pg.wait_for_function("() => window.location.search.includes('preset=syn-small-fast-decoder')")
 
 
-IDLE = ("() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') "
-        "=== 'notRunning' && document.querySelectorAll('input[aria-label=steps]').length === 1")
+IDLE = (
+    "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') "
+    "=== 'notRunning' && document.querySelectorAll('input[aria-label=steps]').length === 1"
+)
 
 
 def _set_steps(pg, steps: int) -> None:
@@ -89,15 +91,19 @@ def _switch_class_latency(pg) -> float:
     return (time.monotonic() - t0) * 1000
 
 
-CHART_BOXES = ("() => Object.fromEntries(['cn', 'cnh', 'z', 'H', 'B', 'loss'].map((k) => { const r = document"
-               ".querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`).getBoundingClientRect();"
-               " return [k, [Math.round(r.left), Math.round(r.top), Math.round(r.width)]]; }))")
+CHART_BOXES = (
+    "() => Object.fromEntries(['cn', 'cnh', 'z', 'H', 'B', 'loss'].map((k) => { const r = document"
+    ".querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`).getBoundingClientRect();"
+    " return [k, [Math.round(r.left), Math.round(r.top), Math.round(r.width)]]; }))"
+)
 
 
 def _charts_per_row(pg) -> list[list[str]]:
     """The six live charts as drawn, grouped into rows by their top edge."""
-    pg.wait_for_function("() => ['cn', 'cnh', 'z', 'H', 'B', 'loss'].every((k) => "
-                         "document.querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`))")  # all drawn
+    pg.wait_for_function(
+        "() => ['cn', 'cnh', 'z', 'H', 'B', 'loss'].every((k) => "
+        "document.querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`))"
+    )  # all drawn
     rows: dict[int, list[tuple[int, str]]] = {}
     for key, (left, top, width) in pg.evaluate(CHART_BOXES).items():
         assert width > 300, (key, width)  # drawn, and not squeezed
@@ -156,9 +162,11 @@ def test_lab_live_pause_reload(server, page):
     pg.screenshot(path=str(ARTIFACTS / "lab-reloaded.png"), full_page=True)
     latency_ms = _switch_class_latency(pg)
     toggle_ms = _toggle_latency(pg)
-    (ARTIFACTS / "timings.txt").write_text(f"time from `streamlit run` to first chart: {first_chart_s:.1f} s\n"
-                                           f"pick next token n=1 -> c_n chart redrawn: {latency_ms:.0f} ms\n"
-                                           f"toggle the ratio lock -> URL updated (full rerun): {toggle_ms:.0f} ms\n")
+    (ARTIFACTS / "timings.txt").write_text(
+        f"time from `streamlit run` to first chart: {first_chart_s:.1f} s\n"
+        f"pick next token n=1 -> c_n chart redrawn: {latency_ms:.0f} ms\n"
+        f"toggle the ratio lock -> URL updated (full rerun): {toggle_ms:.0f} ms\n"
+    )
     pg.get_by_role("button", name="⏹ Stop").click()
     pg.get_by_text("stopped").first.wait_for()
 
@@ -262,6 +270,7 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
             _poll(lambda: (store.get_run(run_id)["last_step"] or 0) >= 100, 60)
         srv.proc.kill()  # SIGKILL: no clean-up of any kind
         srv.proc.wait(10)
+
     def reopened_status() -> str:  # opening the store after the writer died marks the run
         with RunStore(data) as store:
             return store.get_run(run_id)["status"]

@@ -16,11 +16,25 @@ import pytest
 
 pytestmark = [pytest.mark.slow]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-SUMMARY = ("wall_s", "sessions_open_at_once", "pages_rendered", "runs_started", "runs_finished",
-           "runs_queued_then_finished", "max_runs_training_at_once", "watchers_saw_finish", "watchers_checked",
-           "health_max_latency_s", "health_p50_latency_s", "peak_rss_mb", "peak_tree_pss_mb",
-           "server_cpu_s", "harness_cpu_s",
-           "bytes_per_client", "loadavg_start")
+SUMMARY = (
+    "wall_s",
+    "sessions_open_at_once",
+    "pages_rendered",
+    "runs_started",
+    "runs_finished",
+    "runs_queued_then_finished",
+    "max_runs_training_at_once",
+    "watchers_saw_finish",
+    "watchers_checked",
+    "health_max_latency_s",
+    "health_p50_latency_s",
+    "peak_rss_mb",
+    "peak_tree_pss_mb",
+    "server_cpu_s",
+    "harness_cpu_s",
+    "bytes_per_client",
+    "loadavg_start",
+)
 
 
 @pytest.mark.timeout(330)
@@ -32,8 +46,10 @@ def test_lecture_hall_load():
     (ARTIFACTS / "load_test.json").write_text(json.dumps(res, indent=1))
     summary = {k: res.get(k) for k in SUMMARY}
     failed = [k for k, ok in res["checks"].items() if not ok]
-    assert not failed, f"load test failed {failed}: {summary}; problems {res['problems'][:5]} " \
-                       f"(every figure: test-artifacts/load_test.json)"
+    assert not failed, (
+        f"load test failed {failed}: {summary}; problems {res['problems'][:5]} "
+        f"(every figure: test-artifacts/load_test.json)"
+    )
     assert res["broadcast_live_while_all_open"], summary
     assert res["runs_queued_then_finished"] > 0, summary  # two job slots for twenty runs: the queue was used
     assert res["wall_s"] < 240, summary

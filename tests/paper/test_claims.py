@@ -49,8 +49,16 @@ def test_6_2_distinct_logits_ordered_by_probability():
 
 def test_6_3_relative_gain_identity_in_mean_field():
     """r_{l/l'|n}(t) = r(0)·e^{2Δz_l}, exact in the T→∞ ODE (Lemma-3 decoder); Euler error O(η)."""
-    _, snaps = run("theorem4", **{"data.num_distinct_per_next": "10", "data.num_common": "10", "optim.eta_y": "0.01",
-                                  "optim.eta_z": "0.01", "optim.steps": "3000"})
+    _, snaps = run(
+        "theorem4",
+        **{
+            "data.num_distinct_per_next": "10",
+            "data.num_common": "10",
+            "optim.eta_y": "0.01",
+            "optim.eta_z": "0.01",
+            "optim.steps": "3000",
+        },
+    )
     for s in snaps[1:]:
         rel = np.abs(s.scalars["rel_gain"] / s.scalars["rel_gain_pred"] - 1)
         assert rel.max() < 1e-3, (s.step, rel.max())
@@ -60,9 +68,17 @@ def test_6_3_relative_gain_identity_in_mean_field():
 
 def test_6_3_identity_needs_the_span_F_decoder():
     """With the plain decoder the identity is only approximate: the check above is not vacuous."""
-    _, snaps = run("theorem4", **{"data.num_distinct_per_next": "10", "data.num_common": "10", "optim.eta_y": "0.01",
-                                  "optim.eta_z": "0.01", "optim.steps": "3000",
-                                  "model.meanfield_decoder": "plain"})
+    _, snaps = run(
+        "theorem4",
+        **{
+            "data.num_distinct_per_next": "10",
+            "data.num_common": "10",
+            "optim.eta_y": "0.01",
+            "optim.eta_z": "0.01",
+            "optim.steps": "3000",
+            "model.meanfield_decoder": "plain",
+        },
+    )
     s = snaps[-1]
     assert np.abs(s.scalars["rel_gain"] / s.scalars["rel_gain_pred"] - 1).max() > 1e-2
 

@@ -21,12 +21,30 @@ SYN_MEDIUM = {"syn-medium-1": (1, 33), "syn-medium-3": (3, 79), "syn-medium-5": 
 # dataset2.num_last=2 dataset2.num_next_per_last=1 dataset2.num_common_per_last=0 opt.lr_z=1 opt.lr_y_multi_on_z=1
 SYN_SMALL = {
     "name": "syn-small",
-    "data": {"source": "generator", "num_last": 2, "num_next_per_last": 1, "num_common": 10,
-             "num_common_per_last": 0, "num_distinct_per_next": 10, "distinct_weights": "linspace",
-             "distinct_min": 0.1, "distinct_max": 1.0, "common_weight": 1.0, "T": 128, "layout": "paper"},
+    "data": {
+        "source": "generator",
+        "num_last": 2,
+        "num_next_per_last": 1,
+        "num_common": 10,
+        "num_common_per_last": 0,
+        "num_distinct_per_next": 10,
+        "distinct_weights": "linspace",
+        "distinct_min": 0.1,
+        "distinct_max": 1.0,
+        "common_weight": 1.0,
+        "T": 128,
+        "layout": "paper",
+    },
     "model": {"kind": "yz", "init": "zero"},
-    "optim": {"method": "sgd", "eta_y": 1.0, "eta_z": 1.0, "momentum": 0.9, "weight_decay": 0.0,
-              "batch": 128, "steps": 100},
+    "optim": {
+        "method": "sgd",
+        "eta_y": 1.0,
+        "eta_z": 1.0,
+        "momentum": 0.9,
+        "weight_decay": 0.0,
+        "batch": 128,
+        "steps": 100,
+    },
     "replicas": {"seeds": [2], "lr_pairs": None},
     "snapshots": {"linear_every": 2, "log_count": 0, "max_count": 300},
 }
@@ -109,12 +127,24 @@ def test_syn_small_is_the_released_command():
     # spelled out, so that a failure says which setting is off
     d = cfg.data
     assert (d.num_last, d.num_next_per_last, d.num_common, d.num_common_per_last, d.num_distinct_per_next) == (
-        2, 1, 10, 0, 10)
+        2,
+        1,
+        10,
+        0,
+        10,
+    )
     assert (d.distinct_weights, d.distinct_min, d.distinct_max, d.T) == ("linspace", 0.1, 1.0, 128)
     assert cfg.model.kind == "yz" and cfg.model.init == "zero"
     o = cfg.optim
     assert (o.method, o.momentum, o.weight_decay, o.batch, o.steps, o.eta_y, o.eta_z) == (
-        "sgd", 0.9, 0.0, 128, 100, 1.0, 1.0)
+        "sgd",
+        0.9,
+        0.0,
+        128,
+        100,
+        1.0,
+        1.0,
+    )
     assert cfg.replicas.seeds == (2,) and cfg.lr_pairs == [(1.0, 1.0)]
     assert snapshot_steps(o.steps, cfg.snapshots).tolist() == list(range(0, 101, 2))  # save_per_minibatch=2
 
@@ -132,15 +162,17 @@ def test_syn_small_fast_decoder():
     assert cfg == RunConfig.from_dict(_with(SYN_SMALL, **{"name": "syn-small-fast-decoder", "optim.eta_y": 10.0}))
 
 
-@pytest.mark.parametrize(("name", "eta"), [("syn-small-adam-0.1", 0.1), ("syn-small-adam-0.5", 0.5),
-                                           ("syn-small-adam-1", 1.0)])
+@pytest.mark.parametrize(
+    ("name", "eta"), [("syn-small-adam-0.1", 0.1), ("syn-small-adam-0.5", 0.5), ("syn-small-adam-1", 1.0)]
+)
 def test_syn_small_adam(name, eta):
     cfg = get_preset(name).config
     assert cfg.optim.method == "adam"
     assert cfg.optim.eta_y == eta and cfg.optim.eta_z == eta
     assert cfg.optim.weight_decay == 0.0
-    assert cfg == RunConfig.from_dict(_with(SYN_SMALL, **{"name": name, "optim.method": "adam",
-                                                          "optim.eta_y": eta, "optim.eta_z": eta}))
+    assert cfg == RunConfig.from_dict(
+        _with(SYN_SMALL, **{"name": name, "optim.method": "adam", "optim.eta_y": eta, "optim.eta_z": eta})
+    )
 
 
 # ---------------------------------------------------------------------------- Syn-Medium
@@ -171,15 +203,18 @@ def test_vocabulary_size(name, M):
 GOOD = {"title": "Good", "description": "fine", "order": 5, "config": {"name": "good"}}
 
 
-@pytest.mark.parametrize(("content", "detail"), [
-    ("{not json", "bad.json"),
-    (json.dumps({"title": "no config"}), "config"),
-    (json.dumps({"config": {"optim": {"eta_y": -1}}}), "optim.eta_y = -1"),
-    (json.dumps({"config": {"nokey": 1}}), "nokey: unknown key"),
-    (json.dumps({"config": [1, 2]}), "bad.json"),
-    (json.dumps([1, 2]), "bad.json"),
-    (json.dumps({"config": {}, "order": "first"}), "order"),
-])
+@pytest.mark.parametrize(
+    ("content", "detail"),
+    [
+        ("{not json", "bad.json"),
+        (json.dumps({"title": "no config"}), "config"),
+        (json.dumps({"config": {"optim": {"eta_y": -1}}}), "optim.eta_y = -1"),
+        (json.dumps({"config": {"nokey": 1}}), "nokey: unknown key"),
+        (json.dumps({"config": [1, 2]}), "bad.json"),
+        (json.dumps([1, 2]), "bad.json"),
+        (json.dumps({"config": {}, "order": "first"}), "order"),
+    ],
+)
 def test_malformed_preset_names_the_file(tmp_path, clear_cache, content, detail):
     (tmp_path / "good.json").write_text(json.dumps(GOOD))
     (tmp_path / "bad.json").write_text(content)

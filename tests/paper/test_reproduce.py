@@ -38,8 +38,9 @@ def test_quick_reproduce_every_verdict_passes(tmp_path, capsys):
     rc = main(["reproduce", "--quick", "--out", str(tmp_path)])
     printed = capsys.readouterr().out
     doc, html = check_outputs(tmp_path, list(ITEMS))
-    failed = [f"{v['item']}: {v['claim']} = {v['value']} ({v['threshold']})"
-              for v in doc["verdicts"] if not v["passed"]]
+    failed = [
+        f"{v['item']}: {v['claim']} = {v['value']} ({v['threshold']})" for v in doc["verdicts"] if not v["passed"]
+    ]
     assert not failed, failed
     assert rc == EXIT_OK and doc["all_passed"] and doc["quick"]
     assert doc["quick_differences"] == list(QUICK_DIFFERENCES)
@@ -48,7 +49,8 @@ def test_quick_reproduce_every_verdict_passes(tmp_path, capsys):
         assert f"id='{name}'" in html
     assert "SEM" in html  # Fig. 6 says what its error bars are
     assert {"fig6_summary.parquet", "fig4_c.parquet", "joma_entropy.parquet"} <= {
-        p.split("/")[-1] for p in doc["data_files"]}
+        p.split("/")[-1] for p in doc["data_files"]
+    }
 
 
 def test_only_fig9_fast_path(tmp_path, capsys):

@@ -32,27 +32,42 @@ def test_verdict_is_frozen_and_json_safe():
     assert set(v.to_dict()) == {"item", "claim", "statistic", "value", "threshold", "passed", "detail"}
 
 
-@pytest.mark.parametrize("op,value,expect", [("<", 0.5, True), ("<", 1.0, False), ("<=", 1.0, True),
-                                             (">", 1.0, False), (">=", 1.0, True), (">", math.inf, False)])
+@pytest.mark.parametrize(
+    "op,value,expect",
+    [
+        ("<", 0.5, True),
+        ("<", 1.0, False),
+        ("<=", 1.0, True),
+        (">", 1.0, False),
+        (">=", 1.0, True),
+        (">", math.inf, False),
+    ],
+)
 def test_judge_operators(op, value, expect):
     assert vd.judge("x", "c", "s", value, op, 1.0).passed is expect
 
 
 def test_share_falls():
-    both(lambda: vd.share_falls("fig4", "c", [[0.645, 0.645], [0.4, 0.5]]),
-         lambda: vd.share_falls("fig4", "c", [[0.645, 0.645], [0.4, 0.62]]))
+    both(
+        lambda: vd.share_falls("fig4", "c", [[0.645, 0.645], [0.4, 0.5]]),
+        lambda: vd.share_falls("fig4", "c", [[0.645, 0.645], [0.4, 0.62]]),
+    )
 
 
 def test_argmax_is_top_prob():
     good = np.array([[0.1, 0.1, 0.2, 0.6, 0.0], [0.3, 0.0, 0.0, 0.0, 0.7]])
     bad = np.array([[0.1, 0.5, 0.2, 0.2, 0.0], [0.3, 0.0, 0.0, 0.0, 0.7]])
-    both(lambda: vd.argmax_is_top_prob("fig4", good, P, DISTINCT),
-         lambda: vd.argmax_is_top_prob("fig4", bad, P, DISTINCT))
+    both(
+        lambda: vd.argmax_is_top_prob("fig4", good, P, DISTINCT),
+        lambda: vd.argmax_is_top_prob("fig4", bad, P, DISTINCT),
+    )
 
 
 def test_higher():
-    both(lambda: vd.higher("fig4", "c", "s", [2.1, 2.0], [1.9, 1.9], margin=0.05),
-         lambda: vd.higher("fig4", "c", "s", [2.1, 1.92], [1.9, 1.9], margin=0.05))
+    both(
+        lambda: vd.higher("fig4", "c", "s", [2.1, 2.0], [1.9, 1.9], margin=0.05),
+        lambda: vd.higher("fig4", "c", "s", [2.1, 1.92], [1.9, 1.9], margin=0.05),
+    )
 
 
 def test_converges_faster():
@@ -72,8 +87,10 @@ def test_argmax_not_always_top():
     P = np.array([0.1, 0.2, 0.3, 0.4])
     picks_other = np.array([[0.1, 0.5, 0.2, 0.2], [0.1, 0.1, 0.1, 0.7]])
     always_top = np.array([[0.1, 0.2, 0.3, 0.4], [0.0, 0.1, 0.1, 0.8]])
-    both(lambda: vd.argmax_not_always_top("fig5", picks_other, P, ["a", "b"]),
-         lambda: vd.argmax_not_always_top("fig5", always_top, P, ["a", "b"]))
+    both(
+        lambda: vd.argmax_not_always_top("fig5", picks_other, P, ["a", "b"]),
+        lambda: vd.argmax_not_always_top("fig5", always_top, P, ["a", "b"]),
+    )
 
 
 def _fig6_grid():
@@ -108,15 +125,20 @@ def test_fig6_threshold():
 
 
 def test_same_across_and_close_to():
-    both(lambda: vd.same_across("fig9", "c", "B", [0.5, 0.5, 0.5]),
-         lambda: vd.same_across("fig9", "c", "B", [0.5, 0.5, 0.51]))
-    both(lambda: vd.close_to("fig9", "c", "B", 0.509, 0.51, 0.01),
-         lambda: vd.close_to("fig9", "c", "B", 0.6, 0.51, 0.01))
+    both(
+        lambda: vd.same_across("fig9", "c", "B", [0.5, 0.5, 0.5]),
+        lambda: vd.same_across("fig9", "c", "B", [0.5, 0.5, 0.51]),
+    )
+    both(
+        lambda: vd.close_to("fig9", "c", "B", 0.509, 0.51, 0.01), lambda: vd.close_to("fig9", "c", "B", 0.6, 0.51, 0.01)
+    )
 
 
 def test_increasing():
-    both(lambda: vd.increasing("t", "c", "B", [2, 1, 3], [0.2, 0.1, 0.3]),
-         lambda: vd.increasing("t", "c", "B", [1, 2, 3], [0.1, 0.1, 0.3]))
+    both(
+        lambda: vd.increasing("t", "c", "B", [2, 1, 3], [0.2, 0.1, 0.3]),
+        lambda: vd.increasing("t", "c", "B", [1, 2, 3], [0.1, 0.1, 0.3]),
+    )
 
 
 def test_common_and_distinct_logit_signs():
@@ -126,31 +148,38 @@ def test_common_and_distinct_logit_signs():
     both(lambda: vd.common_logits_fall("theorems", dz, COMMON), lambda: vd.common_logits_fall("theorems", up, COMMON))
     flat = dz.copy()
     flat[0, 3] = 0.0  # the top-P distinct token of class 1 did not move
-    both(lambda: vd.distinct_logits_rise("theorems", dz, P, DISTINCT),
-         lambda: vd.distinct_logits_rise("theorems", flat, P, DISTINCT))
+    both(
+        lambda: vd.distinct_logits_rise("theorems", dz, P, DISTINCT),
+        lambda: vd.distinct_logits_rise("theorems", flat, P, DISTINCT),
+    )
 
 
 def test_relative_gain_identity():
     r0, dz = 0.5, np.linspace(0, 1, 20)
     r = r0 * np.exp(2 * dz)
-    both(lambda: vd.relative_gain_identity("theorems", r, r * (1 + 1e-5), dz[-1:]),
-         lambda: vd.relative_gain_identity("theorems", r, r * 1.01, dz[-1:]))
+    both(
+        lambda: vd.relative_gain_identity("theorems", r, r * (1 + 1e-5), dz[-1:]),
+        lambda: vd.relative_gain_identity("theorems", r, r * 1.01, dz[-1:]),
+    )
     assert not vd.relative_gain_identity("theorems", r, r, [0.1]).passed  # not exercised
 
 
 def test_bracket_holds():
     hi = np.linspace(0, 2, 10)
     lo = 0.1 * hi
-    both(lambda: vd.bracket_holds("theorems", lo, 0.5 * hi, hi, 1e-9),
-         lambda: vd.bracket_holds("theorems", lo, 1.2 * hi, hi, 1e-9))
+    both(
+        lambda: vd.bracket_holds("theorems", lo, 0.5 * hi, hi, 1e-9),
+        lambda: vd.bracket_holds("theorems", lo, 1.2 * hi, hi, 1e-9),
+    )
 
 
 def test_snap_ratio():
     steps = np.array([0, 1, 3, 10, 30, 100, 1000, 10000])
     snapped = np.array([2.15, 2.15, 2.10, 2.0, 1.95, 1.94, 1.939, 1.938])
     drifting = np.array([2.15, 2.15, 2.10, 2.0, 1.95, 1.9, 1.8, 1.7])
-    both(lambda: vd.snap_ratio("theorems", "c", steps, snapped),
-         lambda: vd.snap_ratio("theorems", "c", steps, drifting))
+    both(
+        lambda: vd.snap_ratio("theorems", "c", steps, snapped), lambda: vd.snap_ratio("theorems", "c", steps, drifting)
+    )
     flat = np.full(len(steps), 2.15)  # nothing happened: no snap to speak of
     assert not vd.snap_ratio("theorems", "c", steps, flat).passed
     both_runs = np.stack([snapped, drifting], axis=1)  # the worst run decides
@@ -173,14 +202,18 @@ def test_ordered_by_probability():
     D2 = np.array([[False, True, True, True, True], [False, True, True, True, True]])
     z_ok = np.array([[0.0, 0.1, 0.2, 0.3, 0.4], [-1.0, 0.1, 0.2, 0.3, 0.4]])
     z_bad = np.array([[0.0, 0.1, 0.2, 0.3, 0.4], [-1.0, 0.4, 0.3, 0.2, 0.1]])
-    both(lambda: vd.ordered_by_probability("theorems", z_ok, P2, D2),
-         lambda: vd.ordered_by_probability("theorems", z_bad, P2, D2))
+    both(
+        lambda: vd.ordered_by_probability("theorems", z_ok, P2, D2),
+        lambda: vd.ordered_by_probability("theorems", z_bad, P2, D2),
+    )
 
 
 def test_frozen_after():
     steps = np.arange(0, 101, 10)
     snap = np.r_[2.15, 2.05, 1.98, 1.95, 1.94, np.full(6, 1.94)]
     drift = np.linspace(2.15, 1.9, 11)
-    both(lambda: vd.frozen_after("theorems", "c", steps, snap, 50),
-         lambda: vd.frozen_after("theorems", "c", steps, drift, 50))
+    both(
+        lambda: vd.frozen_after("theorems", "c", steps, snap, 50),
+        lambda: vd.frozen_after("theorems", "c", steps, drift, 50),
+    )
     assert not vd.frozen_after("theorems", "c", steps, np.full(11, 2.0), 50).passed  # no drop at all

@@ -92,8 +92,9 @@ def test_sweep_config_and_summary():
     assert row["mean"] == pytest.approx(4.0) and row["sem"] == pytest.approx(1 / np.sqrt(3)) and row["count"] == 3
 
 
-@pytest.mark.parametrize("over", [{}, {"optim.eta_y": 10.0, "replicas.seeds": [7, 8]},
-                                  {"data.T": "inf", "snapshots.linear_every": None}])
+@pytest.mark.parametrize(
+    "over", [{}, {"optim.eta_y": 10.0, "replicas.seeds": [7, 8]}, {"data.T": "inf", "snapshots.linear_every": None}]
+)
 def test_url_round_trip_is_exact(over):
     cfg = get_preset("syn-small").config.with_overrides(over)
     cfg = RunConfig.from_dict({**cfg.to_dict(), "name": "123"})  # a name that looks like JSON stays a string
@@ -118,9 +119,14 @@ def test_live_payload_at_default_settings_is_small():
     supp = np.flatnonzero(pb.token_kind[0])
     mf = (steps, C)
     ov = theory_overlay(get_preset("syn-small").config, int(steps[-1]))
-    figs = [charts.cn_lines(steps, C, 0, info, supp, int(steps[-1]), mf=mf),
-            charts.cn_heatmap(C[:2], np.array([0, 1]), 10), charts.z_lines(steps, Z, 0, info, supp, mf=(steps, Z)),
-            charts.entropy_chart(steps, H, ov), charts.b_chart(steps, H, H, H, ov, 0), charts.loss_chart(steps, H, H)]
+    figs = [
+        charts.cn_lines(steps, C, 0, info, supp, int(steps[-1]), mf=mf),
+        charts.cn_heatmap(C[:2], np.array([0, 1]), 10),
+        charts.z_lines(steps, Z, 0, info, supp, mf=(steps, Z)),
+        charts.entropy_chart(steps, H, ov),
+        charts.b_chart(steps, H, H, H, ov, 0),
+        charts.loss_chart(steps, H, H),
+    ]
     assert charts.payload_bytes(figs) <= 200_000
 
 
@@ -129,8 +135,15 @@ def _history(dz_last: np.ndarray, H: np.ndarray, steps: np.ndarray) -> tuple[Run
     pb = build_problem(get_preset("syn-small").config.data)
     statics = {"P": pb.P, "token_kind": pb.token_kind, "psi": pb.query_of_class_id, "query_tokens": pb.query_ids}
     z = [np.zeros((1, pb.Q, pb.M_ctx)) for _ in steps[:-1]] + [dz_last[None]]
-    scal = pd.DataFrame({"step": steps, "replica": 0, "n": pd.array([None] * len(steps), dtype="Int64"),
-                         "metric": "entropy_distinct", "value": H})
+    scal = pd.DataFrame(
+        {
+            "step": steps,
+            "replica": 0,
+            "n": pd.array([None] * len(steps), dtype="Int64"),
+            "metric": "entropy_distinct",
+            "value": H,
+        }
+    )
     return RunHistory("r", list(map(int, steps)), z, [np.zeros((1, pb.K, pb.M_ctx))] * len(steps), scal), statics
 
 

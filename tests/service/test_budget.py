@@ -30,15 +30,22 @@ print(json.dumps((kb("VmHWM") - before) / 1024))
 """
 
 
-@pytest.mark.parametrize("over", [
-    {"data": {"num_last": 10, "num_next_per_last": 2}, "replicas": {"seeds": list(range(40))}},
-    {"data": {"num_last": 4, "num_next_per_last": 2, "num_distinct_per_next": 400}, "optim": {"batch": 256},
-     "replicas": {"seeds": [1, 2, 3, 4]}},
-])
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"data": {"num_last": 10, "num_next_per_last": 2}, "replicas": {"seeds": list(range(40))}},
+        {
+            "data": {"num_last": 4, "num_next_per_last": 2, "num_distinct_per_next": 400},
+            "optim": {"batch": 256},
+            "replicas": {"seeds": [1, 2, 3, 4]},
+        },
+    ],
+)
 def test_estimate_bounds_measured_memory(over):
     cfg = RunConfig.from_dict(over)
-    out = subprocess.run([sys.executable, "-c", CHILD, cfg.to_json(indent=None)], capture_output=True, text=True,
-                         check=True, cwd=".")
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, cfg.to_json(indent=None)], capture_output=True, text=True, check=True, cwd="."
+    )
     measured = json.loads(out.stdout.strip().splitlines()[-1])
     est = estimate(cfg).total_mb
     assert measured > 20  # the config is big enough for the comparison to mean something

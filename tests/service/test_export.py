@@ -12,8 +12,17 @@ from engine.service.export import export_run, scalars_frame, trajectory_frame
 from engine.service.store import RunStore
 
 K, M, Q, R = 3, 8, 2, 2
-DTYPES = {"step": "int64", "replica": "int32", "m": "int32", "n": "int32", "l": "int32",
-          "kind": "category", "P": "float64", "z": "float32", "c": "float32"}
+DTYPES = {
+    "step": "int64",
+    "replica": "int32",
+    "m": "int32",
+    "n": "int32",
+    "l": "int32",
+    "kind": "category",
+    "P": "float64",
+    "z": "float32",
+    "c": "float32",
+}
 
 
 def _statics() -> dict[str, np.ndarray]:
@@ -41,8 +50,7 @@ def store(tmp_path):
 
 
 def _make(store: RunStore, layout: str) -> str:
-    rid = store.create_run("e", json.dumps({"seed": 1, "K": K}), "cpu", {"numpy": np.__version__},
-                           statics=_statics())
+    rid = store.create_run("e", json.dumps({"seed": 1, "K": K}), "cpu", {"numpy": np.__version__}, statics=_statics())
     rng = np.random.default_rng(0)
     for step in (0, 5):
         if layout == "full":
@@ -50,11 +58,18 @@ def _make(store: RunStore, layout: str) -> str:
         else:
             idx = np.stack([rng.permutation(M)[:4] for _ in range(R * K)]).reshape(R, K, 4)
             idx[1, 2, 3] = -1  # padding
-            arrays = {"topk_idx": idx.astype(np.int32),
-                      "topk_c": rng.random((R, K, 4)).astype(np.float32),
-                      "topk_z": rng.random((R, K, 4)).astype(np.float32)}
-        store.append_snapshot(rid, step, arrays, [(r, n, "entropy", 0.1 * step + (n or 0)) for r in range(R)
-                                                  for n in (None, 0)] + [(0, None, "loss", np.nan)])
+            arrays = {
+                "topk_idx": idx.astype(np.int32),
+                "topk_c": rng.random((R, K, 4)).astype(np.float32),
+                "topk_z": rng.random((R, K, 4)).astype(np.float32),
+            }
+        store.append_snapshot(
+            rid,
+            step,
+            arrays,
+            [(r, n, "entropy", 0.1 * step + (n or 0)) for r in range(R) for n in (None, 0)]
+            + [(0, None, "loss", np.nan)],
+        )
     return rid
 
 

@@ -238,8 +238,12 @@ def test_set_speed_none_removes_the_throttle(manager):
     _wait_for(lambda: _step(manager, rid) >= 3, "the throttled run to start")
     manager.set_speed(rid, None)  # a throttled worker is almost always inside its sleep here
     s0, t0 = _step(manager, rid), time.monotonic()
-    _wait_for(lambda: _step(manager, rid) - s0 > 3 * cap * max(time.monotonic() - t0, 0.5)
-              or _status(manager, rid) in TERMINAL, "the unthrottled run to speed up")
+    _wait_for(
+        lambda: (
+            _step(manager, rid) - s0 > 3 * cap * max(time.monotonic() - t0, 0.5) or _status(manager, rid) in TERMINAL
+        ),
+        "the unthrottled run to speed up",
+    )
     st = manager.status(rid)
     assert st.status == "running", f"{st.status}: {st.message}"
 
@@ -331,8 +335,13 @@ def test_worker_dies_with_a_killed_server(tmp_path):
     """``kill -9`` of the server process leaves no worker writing to the store: the worker is killed
     too, and reopening the store marks the run ``interrupted`` with its snapshots intact."""
     root = Path(__file__).resolve().parents[2]
-    server = subprocess.Popen([sys.executable, "-c", SERVER_SCRIPT, str(tmp_path)], cwd=root, text=True,
-                              stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(root)})
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER_SCRIPT, str(tmp_path)],
+        cwd=root,
+        text=True,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
     try:
         ready, _, _ = select.select([server.stdout], [], [], 60)
         assert ready, "the server script did not start its worker within 60 s"
@@ -361,8 +370,10 @@ def test_ended_jobs_free_their_shared_controls(manager):
     for rid in rids:
         assert manager.wait(rid, timeout=DEADLINE) == "finished"
     _wait_for(lambda: not manager.worker_pids(), "the workers to end")
-    _wait_for(lambda: gc.collect() >= 0 and all(ref() is None for ref in shared),
-              "the shared controls of the ended jobs to be freed")
+    _wait_for(
+        lambda: gc.collect() >= 0 and all(ref() is None for ref in shared),
+        "the shared controls of the ended jobs to be freed",
+    )
     assert [manager.status(r).step for r in rids] == [5, 5, 5]
     assert manager.status(stopped).status == "stopped"
 
@@ -379,8 +390,9 @@ def test_ended_workers_leave_no_file_descriptors():
         for _ in range(4):
             assert m.wait(m.submit(_cfg(2)), timeout=DEADLINE) == "finished"
         _wait_for(lambda: not m.worker_pids(), "the workers to end")
-        _wait_for(lambda: len(os.listdir("/proc/self/fd")) <= before, "the fds of the ended workers to close",
-                  timeout=5)
+        _wait_for(
+            lambda: len(os.listdir("/proc/self/fd")) <= before, "the fds of the ended workers to close", timeout=5
+        )
     finally:
         m.shutdown()
         store.close()
@@ -404,16 +416,28 @@ def test_workers_do_not_rerun_the_servers_main_module(manager, tmp_path):
     assert not marker.exists(), "a worker ran the server's main script"
 
 
-@pytest.mark.parametrize(("text", "cpus"), [(str(min(USABLE)), {min(USABLE)}),
-                                            (f" {min(USABLE)} , {min(USABLE)}-{min(USABLE)} ", {min(USABLE)}),
-                                            (",".join(map(str, USABLE)), set(USABLE))])
+@pytest.mark.parametrize(
+    ("text", "cpus"),
+    [
+        (str(min(USABLE)), {min(USABLE)}),
+        (f" {min(USABLE)} , {min(USABLE)}-{min(USABLE)} ", {min(USABLE)}),
+        (",".join(map(str, USABLE)), set(USABLE)),
+    ],
+)
 def test_parse_cpus(text, cpus):
     assert parse_cpus(text) == cpus
 
 
-@pytest.mark.parametrize(("text", "why"), [("x", "is not a CPU list"), ("1-x", "is not a CPU list"),
-                                           ("", "names no CPU"), (str(os.cpu_count() or 1), "names no CPU"),
-                                           ("-1", "is not a CPU list|names no CPU")])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("x", "is not a CPU list"),
+        ("1-x", "is not a CPU list"),
+        ("", "names no CPU"),
+        (str(os.cpu_count() or 1), "names no CPU"),
+        ("-1", "is not a CPU list|names no CPU"),
+    ],
+)
 def test_parse_cpus_refuses_with_the_allowed_form(text, why):
     with pytest.raises(ValueError, match=rf"SCANSNAP_WORKER_CPUS=.*({why}).*CPU numbers from 0 to"):
         parse_cpus(text)

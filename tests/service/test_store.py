@@ -55,12 +55,10 @@ def test_default_data_dir(monkeypatch):
 
 def test_round_trip(store):
     P = np.random.default_rng(0).random((3, 5))
-    rid = _run(store, statics={"P": P, "psi": np.array([5, 6, 5]), "kind": np.ones((3, 5), np.int8)},
-               owner="me")
+    rid = _run(store, statics={"P": P, "psi": np.array([5, 6, 5]), "kind": np.ones((3, 5), np.int8)}, owner="me")
     assert len(rid) == 12 and rid.isalnum()
     for step in (0, 10, 20):
-        store.append_snapshot(rid, step, _snap(step),
-                              [(0, None, "loss", 1.0 / (step + 1)), (1, 2, "ent", float(step))])
+        store.append_snapshot(rid, step, _snap(step), [(0, None, "loss", 1.0 / (step + 1)), (1, 2, "ent", float(step))])
     st = store.statics(rid)
     np.testing.assert_array_equal(st["P"], P)
     assert st["kind"].dtype == np.int8 and st["psi"].tolist() == [5, 6, 5]
@@ -120,8 +118,9 @@ def test_wal_mode(store, tmp_path):
 
 def test_nonfinite_scalars(store):
     rid = _run(store)
-    store.append_snapshot(rid, 1, _snap(1), [(0, None, "a", math.nan), (0, None, "b", math.inf),
-                                             (0, None, "c", -math.inf)])
+    store.append_snapshot(
+        rid, 1, _snap(1), [(0, None, "a", math.nan), (0, None, "b", math.inf), (0, None, "c", -math.inf)]
+    )
     v = store.scalars(rid)["value"].to_numpy()
     assert np.isnan(v[0]) and v[1] == np.inf and v[2] == -np.inf
 
@@ -219,8 +218,9 @@ def _zombie(pid: int) -> bool:
 def test_interrupted_detection(tmp_path, how):
     """A writer that died is detected: killed, exited, or killed and not yet reaped (a zombie)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path), how],
-                            stdout=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(tmp_path), how], stdout=subprocess.PIPE, env=env, text=True
+    )
     try:
         rid = proc.stdout.readline().strip()
         assert rid, "child did not create a run"
@@ -313,10 +313,18 @@ def test_concurrent_reader_and_writer(store):
 def test_queued_run_of_a_dead_server_is_interrupted(tmp_path):
     """A server killed with runs still queued leaves them to no one: on reopen they are
     ``interrupted`` (resumable from the start), not ``queued`` forever; this process's stay queued."""
-    script = ("import sys; from engine.service.store import RunStore; "
-              "print(RunStore(sys.argv[1]).create_run('q', '{}', 'cpu', {}, status='queued'))")
-    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60)
+    script = (
+        "import sys; from engine.service.store import RunStore; "
+        "print(RunStore(sys.argv[1]).create_run('q', '{}', 'cpu', {}, status='queued'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=60,
+    )
     orphan = out.stdout.strip()
     with RunStore(tmp_path) as s:
         mine = s.create_run("mine", "{}", "cpu", {}, status="queued")

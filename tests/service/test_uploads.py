@@ -136,12 +136,17 @@ def test_table_from_arbitrary_bytes(data):
     _valid_table(_timed(table_from_csv, data))
 
 
-cells = st.one_of(st.sampled_from(["", " ", "0", "1", "0.5", "psi", "-1", "nan", "inf", "1e309", "1e-400", "x",
-                                   '"', '"1"', "1_0", "٣", "\x00"]),
-                  st.integers(-3, 5).map(str), st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                  st.text(max_size=4))
+cells = st.one_of(
+    st.sampled_from(
+        ["", " ", "0", "1", "0.5", "psi", "-1", "nan", "inf", "1e309", "1e-400", "x", '"', '"1"', "1_0", "٣", "\x00"]
+    ),
+    st.integers(-3, 5).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(max_size=4),
+)
 csv_like = st.lists(st.lists(cells, min_size=0, max_size=6), max_size=8).map(
-    lambda rows: "\n".join(",".join(r) for r in rows))
+    lambda rows: "\n".join(",".join(r) for r in rows)
+)
 
 
 @FAST
@@ -151,8 +156,7 @@ def test_table_from_csv_like_text(text, head, newline):
 
 
 @FAST
-@given(st.lists(st.lists(st.floats(0, 1e6), min_size=3, max_size=3), min_size=1, max_size=6),
-       st.data())
+@given(st.lists(st.lists(st.floats(0, 1e6), min_size=3, max_size=3), min_size=1, max_size=6), st.data())
 def test_csv_round_trip_is_exact(table, data):
     table = [[*row[:-1], row[-1] + 1.0] for row in table]  # positive mass in every row
     psi = [i % 2 for i in range(len(table))] if len(table) > 1 else [0]

@@ -16,10 +16,6 @@ from ui.urlstate import parse_params
 PAGES = [f"app_pages/{name}.py" for name in ("lab", "compare", "sweep", "theory", "reproduce", "runs")]
 
 
-
-
-
-
 def widget(at: AppTest, kind: str, label: str):
     found = [w for w in getattr(at, kind) if w.label == label]
     assert found, f"no {kind} labelled {label!r}: {[w.label for w in getattr(at, kind)]}"
@@ -80,8 +76,7 @@ def test_invalid_input_shows_message_and_blocks_start(data_dir):
 
 
 def test_url_params_in_config_out(data_dir):
-    params = {"preset": "syn-small", "optim.eta_y": "10", "replicas.seeds": "[7]", "data.T": "inf",
-              "optim.steps": "40"}
+    params = {"preset": "syn-small", "optim.eta_y": "10", "replicas.seeds": "[7]", "data.T": "inf", "optim.steps": "40"}
     at = app(params)
     assert not at.exception
     want = get_preset("syn-small").config.with_overrides({k: v for k, v in params.items() if k != "preset"})
@@ -173,6 +168,8 @@ def test_reset_keeps_the_seed_and_new_seed_draws_another(data_dir):
     at.button(key="btn.seed").click().run()
     third = at.session_state["lab.run"]
     seeds = json.loads(store.get_run(third)["config_json"])["replicas"]["seeds"]
-    assert seeds != [2] and at.query_params["replicas.seeds"] in (json.dumps(seeds, separators=(",", ":")),
-                                                                  [json.dumps(seeds, separators=(",", ":"))])
+    assert seeds != [2] and at.query_params["replicas.seeds"] in (
+        json.dumps(seeds, separators=(",", ":")),
+        [json.dumps(seeds, separators=(",", ":"))],
+    )
     assert get_manager(data_dir).wait(third, 30) == "finished"

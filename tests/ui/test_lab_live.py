@@ -24,8 +24,15 @@ def _syn_small_history(rid: str) -> tuple[RunHistory, dict[str, np.ndarray], str
     steps = [0, 1, 2, 5, 10, 20]
     z = [rng.standard_normal((1, pb.Q, pb.M_ctx)) for _ in steps]
     c = [rng.random((1, pb.K, pb.M_ctx)) for _ in steps]
-    scal = pd.DataFrame({"step": steps, "replica": 0, "n": pd.array([None] * len(steps), dtype="Int64"),
-                         "metric": "entropy_distinct", "value": np.linspace(2.2, 2.0, len(steps))})
+    scal = pd.DataFrame(
+        {
+            "step": steps,
+            "replica": 0,
+            "n": pd.array([None] * len(steps), dtype="Int64"),
+            "metric": "entropy_distinct",
+            "value": np.linspace(2.2, 2.0, len(steps)),
+        }
+    )
     return RunHistory(rid, steps, z, c, scal), statics, cfg.to_json()
 
 

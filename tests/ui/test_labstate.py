@@ -19,8 +19,13 @@ from ui import labstate
 
 @pytest.fixture
 def state(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    ss: dict[str, Any] = {"lab.rev": 5, "lab.preset": "lecture", "lab.run": "abc123",
-                          "lab.cfg": get_preset("lecture").config.to_dict(), "lab.lock": None}
+    ss: dict[str, Any] = {
+        "lab.rev": 5,
+        "lab.preset": "lecture",
+        "lab.run": "abc123",
+        "lab.cfg": get_preset("lecture").config.to_dict(),
+        "lab.lock": None,
+    }
     monkeypatch.setattr(labstate, "ss", ss)
     monkeypatch.setattr(labstate, "write_url", lambda: None)
     return ss

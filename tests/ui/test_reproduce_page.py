@@ -14,8 +14,16 @@ from engine.service import reproductions as jobs
 from engine.service.reproductions import ReproduceManager, check_id, get_repro_manager
 from tests.apphelp import run_app
 
-BAD_IDS = ["../x", "/etc", "", "..", "20240101-000000-abcdef/../../x", "20240101-000000-abcdef\n",
-           "20240101-000000-ABCDEF", "x20240101-000000-abcdef"]
+BAD_IDS = [
+    "../x",
+    "/etc",
+    "",
+    "..",
+    "20240101-000000-abcdef/../../x",
+    "20240101-000000-abcdef\n",
+    "20240101-000000-ABCDEF",
+    "x20240101-000000-abcdef",
+]
 
 
 @pytest.fixture
@@ -41,6 +49,7 @@ def gate(monkeypatch):
 @pytest.fixture
 def endless(monkeypatch):
     """run_item reports one optimiser step every 5 ms and never ends (until stopped)."""
+
     def train_forever(name, quick, progress=None):
         for _ in range(4000):
             progress(1)
@@ -70,16 +79,25 @@ def test_start_wait_stores_report_figures_and_lists(mgr):
     assert (s.items, s.items_done, s.current, s.error, s.fraction) == (("fig9", "joma"), 2, None, None, 1.0)
     assert s.elapsed_s > 0 and mgr.running() is None
     d = mgr.path(rid)
-    for f in ("report.html", "verdicts.json", "configs.json", "figures/index.json", "figures/fig9_0.json",
-              "figures/joma_0.json", "data/fig9_t0.parquet"):
+    for f in (
+        "report.html",
+        "verdicts.json",
+        "configs.json",
+        "figures/index.json",
+        "figures/fig9_0.json",
+        "figures/joma_0.json",
+        "data/fig9_t0.parquet",
+    ):
         assert (d / f).is_file(), f
     assert [x.name for x in mgr.root.iterdir()] == [rid]  # no temporary directory left behind
     [summary] = mgr.stored()
     assert (summary.id, summary.items, summary.n_verdicts, summary.n_failed) == (rid, ("fig9", "joma"), 8, 0)
     rep = mgr.load(rid)
     assert rep.doc["all_passed"] and set(rep.configs) == {"fig9", "joma"}
-    assert [(f.item, f.caption) for f in rep.figures] == [("fig9", "Fig. 9 (paper layout)"),
-                                                          ("joma", "JoMA (science §7)")]
+    assert [(f.item, f.caption) for f in rep.figures] == [
+        ("fig9", "Fig. 9 (paper layout)"),
+        ("joma", "JoMA (science §7)"),
+    ]
     assert rep.figures[0].figure["data"] and "Fig. 9" in rep.figures[0].figure["layout"]["title"]["text"]
     assert json.loads(mgr.file(rid, "verdicts.json").read_text())["n_verdicts"] == 8
 

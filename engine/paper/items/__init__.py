@@ -30,8 +30,16 @@ QUICK_DIFFERENCES = (
     "theorems: the two 10⁴-step sampled runs of §6.9 (the snap) are skipped",
 )
 
-__all__ = ["ITEMS", "QUICK_DIFFERENCES", "ItemResult", "check_items", "run_item", "run_items", "torch_threads",
-           "total_work"]
+__all__ = [
+    "ITEMS",
+    "QUICK_DIFFERENCES",
+    "ItemResult",
+    "check_items",
+    "run_item",
+    "run_items",
+    "torch_threads",
+    "total_work",
+]
 
 
 def check_items(names: Sequence[str] | None) -> list[str]:
@@ -71,6 +79,7 @@ def run_item(name: str, quick: bool = False, progress: Progress | None = None, t
     return result
 
 
-def run_items(names: Sequence[str] | None = None, quick: bool = False, progress: Progress | None = None,
-              threads: int | None = 1) -> list[ItemResult]:
+def run_items(
+    names: Sequence[str] | None = None, quick: bool = False, progress: Progress | None = None, threads: int | None = 1
+) -> list[ItemResult]:
     return [run_item(n, quick, progress, threads) for n in check_items(names)]

@@ -92,11 +92,21 @@ def c_frame(tr: Trainer, snaps: Sequence[Snapshot], steps: Sequence[int] | None 
         c = s.arrays["c"]  # (R, K, M_ctx)
         for r in range(c.shape[0]):
             ey, ez = tr.replica_lr[r]
-            parts.append(pd.DataFrame({
-                "eta_y": ey, "eta_z": ez, "seed": tr.replica_seed[r], "step": s.step,
-                "n": np.repeat(np.arange(K), M), "token": np.tile(np.arange(M), K),
-                "kind": [KIND_NAMES[int(k)] for k in kind.ravel()], "P": pb.P.ravel(), "c": c[r].ravel(),
-            }))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "eta_y": ey,
+                        "eta_z": ez,
+                        "seed": tr.replica_seed[r],
+                        "step": s.step,
+                        "n": np.repeat(np.arange(K), M),
+                        "token": np.tile(np.arange(M), K),
+                        "kind": [KIND_NAMES[int(k)] for k in kind.ravel()],
+                        "P": pb.P.ravel(),
+                        "c": c[r].ravel(),
+                    }
+                )
+            )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -107,22 +117,39 @@ def heatmap_rows(snaps: Sequence[Snapshot]) -> tuple[list[Snapshot], list[str]]:
     return rows, [f"Iter {s.step}" for s in rows[:-1]] + [f"Final ({snaps[-1].step})"]
 
 
-def c_heatmaps(panels: Sequence[tuple[str, list[Snapshot], int]], classes: Sequence[int], tokens: int,
-               title: str, token_axis: str) -> go.Figure:
+def c_heatmaps(
+    panels: Sequence[tuple[str, list[Snapshot], int]], classes: Sequence[int], tokens: int, title: str, token_axis: str
+) -> go.Figure:
     """Grid of c_n heat maps: one column per panel (label, snapshots, replica), one row per class
     n; y = iteration, x = token id 0..tokens−1 (the paper's Figs. 4 and 5)."""
-    fig = make_subplots(rows=len(classes), cols=len(panels), shared_xaxes=True, vertical_spacing=0.08,
-                        horizontal_spacing=0.09,
-                        subplot_titles=[f"{lab}, n = {n + 1}" for n in classes for lab, _, _ in panels])
+    fig = make_subplots(
+        rows=len(classes),
+        cols=len(panels),
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        horizontal_spacing=0.09,
+        subplot_titles=[f"{lab}, n = {n + 1}" for n in classes for lab, _, _ in panels],
+    )
     for j, (_, snaps, r) in enumerate(panels):
         rows, labels = heatmap_rows(snaps)
         for i, n in enumerate(classes):
             z = np.stack([s.arrays["c"][r, n, :tokens] for s in rows])
-            fig.add_trace(go.Heatmap(z=z, x=list(range(tokens)), y=labels, coloraxis="coloraxis",
-                                     hovertemplate="token %{x}<br>%{y}<br>c = %{z:.4f}<extra></extra>"),
-                          row=i + 1, col=j + 1)
+            fig.add_trace(
+                go.Heatmap(
+                    z=z,
+                    x=list(range(tokens)),
+                    y=labels,
+                    coloraxis="coloraxis",
+                    hovertemplate="token %{x}<br>%{y}<br>c = %{z:.4f}<extra></extra>",
+                ),
+                row=i + 1,
+                col=j + 1,
+            )
             fig.update_yaxes(autorange="reversed", row=i + 1, col=j + 1)
     fig.update_xaxes(title_text=token_axis, row=len(classes))
-    fig.update_layout(title=title, coloraxis={"colorscale": "Viridis", "colorbar": {"title": "c_{l|n}"}},
-                      height=260 * len(classes) + 120)
+    fig.update_layout(
+        title=title,
+        coloraxis={"colorscale": "Viridis", "colorbar": {"title": "c_{l|n}"}},
+        height=260 * len(classes) + 120,
+    )
     return fig

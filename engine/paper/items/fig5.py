@@ -49,11 +49,23 @@ def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
         vd.top_sets_differ(NAME, c_final[:, 0, d0], labels, k=1),
         vd.argmax_not_always_top(NAME, c_final[:, 0, d0], pb.P[0, d0], labels),
     ]
-    fig = c_heatmaps([(lab, snaps, r) for r, lab in enumerate(labels)], classes=[0], tokens=20,
-                     title="Fig. 5: Adam, c_n for n = 1 (tokens 0–9 common, 10–19 distinct (seq1))",
-                     token_axis="Common token | Distinct token (seq1)")
+    fig = c_heatmaps(
+        [(lab, snaps, r) for r, lab in enumerate(labels)],
+        classes=[0],
+        tokens=20,
+        title="Fig. 5: Adam, c_n for n = 1 (tokens 0–9 common, 10–19 distinct (seq1))",
+        token_axis="Common token | Distinct token (seq1)",
+    )
     data = {"c": c_frame(tr, snaps), "scalars": scalars_frame(tr, snaps, ["loss", "common_mass", "entropy_distinct"])}
-    return ItemResult(NAME, TITLE, verdicts, data, [("Fig. 5 (paper layout: one panel per η)", fig)],
-                      {"syn-small-adam-{0.1,0.5,1} (3 replicas)": cfg.to_dict()},
-                      ["Statistics: the distinct token with the largest c_1 at the final step, compared across η "
-                       "(≥ 2 different winners passes), and whether some η's winner is not the largest-P token."])
+    return ItemResult(
+        NAME,
+        TITLE,
+        verdicts,
+        data,
+        [("Fig. 5 (paper layout: one panel per η)", fig)],
+        {"syn-small-adam-{0.1,0.5,1} (3 replicas)": cfg.to_dict()},
+        [
+            "Statistics: the distinct token with the largest c_1 at the final step, compared across η "
+            "(≥ 2 different winners passes), and whether some η's winner is not the largest-P token."
+        ],
+    )

@@ -42,12 +42,17 @@ def panel_runs(num_last: int, quick: bool, progress: Progress | None) -> pd.Data
     """Final H (mean over n) per replica of one panel: K, eta_z, eta_y, ratio, seed, entropy_distinct."""
     tr, snaps = train(config(num_last, quick), progress)
     H = snaps[-1].scalars["entropy_distinct"].mean(axis=1)
-    return pd.DataFrame({
-        "num_last": num_last, "K": tr.problem.K,
-        "eta_y": [p[0] for p in tr.replica_lr], "eta_z": [p[1] for p in tr.replica_lr],
-        "ratio": [round(p[0] / p[1], 6) for p in tr.replica_lr], "seed": tr.replica_seed,
-        "entropy_distinct": H,
-    })
+    return pd.DataFrame(
+        {
+            "num_last": num_last,
+            "K": tr.problem.K,
+            "eta_y": [p[0] for p in tr.replica_lr],
+            "eta_z": [p[1] for p in tr.replica_lr],
+            "ratio": [round(p[0] / p[1], 6) for p in tr.replica_lr],
+            "seed": tr.replica_seed,
+            "entropy_distinct": H,
+        }
+    )
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
@@ -66,19 +71,36 @@ def grid(summary: pd.DataFrame, col: str) -> np.ndarray:
 
 def figure(summary: pd.DataFrame, n_seeds: int) -> go.Figure:
     Ks = sorted(summary["K"].unique())
-    fig = make_subplots(rows=1, cols=len(Ks), shared_yaxes=True, horizontal_spacing=0.03,
-                        subplot_titles=[f"#last/next = {k // 2}/{k}" for k in Ks])
+    fig = make_subplots(
+        rows=1,
+        cols=len(Ks),
+        shared_yaxes=True,
+        horizontal_spacing=0.03,
+        subplot_titles=[f"#last/next = {k // 2}/{k}" for k in Ks],
+    )
     colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
     for j, K in enumerate(Ks):
         for i, ez in enumerate(ETA_Z):
             d = summary[(summary["K"] == K) & (summary["eta_z"] == ez)].sort_values("ratio")
-            fig.add_trace(go.Scatter(x=d["ratio"], y=d["mean"], error_y={"type": "data", "array": d["sem"]},
-                                     mode="lines+markers", name=f"η_Z = {ez:g}", legendgroup=str(ez),
-                                     showlegend=j == 0, line={"color": colors[i]}), row=1, col=j + 1)
+            fig.add_trace(
+                go.Scatter(
+                    x=d["ratio"],
+                    y=d["mean"],
+                    error_y={"type": "data", "array": d["sem"]},
+                    mode="lines+markers",
+                    name=f"η_Z = {ez:g}",
+                    legendgroup=str(ez),
+                    showlegend=j == 0,
+                    line={"color": colors[i]},
+                ),
+                row=1,
+                col=j + 1,
+            )
         fig.update_xaxes(type="log", tickvals=list(RATIOS), title_text="η_Y/η_Z", row=1, col=j + 1)
     fig.update_yaxes(title_text="average entropy of c_n on distinct tokens (nats)", row=1, col=1)
-    fig.update_layout(title=f"Fig. 6: mean over {n_seeds} seeds; error bars = SEM (standard error of the mean)",
-                      height=420)
+    fig.update_layout(
+        title=f"Fig. 6: mean over {n_seeds} seeds; error bars = SEM (standard error of the mean)", height=420
+    )
     return fig
 
 
@@ -94,12 +116,21 @@ def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
         vd.fig6_threshold(NAME, mean, sem, K, allowance),
     ]
     n_seeds = int(summary["n_seeds"].min())
-    notes = [f"{n_seeds} seeds per point; error bars and noise allowances use SEM = SD/√{n_seeds}.",
-             "Full run: patterns judged strictly on the means (no allowance)." if not quick else
-             f"--quick: 3 seeds; a reversal counts only beyond {QUICK_ALLOWANCE:g}·SE of the difference.",
-             "Pattern (d), the absolute values against the paper's published Fig. 6 numbers, is not judged: "
-             "those numbers are not in the lab's spec (science §5)."]
+    notes = [
+        f"{n_seeds} seeds per point; error bars and noise allowances use SEM = SD/√{n_seeds}.",
+        "Full run: patterns judged strictly on the means (no allowance)."
+        if not quick
+        else f"--quick: 3 seeds; a reversal counts only beyond {QUICK_ALLOWANCE:g}·SE of the difference.",
+        "Pattern (d), the absolute values against the paper's published Fig. 6 numbers, is not judged: "
+        "those numbers are not in the lab's spec (science §5).",
+    ]
     cfgs = {f"syn-medium-{q}": config(q, quick).to_dict() for q in NUM_LAST}
-    return ItemResult(NAME, TITLE, verdicts, {"runs": runs, "summary": summary},
-                      [("Fig. 6 (paper layout: 4 panels, one line per η_Z, mean ± SEM)", figure(summary, n_seeds))],
-                      cfgs, notes)
+    return ItemResult(
+        NAME,
+        TITLE,
+        verdicts,
+        {"runs": runs, "summary": summary},
+        [("Fig. 6 (paper layout: 4 panels, one line per η_Z, mean ± SEM)", figure(summary, n_seeds))],
+        cfgs,
+        notes,
+    )

@@ -31,9 +31,12 @@ def work(quick: bool) -> int:
 def simulate() -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]]]:
     s = SETTINGS
     mu = theory.joma_default_mu(int(s["n"]), int(s["mu_seed"]))
-    sims = {kind: theory.joma_simulate(mu, v0=s["v0"], eta=s["eta"], iters=int(s["iters"]), tau=s["tau"],
-                                       nonlinear=kind == "nonlinear")
-            for kind in ("nonlinear", "linear")}
+    sims = {
+        kind: theory.joma_simulate(
+            mu, v0=s["v0"], eta=s["eta"], iters=int(s["iters"]), tau=s["tau"], nonlinear=kind == "nonlinear"
+        )
+        for kind in ("nonlinear", "linear")
+    }
     return mu, sims
 
 
@@ -42,8 +45,11 @@ def figure(mu: np.ndarray, sims: dict[str, dict[str, np.ndarray]]) -> go.Figure:
     nl = sims["nonlinear"]
     every = slice(None, None, 100)
     for j in range(len(mu)):
-        fig.add_trace(go.Scatter(x=nl["iteration"][every], y=nl["v"][every, j], mode="lines",
-                                 name=f"v_{j}", showlegend=False), row=1, col=1)
+        fig.add_trace(
+            go.Scatter(x=nl["iteration"][every], y=nl["v"][every, j], mode="lines", name=f"v_{j}", showlegend=False),
+            row=1,
+            col=1,
+        )
         fig.add_hline(y=float(mu[j]), line_dash="dash", line_width=1, row=1, col=1)
     for kind, sim in sims.items():
         fig.add_trace(go.Scatter(x=sim["iteration"], y=sim["entropy"], mode="lines", name=kind), row=1, col=2)
@@ -62,14 +68,36 @@ def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
         vd.entropy_drops(NAME, "linear: the attention entropy drops", lin, MIN_DROP),
         vd.entropy_never_rises(NAME, "linear: the entropy never bounces back", lin),
     ]
-    ent = pd.concat([pd.DataFrame({"model": k, "iteration": s["iteration"], "entropy": s["entropy"]})
-                     for k, s in sims.items()], ignore_index=True)
-    v = pd.concat([pd.DataFrame({"model": k, "iteration": np.repeat(s["iteration"], len(mu)),
-                                 "component": np.tile(np.arange(len(mu)), len(s["iteration"])),
-                                 "mu": np.tile(mu, len(s["iteration"])), "v": s["v"].ravel()})
-                   for k, s in sims.items()], ignore_index=True)
+    ent = pd.concat(
+        [pd.DataFrame({"model": k, "iteration": s["iteration"], "entropy": s["entropy"]}) for k, s in sims.items()],
+        ignore_index=True,
+    )
+    v = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "model": k,
+                    "iteration": np.repeat(s["iteration"], len(mu)),
+                    "component": np.tile(np.arange(len(mu)), len(s["iteration"])),
+                    "mu": np.tile(mu, len(s["iteration"])),
+                    "v": s["v"].ravel(),
+                }
+            )
+            for k, s in sims.items()
+        ],
+        ignore_index=True,
+    )
     v = v[v["iteration"] % 10 == 0].reset_index(drop=True)
     cfg = {**SETTINGS, "mu": mu.tolist(), "simulate": "engine.core.theory.joma_simulate"}
-    return ItemResult(NAME, TITLE, verdicts, {"entropy": ent, "v": v}, [("JoMA (science §7)", figure(mu, sims))],
-                      {"joma": cfg}, ["μ comes from numpy's default_rng(0), not torch.manual_seed(0): same law, "
-                                      "different draws from the paper's script."])
+    return ItemResult(
+        NAME,
+        TITLE,
+        verdicts,
+        {"entropy": ent, "v": v},
+        [("JoMA (science §7)", figure(mu, sims))],
+        {"joma": cfg},
+        [
+            "μ comes from numpy's default_rng(0), not torch.manual_seed(0): same law, "
+            "different draws from the paper's script."
+        ],
+    )

@@ -14,13 +14,22 @@ RUN_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
 def signs(frame: pd.DataFrame) -> go.Figure:
     """Δz_{ψ(n),l} per token, one panel per class; bars coloured by common / distinct."""
     classes = sorted(frame["n"].unique())
-    fig = make_subplots(rows=1, cols=len(classes), shared_yaxes=True,
-                        subplot_titles=[f"n = {n + 1}" for n in classes])
+    fig = make_subplots(rows=1, cols=len(classes), shared_yaxes=True, subplot_titles=[f"n = {n + 1}" for n in classes])
     for j, n in enumerate(classes):
         d = frame[(frame["n"] == n) & (frame["kind"] != "none")]
         for kind, g in d.groupby("kind"):
-            fig.add_trace(go.Bar(x=g["token"], y=g["dz"], name=str(kind), marker_color=KIND_COLORS[str(kind)],
-                                 legendgroup=str(kind), showlegend=j == 0), row=1, col=j + 1)
+            fig.add_trace(
+                go.Bar(
+                    x=g["token"],
+                    y=g["dz"],
+                    name=str(kind),
+                    marker_color=KIND_COLORS[str(kind)],
+                    legendgroup=str(kind),
+                    showlegend=j == 0,
+                ),
+                row=1,
+                col=j + 1,
+            )
         fig.update_xaxes(title_text="token l", row=1, col=j + 1)
     fig.update_yaxes(title_text="Δz_{ψ(n),l} = z(10) − z(0)", row=1, col=1)
     fig.update_layout(title="Theorem 2: common logits fall, distinct logits rise (Syn-Small, 10 steps)", height=380)
@@ -40,11 +49,15 @@ def mean_field(frame: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def theory_regimes(curve: pd.DataFrame, M: float, K: float, eta_y: float, t0p: float, t0: float,
-                   slopes: tuple[float, float]) -> go.Figure:
+def theory_regimes(
+    curve: pd.DataFrame, M: float, K: float, eta_y: float, t0p: float, t0: float, slopes: tuple[float, float]
+) -> go.Figure:
     """B_n vs ln t (scanning slope) and vs ln ln(Mη_Y t/K) (snapping slope), t'_0 and t_0 marked."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[f"vs ln t (scan slope {slopes[0]:.3f})",
-                                                        f"vs ln ln(Mη_Y t/K) (snap slope {slopes[1]:.3f})"])
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=[f"vs ln t (scan slope {slopes[0]:.3f})", f"vs ln ln(Mη_Y t/K) (snap slope {slopes[1]:.3f})"],
+    )
     exact, scan, snap = {"color": "#1f77b4"}, {"color": "#ff7f0e", "dash": "dash"}, {"color": "#2ca02c", "dash": "dash"}
     fig.add_trace(go.Scatter(x=np.log(curve["t"]), y=curve["B_n"], name="B_n (Eqn. 129)", line=exact), row=1, col=1)
     fig.add_trace(go.Scatter(x=np.log(curve["t"]), y=curve["B_scan"], name="scanning form", line=scan), row=1, col=1)
@@ -74,12 +87,33 @@ def long_runs(frame: pd.DataFrame) -> go.Figure:
             h = g[(g["metric"] == "entropy_distinct") & (g["step"] > 0)]
             b = g[(g["metric"] == "B_hat") & (g["step"] > 0)]
             style = {"color": RUN_COLORS[k % len(RUN_COLORS)]}
-            fig.add_trace(go.Scatter(x=h["step"], y=h["value"], name=f"η_Y = {ey:g}, η_Z = 1", line=style,
-                                     legendgroup=str(ey), showlegend=i == 0), row=i + 1, col=1)
-            fig.add_trace(go.Scatter(x=np.log(b["step"]), y=b["value"], name=f"η_Y = {ey:g}", line=style,
-                                     legendgroup=str(ey), showlegend=False), row=i + 1, col=2)
+            fig.add_trace(
+                go.Scatter(
+                    x=h["step"],
+                    y=h["value"],
+                    name=f"η_Y = {ey:g}, η_Z = 1",
+                    line=style,
+                    legendgroup=str(ey),
+                    showlegend=i == 0,
+                ),
+                row=i + 1,
+                col=1,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=np.log(b["step"]),
+                    y=b["value"],
+                    name=f"η_Y = {ey:g}",
+                    line=style,
+                    legendgroup=str(ey),
+                    showlegend=False,
+                ),
+                row=i + 1,
+                col=2,
+            )
         fig.update_xaxes(type="log", title_text="step", row=i + 1, col=1)
         fig.update_xaxes(title_text="ln t (t = step)", row=i + 1, col=2)
-    fig.update_layout(title="The snap: 10⁴ sampled SGD steps (zero init, momentum 0.9, batch 128)",
-                      height=360 * len(layouts))
+    fig.update_layout(
+        title="The snap: 10⁴ sampled SGD steps (zero init, momentum 0.9, batch 128)", height=360 * len(layouts)
+    )
     return fig

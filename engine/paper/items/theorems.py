@@ -33,13 +33,20 @@ NAME = "theorems"
 TITLE = "Theorems 2–4 on fresh runs (signs, relative gain, bracket, ln t → ln ln t, the snap)"
 SIGN_STEP = 10
 Part = tuple[list[vd.Verdict], dict[str, pd.DataFrame], list[tuple[str, go.Figure]]]  # verdicts, data, figures
-MF_OVERRIDES = {"data.num_distinct_per_next": 10, "data.num_common": 10, "optim.eta_y": 0.01,
-                "optim.eta_z": 0.01, "optim.steps": 3000}
+MF_OVERRIDES = {
+    "data.num_distinct_per_next": 10,
+    "data.num_common": 10,
+    "optim.eta_y": 0.01,
+    "optim.eta_z": 0.01,
+    "optim.steps": 3000,
+}
 CURVE = {"M": 10_000.0, "K": 1.0, "eta_y": 1.0, "eta_z": 1.0, "C0": 1.0}
 LONG_STEPS = 10_000
 LONG_PAIRS = [[2.0, 1.0], [5.0, 1.0], [10.0, 1.0]]
-LAYOUTS = {"shared query (Thm 4 setting)": {"data.num_last": 1, "data.num_next_per_last": 2},
-           "Syn-Small (own query per class)": {}}
+LAYOUTS = {
+    "shared query (Thm 4 setting)": {"data.num_last": 1, "data.num_next_per_last": 2},
+    "Syn-Small (own query per class)": {},
+}
 
 
 def mf_config() -> RunConfig:
@@ -47,9 +54,15 @@ def mf_config() -> RunConfig:
 
 
 def long_config(layout: str) -> RunConfig:
-    over = {**LAYOUTS[layout], "optim.steps": LONG_STEPS, "replicas.lr_pairs": LONG_PAIRS,
-            "snapshots.linear_every": None, "snapshots.log_count": 81, "snapshots.max_count": 100,
-            "name": f"snap-{layout}"}
+    over = {
+        **LAYOUTS[layout],
+        "optim.steps": LONG_STEPS,
+        "replicas.lr_pairs": LONG_PAIRS,
+        "snapshots.linear_every": None,
+        "snapshots.log_count": 81,
+        "snapshots.max_count": 100,
+        "name": f"snap-{layout}",
+    }
     return preset_config("syn-small", over)
 
 
@@ -69,20 +82,38 @@ def signs_and_bracket(progress: Progress | None) -> Part:
         vd.common_logits_fall(NAME, dz, pb.common_mask),
         vd.distinct_logits_rise(NAME, dz, pb.P, pb.distinct_mask),
         vd.ordered_by_probability(NAME, snaps[-1].arrays["z"][0][pb.psi], pb.P, pb.distinct_mask),
-        vd.frozen_after(NAME, "§6.5: entropy_distinct falls, then stays nearly flat (Syn-Small, 100 steps)",
-                        [s.step for s in snaps], H, from_step=50),
+        vd.frozen_after(
+            NAME,
+            "§6.5: entropy_distinct falls, then stays nearly flat (Syn-Small, 100 steps)",
+            [s.step for s in snaps],
+            H,
+            from_step=50,
+        ),
         _bracket(snaps, tol=0.05, where="Syn-Small, finite T = 128"),
     ]
     K, M = pb.P.shape
     kinds = np.where(pb.distinct_mask, "distinct", np.where(pb.common_mask, "common", "none"))
-    frame = pd.DataFrame({"n": np.repeat(np.arange(K), M), "token": np.tile(np.arange(M), K),
-                          "kind": kinds.ravel(), "P": pb.P.ravel(), "dz": dz.ravel(), "step": SIGN_STEP})
+    frame = pd.DataFrame(
+        {
+            "n": np.repeat(np.arange(K), M),
+            "token": np.tile(np.arange(M), K),
+            "kind": kinds.ravel(),
+            "P": pb.P.ravel(),
+            "dz": dz.ravel(),
+            "step": SIGN_STEP,
+        }
+    )
     return verdicts, {"signs": frame}, [(f"Theorem 2: Δz after {SIGN_STEP} steps (Syn-Small)", figs.signs(frame))]
 
 
 def _bracket(snaps: list, tol: float, where: str) -> vd.Verdict:
-    v = vd.bracket_holds(NAME, scalar_series(snaps, "bracket_lo"), scalar_series(snaps, "dz_dominant"),
-                        scalar_series(snaps, "B_hat"), tol)
+    v = vd.bracket_holds(
+        NAME,
+        scalar_series(snaps, "bracket_lo"),
+        scalar_series(snaps, "dz_dominant"),
+        scalar_series(snaps, "B_hat"),
+        tol,
+    )
     return vd.Verdict(v.item, f"{v.claim} ({where})", v.statistic, v.value, v.threshold, v.passed, v.detail)
 
 
@@ -91,8 +122,12 @@ def mean_field(progress: Progress | None) -> Part:
     tr, snaps = train(mf_config(), progress)
     later = snaps[1:]
     verdicts = [
-        vd.relative_gain_identity(NAME, scalar_series(later, "rel_gain"), scalar_series(later, "rel_gain_pred"),
-                                 snaps[-1].scalars["dz_dominant"]),
+        vd.relative_gain_identity(
+            NAME,
+            scalar_series(later, "rel_gain"),
+            scalar_series(later, "rel_gain_pred"),
+            snaps[-1].scalars["dz_dominant"],
+        ),
         _bracket(snaps, tol=1e-9, where="T→∞ mean field, exact"),
     ]
     frame = scalars_frame(tr, snaps, ["rel_gain", "rel_gain_pred", "bracket_lo", "dz_dominant", "B_hat"])
@@ -112,18 +147,42 @@ def theory_regimes() -> Part:
     B_eta = [float(theory.B_exact(t_late, M, K, e, e, C0)) for e in etas]
     B_nu = [float(theory.B_exact(t_late, M, K, nu * 1.0, 1.0, C0)) for nu in nus]
     verdicts = [
-        vd.close_to(NAME, "Thm 4 scanning: B_n = O(ln t) before t'_0 (slope ½)", "dB/d ln t on [2√(C_0KM²/"
-                   "(2(M−1)²η_Yη_Z)), t'_0]", s_scan, 0.5, 0.05),
-        vd.close_to(NAME, "Thm 4 snapping: B_n = O(ln ln t) after t_0 (slope ½)",
-                   "dB/d ln ln(Mη_Y t/K) on [10 t_0, 10⁶ t_0]", s_snap, 0.5, 0.05),
-        vd.increasing(NAME, "§6.10: at fixed ν = 1, a larger η_Z gives a larger B_n (t = 1000)", "B_n vs η_Z",
-                     etas, B_eta),
-        vd.increasing(NAME, "§6.10: at fixed η_Z = 1, a larger ν gives a smaller B_n (t = 1000)", "−B_n vs ν",
-                     nus, [-b for b in B_nu]),
+        vd.close_to(
+            NAME,
+            "Thm 4 scanning: B_n = O(ln t) before t'_0 (slope ½)",
+            "dB/d ln t on [2√(C_0KM²/(2(M−1)²η_Yη_Z)), t'_0]",
+            s_scan,
+            0.5,
+            0.05,
+        ),
+        vd.close_to(
+            NAME,
+            "Thm 4 snapping: B_n = O(ln ln t) after t_0 (slope ½)",
+            "dB/d ln ln(Mη_Y t/K) on [10 t_0, 10⁶ t_0]",
+            s_snap,
+            0.5,
+            0.05,
+        ),
+        vd.increasing(
+            NAME, "§6.10: at fixed ν = 1, a larger η_Z gives a larger B_n (t = 1000)", "B_n vs η_Z", etas, B_eta
+        ),
+        vd.increasing(
+            NAME,
+            "§6.10: at fixed η_Z = 1, a larger ν gives a smaller B_n (t = 1000)",
+            "−B_n vs ν",
+            nus,
+            [-b for b in B_nu],
+        ),
     ]
     t = np.geomspace(1e-2, 1e8, 600)
-    curve = pd.DataFrame({"t": t, "B_n": theory.B_exact(t, M, K, ey, ez, C0),
-                          "B_scan": theory.B_scan(t, M, K, ey, ez, C0), "B_snap": theory.B_snap(t, M, K, ey, ez, C0)})
+    curve = pd.DataFrame(
+        {
+            "t": t,
+            "B_n": theory.B_exact(t, M, K, ey, ez, C0),
+            "B_scan": theory.B_scan(t, M, K, ey, ez, C0),
+            "B_snap": theory.B_snap(t, M, K, ey, ez, C0),
+        }
+    )
     fig = figs.theory_regimes(curve, M, K, ey, theory.t0_prime(M, K, ey), t0, (s_scan, s_snap))
     return verdicts, {"theory_curve": curve}, [("Theorem 4: B_n against ln t and ln ln t", fig)]
 
@@ -136,10 +195,24 @@ def long_runs(progress: Progress | None) -> Part:
         steps = np.array([s.step for s in snaps])
         H = scalar_series(snaps, "entropy_distinct").mean(axis=2)  # (steps, R)
         B = scalar_series(snaps, "B_hat").mean(axis=2)
-        verdicts.append(vd.snap_ratio(NAME, f"§6.9 the snap, {layout}: B̂_n bends from O(ln t) to a crawl "
-                                     "(η_Y/η_Z = 2, 5, 10)", steps, B, what="B̂"))
-        verdicts.append(vd.snap_ratio(NAME, f"§6.9 the snap, {layout}: entropy_distinct frozen in the last decade "
-                                     "(η_Y/η_Z = 2, 5, 10)", steps, H, what="H"))
+        verdicts.append(
+            vd.snap_ratio(
+                NAME,
+                f"§6.9 the snap, {layout}: B̂_n bends from O(ln t) to a crawl (η_Y/η_Z = 2, 5, 10)",
+                steps,
+                B,
+                what="B̂",
+            )
+        )
+        verdicts.append(
+            vd.snap_ratio(
+                NAME,
+                f"§6.9 the snap, {layout}: entropy_distinct frozen in the last decade (η_Y/η_Z = 2, 5, 10)",
+                steps,
+                H,
+                what="H",
+            )
+        )
         f = scalars_frame(tr, snaps, ["entropy_distinct", "B_hat", "common_mass"])
         frames.append(f.assign(layout=layout))
     frame = pd.concat(frames, ignore_index=True)
@@ -156,8 +229,11 @@ def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
     verdicts = [v for p in parts for v in p[0]]
     data = {k: v for p in parts for k, v in p[1].items()}
     figures = [f for p in parts for f in p[2]]
-    cfgs: dict = {"syn-small": preset_config("syn-small").to_dict(),
-                  "theorem4 (mean field, §6.3)": mf_config().to_dict(), "theory curve (§6.8)": CURVE}
+    cfgs: dict = {
+        "syn-small": preset_config("syn-small").to_dict(),
+        "theorem4 (mean field, §6.3)": mf_config().to_dict(),
+        "theory curve (§6.8)": CURVE,
+    }
     if not quick:
         cfgs.update({f"§6.9 {lay}": long_config(lay).to_dict() for lay in LAYOUTS})
     return ItemResult(NAME, TITLE, verdicts, data, figures, cfgs, notes)
