@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-echo "== ruff"; .venv/bin/ruff check .
+echo "== ruff"; .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== mypy engine/"; .venv/bin/mypy engine
 echo "== hadolint Dockerfile"; .venv/bin/hadolint Dockerfile
 echo "== pytest"; .venv/bin/python -m pytest "$@"
