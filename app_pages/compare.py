@@ -5,26 +5,16 @@ import json
 import numpy as np
 import streamlit as st
 
-from engine.paper.views import config_diffs
+from engine.core.metrics import METRICS, label
+from engine.paper.sweeps import config_diffs
 from ui import charts_pages
-from ui.widgets import font, plot_ui, store
+from ui.resources import service
+from ui.widgets import font, plot_ui
 
-METRICS = [
-    "entropy_distinct",
-    "entropy_all",
-    "common_mass",
-    "B_hat",
-    "dz_dominant",
-    "loss",
-    "accuracy",
-    "train_loss",
-    "share_distinct_up",
-    "share_common_down",
-    "rel_gain",
-]
+NAMES = list(METRICS)
 
 st.title("Compare runs")
-runs = [r for r in store().list_runs() if (r["last_step"] or 0) > 0]
+runs = [r for r in service().runs() if (r["last_step"] or 0) > 0]
 if not runs:
     st.info("No stored runs with data yet: start one in the Lab.")
     st.stop()
@@ -41,9 +31,10 @@ chosen = c[0].multiselect(
 )
 metric = c[1].selectbox(
     "metric",
-    METRICS,
-    index=METRICS.index(qp.get("metric", "entropy_distinct")) if qp.get("metric") in METRICS else 0,
+    NAMES,
+    index=NAMES.index(qp.get("metric", "entropy_distinct")) if qp.get("metric") in NAMES else 0,
     key="cmp.metric",
+    format_func=label,
 )
 logx = c[2].checkbox("log x", value=True, key="cmp.logx")
 st.query_params.from_dict(
@@ -54,7 +45,7 @@ st.query_params.from_dict(
 @st.cache_data(show_spinner=False, max_entries=128)
 def series(run_id: str, metric: str, last_step: int) -> tuple[np.ndarray, np.ndarray]:
     """Class mean, averaged over replicas (last_step is part of the cache key)."""
-    df = store().scalars(run_id, metrics=[metric])
+    df = service().store.scalars(run_id, metrics=[metric])
     df = df[df["n"].isna()].groupby("step", as_index=False)["value"].mean()
     return df["step"].to_numpy(), df["value"].to_numpy()
 

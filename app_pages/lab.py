@@ -11,19 +11,21 @@ import streamlit as st
 from engine.core.data import build_problem
 from engine.paper.presets import load_presets
 from engine.service.uploads import MAX_CONFIG_BYTES, table_to_csv
-from ui import charts, labstate
-from ui.lab_live import live_area
-from ui.urlstate import KNOBS, validate, visible
-from ui.widgets import RATIOS, copy_link_ui, font, knob_ui, lecture_on, manager, plain, plot_ui, recovery_ui, store
+from ui import charts, lab_actions, session
+from ui.errors import show_callback_error
+from ui.knobs import KNOBS, RATIOS, validate, visible
+from ui.live.area import live_area
+from ui.resources import service
+from ui.text import plain
+from ui.widgets import copy_link_ui, font, knob_ui, lecture_on, plot_ui, recovery_ui
 
 ss = st.session_state
-mgr = manager()
-for problem in labstate.init_state(store()):
+for problem in session.init_state():
     st.warning(plain(problem))  # URL text: shown as typed, never as a link or an image
 lecture = lecture_on()
 show = set(st.query_params["show"].split(",")) if "show" in st.query_params else None
 cfg = ss["lab.cfg"]
-W = labstate.wkey
+W = session.wkey
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -50,14 +52,14 @@ def knobs_ui(section: str, title: str) -> None:
                 f"This setup trains {len(cfg['replicas']['lr_pairs'])} (η_Y, η_Z) pairs (replicas.lr_pairs): "
                 "the η knobs below are not used. Sweep them on the Sweep page."
             )
-        knob_ui(knob, cfg, W(knob.key), functools.partial(labstate.on_knob, key=W(knob.key)))
+        knob_ui(knob, cfg, W(knob.key), functools.partial(lab_actions.on_knob, key=W(knob.key)))
         if knob.key == "optim.eta_z" and (show is None or "lock" in show):
             ratio_ui()
 
 
 def ratio_ui() -> None:
     locked = st.toggle(
-        "lock η_Y/η_Z", value=bool(ss.get("lab.lock")), key=W("lock"), on_change=labstate.on_lock, args=(W("lock"),)
+        "lock η_Y/η_Z", value=bool(ss.get("lab.lock")), key=W("lock"), on_change=lab_actions.on_lock, args=(W("lock"),)
     )
     if locked:
         st.select_slider(
@@ -66,7 +68,7 @@ def ratio_ui() -> None:
             value=ss["lab.lock"],
             key=W("ratio"),
             format_func=lambda x: f"{x:g}",
-            on_change=labstate.on_ratio,
+            on_change=lab_actions.on_ratio,
             args=(W("ratio"),),
         )
 
@@ -84,13 +86,13 @@ def table_ui() -> None:
     tokens = [c for c in edited.columns if c != "psi"]
     table = edited[tokens].astype(float).fillna(0.0).to_numpy().tolist()
     psi = [int(x) if pd.notna(x) else -1 for x in edited["psi"]]
-    labstate.on_table(table, psi)
+    lab_actions.on_table(table, psi)
 
 
 def controls_ui(valid: bool) -> None:
-    live = labstate.is_live(mgr)
-    s = labstate.live_status(mgr)
-    mine = labstate.owns(ss.get("lab.run"))  # viewers of someone else's run watch it, never control it
+    live = lab_actions.is_live()
+    s = lab_actions.live_status()
+    mine = session.owns(ss.get("lab.run"))  # viewers of someone else's run watch it, never control it
     paused = bool(s and s.status == "paused")
     ss["lab.ctl_paused"] = paused  # the live fragment reruns the page when this goes stale
     start, pause, n, step, stop, reset, seed, speed = control_slots()
@@ -99,44 +101,41 @@ def controls_ui(valid: bool) -> None:
         key="btn.start",
         type="primary",
         disabled=not valid or live,
-        on_click=labstate.start,
-        args=(mgr,),
+        on_click=lab_actions.start,
         help="train this config in the background",
     )
     pause.button(
         "⏵ Resume" if paused else "⏸ Pause",
         key="btn.pause",
         disabled=not live or not mine,
-        on_click=labstate.pause_resume,
-        args=(mgr,),
+        on_click=lab_actions.pause_resume,
     )
     n.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
     step.button(
         "Step N",
         key="btn.step",
         disabled=(not valid and not live) or (live and not mine),
-        on_click=labstate.step_n,
-        args=(mgr, W("stepn")),
+        on_click=lab_actions.step_n,
+        args=(W("stepn"),),
     )
-    stop.button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=labstate.stop, args=(mgr,))
+    stop.button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=lab_actions.stop)
     reset.button(
         "↺ Reset",
         key="btn.reset",
         disabled=not valid,
-        on_click=labstate.reset,
-        args=(mgr,),
+        on_click=lab_actions.reset,
         help="restart with the same config and seed",
     )
-    seed.button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=labstate.new_seed, args=(mgr,))
-    opts = labstate.speed_options()
+    seed.button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=lab_actions.new_seed)
+    opts = session.speed_options()
     speed.select_slider(
         "speed (steps/s)",
         options=opts,
         value=ss.get("lab.speed", "max"),
         key=W("speed"),
         format_func=lambda v: "max" if v == "max" else f"{v:g}",
-        on_change=labstate.on_speed,
-        args=(mgr, W("speed")),
+        on_change=lab_actions.on_speed,
+        args=(W("speed"),),
     )
     broadcast_ui(mine)
 
@@ -154,16 +153,16 @@ def control_slots() -> list[Any]:
 def broadcast_ui(mine: bool) -> None:
     """The owner publishes the run on screen; anyone who opens its link watches it (no training of theirs)."""
     rid = ss.get("lab.run")
-    info = store().get_run(rid) if rid else None
+    info = service().run(rid) if rid else None
     if info is None:
         return
-    if labstate.may_manage(info):  # only the browser that started it (or the operator) publishes it
+    if session.may_manage(info):  # only the browser that started it (or the operator) publishes it
         wk = f"pub.{rid}"
         on = st.toggle(
             "📡 Publish: everyone who opens this run's link watches it live",
             value=info["published"],
             key=wk,
-            on_change=labstate.on_publish,
+            on_change=lab_actions.on_publish,
             args=(rid, wk),
         )
         if on:
@@ -178,11 +177,11 @@ def broadcast_ui(mine: bool) -> None:
 def interrupted_ui() -> None:
     """An interrupted run on screen: offer to resume it from its checkpoint or re-run it."""
     rid = ss.get("lab.run")
-    info = store().get_run(rid) if rid else None
-    if info is None or info["status"] != "interrupted" or mgr.is_live(rid):
+    info = service().run(rid) if rid else None
+    if info is None or info["status"] != "interrupted" or service().is_live(rid):
         return
     st.warning(f"Run `{rid}` was interrupted at step {info['last_step'] or 0}: {info['message'] or ''}", icon="⚠️")
-    recovery_ui(info, "lab", labstate.owns(rid))
+    recovery_ui(info, "lab", session.owns(rid))
 
 
 def uploads_ui() -> None:
@@ -191,7 +190,7 @@ def uploads_ui() -> None:
         "Load a config (JSON)",
         type=["json"],
         key=W("upload.cfg"),
-        on_change=labstate.on_config_upload,
+        on_change=lab_actions.on_config_upload,
         args=(W("upload.cfg"),),
         help=f"a run config as the Runs page's 'config JSON' download writes it "
         f"(schema in the README); at most {MAX_CONFIG_BYTES // 1024} KiB. It replaces the Lab's config.",
@@ -201,7 +200,7 @@ def uploads_ui() -> None:
             "Load P(l|n) from CSV",
             type=["csv"],
             key=W("upload.csv"),
-            on_change=labstate.on_table_upload,
+            on_change=lab_actions.on_table_upload,
             args=(W("upload.csv"),),
             help="one row per next token n: psi (its query index), then P(l|n) for each contextual "
             "token l; an optional header row starts with psi",
@@ -222,7 +221,7 @@ def uploads_ui() -> None:
 
 
 def live_now_ui() -> None:
-    live = store().list_published(statuses=("queued", "running", "paused"), limit=20)
+    live = service().live_broadcasts()
     if not live:
         return
     st.subheader("📡 Live now")
@@ -245,7 +244,7 @@ with st.sidebar:
         names,
         index=names.index(cur),
         key=W("preset"),
-        on_change=labstate.on_preset,
+        on_change=lab_actions.on_preset,
         args=(W("preset"),),
         format_func=lambda k: presets[k].title,
     )
@@ -258,11 +257,12 @@ with st.sidebar:
 run_cfg, error = validate(cfg)
 st.title("Lab" if not lecture else "Scan & Snap, live")
 controls_ui(run_cfg is not None)
+show_callback_error()
 interrupted_ui()
 if error:
     st.error(f"Fix this to enable Start — {error}", icon="🚫")
 if ss.get("lab.error"):
-    st.error(ss["lab.error"])
+    st.error(plain(ss["lab.error"]))
 if cfg["data"].get("source") == "table" and (show is None or "data.table" in show):
     with st.expander("P(l|n) table", expanded=True):
         table_ui()

@@ -15,16 +15,17 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.paper.items import ITEMS, total_work
-from engine.paper.report import fmt_value
-from engine.service.access import can_manage
-from engine.service.reproductions import ReproStatus, StoredReproduction, check_id, get_repro_manager
-from ui.charts import plot_config
-from ui.labstate import is_operator, owner
-from ui.widgets import data_dir, font
+from engine.paper.items.catalog import ITEMS, total_work
+from engine.paper.report import WORDS, fmt_value
+from engine.service.jobs import JobStatus
+from engine.service.reproductions import StoredReproduction, check_id
+from ui.chart_style import plot_config
+from ui.errors import guarded, show_callback_error
+from ui.resources import service
+from ui.session import actor
+from ui.widgets import font
 
 ss = st.session_state
-mgr = get_repro_manager(data_dir())
 QUICK_HELP = (
     "Quick: Fig. 6 with 3 seeds instead of 10 (a pattern reversal counts only beyond 2·SE of the "
     "difference) and the theorems item without the two 10⁴-step sampled snap runs; about 30 s. "
@@ -52,16 +53,13 @@ One reproduction runs at a time on this server: while one runs, everyone sees it
 
 
 # ----------------------------------------------------------------- starting and watching
+@guarded
 def start(names: list[str], quick: bool) -> None:
     """Button callback: start (or join) the server's reproduction."""
-    before = mgr.running()
+    before = service().running_reproduction()
     ss.pop("rp.msg", None)
-    try:
-        ss["rp.watch"] = mgr.start(names, quick, owner=owner())
-    except (RuntimeError, ValueError) as e:
-        ss["rp.msg"] = ("error", str(e))
-        return
-    if before is not None and before.id == ss["rp.watch"]:
+    ss["rp.watch"] = service().start_reproduction(names, quick, actor())
+    if before is not None and before.run_id == ss["rp.watch"]:
         ss["rp.msg"] = (
             "info",
             "Another reproduction was already running on this server: its progress is shown "
@@ -69,43 +67,43 @@ def start(names: list[str], quick: bool) -> None:
         )
 
 
-def settle(running: ReproStatus | None) -> None:
+def settle(running: JobStatus | None) -> None:
     """Watch a running reproduction; when the watched one has ended, show it (or say why not)."""
     if running is not None:
-        ss["rp.watch"] = running.id
+        ss["rp.watch"] = running.run_id
         return
     rid = ss.pop("rp.watch", None)
-    s = mgr.status(rid) if rid else None
+    s = service().status(rid) if rid else None
     if s is None:
         return
     ss.pop("rp.msg", None)
-    if s.state == "finished":
+    if s.status == "finished":
         ss["rp.pick"] = rid
-    elif s.state == "failed":
-        ss["rp.msg"] = ("error", f"Reproduction {rid} failed: {s.error}")
+    elif s.status == "failed":
+        ss["rp.msg"] = ("error", f"Reproduction {rid} failed: {s.message}")
     else:
         ss["rp.msg"] = ("info", f"Reproduction {rid} was stopped; nothing was stored.")
 
 
-def progress_text(s: ReproStatus) -> str:
+def progress_text(s: JobStatus) -> str:
     item = s.current or ("writing the report" if s.items_done == len(s.items) else "starting")
-    steps = f" · step {s.steps_done:,} / {s.steps_total:,}" if s.steps_total else ""
+    steps = f" · step {s.step:,} / {s.total_steps:,}" if s.total_steps else ""
     mode = "quick" if s.quick else "full"
     return f"{mode} · item {min(s.items_done + 1, len(s.items))} / {len(s.items)}: {item}{steps} · {s.elapsed_s:.0f} s"
 
 
 def progress_ui(rid: str) -> None:
     """The live area (a fragment ticking every 0.5 s): one full rerun when the run has ended."""
-    s = mgr.status(rid)
-    if s is None or s.state != "running":
+    s = service().status(rid)
+    if s is None or s.status != "running":
         st.rerun()
         return
     st.progress(s.fraction, text=progress_text(s))
-    allowed = can_manage(s.owner, owner(), is_operator())
+    allowed = service().may_manage({"owner": s.owner}, actor())
     st.button(
         "Stop",
         key="rp.stop",
-        on_click=mgr.stop,
+        on_click=stop,
         args=(rid,),
         disabled=not allowed,
         help="Stops at the next progress report (or between items); nothing of this reproduction is stored."
@@ -114,7 +112,12 @@ def progress_ui(rid: str) -> None:
     )
 
 
-def controls_ui(running: ReproStatus | None) -> None:
+@guarded
+def stop(rid: str) -> None:
+    service().stop_reproduction(rid, actor())
+
+
+def controls_ui(running: JobStatus | None) -> None:
     c = st.columns([4, 1.3, 1.2], vertical_alignment="bottom")
     names = c[0].multiselect(
         "Items",
@@ -122,7 +125,7 @@ def controls_ui(running: ReproStatus | None) -> None:
         default=list(ITEMS),
         key="rp.items",
         format_func=lambda n: LABELS.get(n, n),
-        help="\n\n".join(m.TITLE for m in ITEMS.values()),
+        help="\n\n".join(m.title for m in ITEMS.values()),
     )
     quick = c[1].toggle("Quick mode", value=False, key="rp.quick", help=QUICK_HELP)
     c[2].button(
@@ -165,7 +168,7 @@ def url_pick(ids: list[str]) -> None:
 
 def pick_ui() -> str | None:
     """Selectbox of stored reproductions (newest first); the pick is written into ``?report=``."""
-    stored = mgr.stored()
+    stored = service().stored_reproductions()
     ids = [s.id for s in stored]
     url_pick(ids)
     if not ids:
@@ -185,9 +188,9 @@ def pick_ui() -> str | None:
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def load(path: str, rid: str) -> StoredReproduction:
+def load(rid: str) -> StoredReproduction:
     """A stored reproduction (immutable once stored, so shared by every session)."""
-    return get_repro_manager(path).load(rid)
+    return service().reproduction(rid)
 
 
 # ----------------------------------------------------------------- showing one
@@ -203,12 +206,18 @@ def verdict_line(doc: dict[str, Any]) -> None:
         st.caption("Quick mode differs from the full reproduction: " + "; ".join(doc["quick_differences"]) + ".")
 
 
+COLORS = {"PASS": ("#d8f3dc", "#17691d"), "FAIL": ("#ffd6d9", "#b00020"), "N/A": ("#eeeeee", "#444444")}
+ICONS = {"PASS": "✅", "FAIL": "❌", "N/A": "➖"}
+
+
+def _status(v: dict[str, Any]) -> str:
+    """PASS, FAIL or N/A (reports stored before verdicts had a status say only ``passed``)."""
+    return WORDS[v.get("status") or ("pass" if v["passed"] else "fail")]
+
+
 def _verdict_color(word: str) -> str:
-    ok = "PASS" in word
-    return (
-        f"background-color: {'#d8f3dc' if ok else '#ffd6d9'}; color: {'#17691d' if ok else '#b00020'}; "
-        "font-weight: bold"
-    )
+    back, ink = COLORS[word.split()[-1]]
+    return f"background-color: {back}; color: {ink}; font-weight: bold"
 
 
 def verdict_table(verdicts: list[dict[str, Any]]) -> None:
@@ -216,13 +225,15 @@ def verdict_table(verdicts: list[dict[str, Any]]) -> None:
     df = pd.DataFrame(
         [
             {
-                "verdict": "✅ PASS" if v["passed"] else "❌ FAIL",
+                "verdict": f"{ICONS[_status(v)]} {_status(v)}",
                 "item": v["item"],
                 "claim": v["claim"],
                 "statistic": v["statistic"],
                 "value": fmt_value(v["value"]) if v["value"] is not None else "NaN",
                 "threshold": v["threshold"],
-                "detail": v["detail"],
+                "detail": v["detail"]
+                if _status(v) != "N/A"
+                else "; ".join([v.get("reason", ""), *v.get("conditions", [])]),
             }
             for v in verdicts
         ]
@@ -249,7 +260,7 @@ def downloads_ui(rid: str) -> None:
     c = st.columns(3)
     c[0].download_button(
         "⬇ report.html (self-contained)",
-        data=lambda: mgr.file(rid, "report.html").read_bytes(),
+        data=lambda: service().reproduction_file(rid, "report.html").read_bytes(),
         file_name=f"scansnap-reproduction-{rid}.html",
         mime="text/html",
         on_click="ignore",
@@ -258,7 +269,7 @@ def downloads_ui(rid: str) -> None:
     )
     c[1].download_button(
         "⬇ verdicts.json",
-        data=lambda: mgr.file(rid, "verdicts.json").read_bytes(),
+        data=lambda: service().reproduction_file(rid, "verdicts.json").read_bytes(),
         file_name=f"scansnap-reproduction-{rid}-verdicts.json",
         mime="application/json",
         on_click="ignore",
@@ -310,11 +321,7 @@ def item_ui(rep: StoredReproduction, item: dict[str, Any]) -> None:
 
 
 def report_ui(rid: str) -> None:
-    try:
-        rep = load(data_dir(), rid)
-    except (KeyError, OSError, ValueError) as e:
-        st.warning(f"Reproduction {rid} cannot be read: {e}")
-        return
+    rep = load(rid)
     verdict_line(rep.doc)
     downloads_ui(rid)
     verdict_table(rep.doc["verdicts"])
@@ -330,11 +337,12 @@ def report_ui(rid: str) -> None:
 # ----------------------------------------------------------------- the page
 st.title("Reproduce the paper")
 st.markdown(INTRO)
-running = mgr.running()
+show_callback_error()
+running = service().running_reproduction()
 settle(running)
 controls_ui(running)
 if running is not None:
-    st.fragment(progress_ui, run_every=0.5)(running.id)
+    st.fragment(progress_ui, run_every=0.5)(running.run_id)
 if "rp.msg" in ss:  # kept until the next start or the next end of a watched run
     kind, text = ss["rp.msg"]
     (st.error if kind == "error" else st.info)(text)

@@ -9,16 +9,20 @@ import pandas as pd
 import streamlit as st
 
 from engine.service.access import OPERATOR_ENV, operator_configured
-from ui import labstate
-from ui.report import html_report, zipped_export
-from ui.widgets import RECOVERABLE, manager, recovery_ui, store
+from engine.service.facade import RECOVERABLE
+from ui import session
+from ui.errors import guarded, show_callback_error
+from ui.exports import html_report, zipped_export
+from ui.resources import service
+from ui.text import plain
+from ui.widgets import recovery_ui
 
 ss = st.session_state
 
 
 def operator_ui() -> None:
     """Operator mode for this session: a password field, or a way out once in."""
-    if labstate.is_operator():
+    if session.is_operator():
         st.success("Operator mode: you may manage every run.")
         if st.button("Leave operator mode", key="runs.opleave"):
             ss["operator"] = ss["operator_tried"] = False
@@ -37,7 +41,7 @@ def operator_ui() -> None:
         key="runs.opkey",
         disabled=not configured,
         help=help_,
-        on_change=labstate.on_operator_key,
+        on_change=session.on_operator_key,
         args=("runs.opkey",),
     )
     if configured and ss.get("operator_tried"):
@@ -47,8 +51,9 @@ def operator_ui() -> None:
 with st.sidebar:
     operator_ui()
 st.title("Runs")
-me = labstate.owner()
-runs = store().list_runs()
+show_callback_error()
+me = session.owner()
+runs = service().runs()
 if not runs:
     st.info("No stored runs yet: start one in the Lab.")
     st.stop()
@@ -79,32 +84,23 @@ def _label(i: str) -> str:
 
 rid = st.selectbox("run", list(by_id), key="runs.pick", format_func=_label)
 run = by_id[rid]
-allowed = labstate.may_manage(run)
+allowed = session.may_manage(run)
 is_sweep = bool(json.loads(run["config_json"])["replicas"].get("lr_pairs"))
 
 
-def _may() -> bool:
-    """Checked again when a button acts, not only when it was drawn."""
-    info = store().get_run(rid)
-    return info is not None and labstate.may_manage(info)
-
-
+@guarded
 def rename() -> None:
-    if _may():
-        store().rename(rid, st.session_state["runs.newname"])
+    service().rename(rid, st.session_state["runs.newname"], session.actor())
 
 
+@guarded
 def delete() -> None:
-    if not _may():
-        return
-    if manager().is_live(rid):
-        manager().stop(rid)
-    store().delete(rid)
+    service().delete(rid, session.actor())
 
 
+@guarded
 def stop() -> None:
-    if _may() and manager().is_live(rid):
-        manager().stop(rid)
+    service().stop(rid, session.actor())
 
 
 c = st.columns(4)
@@ -112,10 +108,10 @@ if c[0].button("Open in the Lab", key="runs.open", type="primary"):
     st.switch_page("app_pages/lab.py", query_params={"run": rid})
 if is_sweep and c[1].button("Open in Sweep", key="runs.sweep"):
     st.switch_page("app_pages/sweep.py", query_params={"run": rid})
-if manager().is_live(rid):
+if service().is_live(rid):
     c[2].button("⏹ Stop", key="runs.stop", disabled=not allowed, on_click=stop)
-if run["status"] in RECOVERABLE and not manager().is_live(rid):
-    st.warning(f"This run is **{run['status']}** at step {run['last_step'] or 0}. {run['message'] or ''}")
+if run["status"] in RECOVERABLE and not service().is_live(rid):
+    st.warning(f"This run is **{run['status']}** at step {run['last_step'] or 0}. {plain(run['message'] or '')}")
     recovery_ui(run, "runs", allowed)
 with st.expander("Rename or delete"):
     if not allowed:
@@ -133,7 +129,7 @@ st.subheader("Export")
 d = st.columns(4)
 d[0].download_button(
     "Parquet (zip)",
-    data=lambda: zipped_export(store(), rid, "parquet"),
+    data=lambda: zipped_export(service().store, rid, "parquet"),
     file_name=f"scansnap-{rid}-parquet.zip",
     mime="application/zip",
     on_click="ignore",
@@ -141,7 +137,7 @@ d[0].download_button(
 )
 d[1].download_button(
     "CSV (zip)",
-    data=lambda: zipped_export(store(), rid, "csv"),
+    data=lambda: zipped_export(service().store, rid, "csv"),
     file_name=f"scansnap-{rid}-csv.zip",
     mime="application/zip",
     on_click="ignore",
@@ -157,7 +153,7 @@ d[2].download_button(
 )
 d[3].download_button(
     "HTML report",
-    data=lambda: html_report(store(), rid),
+    data=lambda: html_report(service().store, rid),
     file_name=f"scansnap-{rid}-report.html",
     mime="text/html",
     on_click="ignore",

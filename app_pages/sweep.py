@@ -6,11 +6,16 @@ import streamlit as st
 
 from engine.core.config import ConfigError, RunConfig
 from engine.paper.presets import load_presets
-from engine.paper.views import final_values, sweep_config, sweep_summary
+from engine.paper.sweeps import final_values, sweep_config, sweep_summary
+from engine.service.facade import ServiceError
 from engine.service.jobs import TERMINAL
 from ui import charts_pages
-from ui.labstate import owner
-from ui.widgets import RATIOS, font, manager, plain, plot_ui, store
+from ui.errors import guarded, show_callback_error
+from ui.knobs import RATIOS
+from ui.resources import service
+from ui.session import actor
+from ui.text import plain
+from ui.widgets import font, plot_ui
 
 ss = st.session_state
 ETAS = [0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
@@ -36,10 +41,11 @@ try:
     if not eta_zs or not ratios:
         raise ConfigError("pick at least one η_Z value and one ratio")
     cfg = sweep_config(presets[base].config, eta_zs, ratios, list(range(1, n_seeds + 1)), steps)
-except ConfigError as e:
-    error = str(e)
+    service().check_budget(cfg)  # refused before Run is pressed, with the estimate and the limit
+except (ConfigError, ServiceError) as e:
+    cfg, error = None, str(e)
 if error:
-    st.error(error)
+    st.error(plain(error), icon="🚫")
 else:
     st.caption(
         f"{len(eta_zs) * len(ratios)} (η_Y, η_Z) pairs × {n_seeds} seeds = {cfg.n_replicas} replicas, "
@@ -47,25 +53,22 @@ else:
     )
 
 
+@guarded
 def launch(cfg: RunConfig) -> None:
-    try:
-        ss["sweep.run"] = manager().submit(cfg, name=cfg.name, owner=owner())
-        st.query_params["run"] = ss["sweep.run"]
-    except RuntimeError as e:
-        ss["sweep.error"] = str(e)
+    ss["sweep.run"] = service().submit(cfg, actor(), name=cfg.name)
+    st.query_params["run"] = ss["sweep.run"]
 
 
 st.button("▶ Run sweep", type="primary", disabled=cfg is None, key="sw.start", on_click=launch, args=(cfg,))
-if ss.get("sweep.error"):
-    st.error(ss.pop("sweep.error"))
+show_callback_error()
 
 
 def results(rid: str) -> None:
-    df = store().scalars(rid, metrics=["entropy_distinct"])
+    df = service().store.scalars(rid, metrics=["entropy_distinct"])
     final = final_values(df, "entropy_distinct")
     if final.empty:
         return
-    summary = sweep_summary(final, store().statics(rid))
+    summary = sweep_summary(final, service().store.statics(rid))
     cols = st.columns(2)
     with cols[0]:
         plot_ui(charts_pages.sweep_lines(summary, font=font()), "sw-lines", f"sweep-{rid}-entropy-vs-ratio")
@@ -76,7 +79,7 @@ def results(rid: str) -> None:
 
 
 def progress(rid: str) -> None:
-    info, s = store().get_run(rid), manager().status(rid)
+    info, s = service().run(rid), service().status(rid)
     if info is None:
         st.warning(f"run {plain(rid)} is not in the store")
         return
@@ -92,6 +95,6 @@ def progress(rid: str) -> None:
 
 rid = ss.get("sweep.run")
 if rid:
-    s = manager().status(rid)
+    s = service().status(rid)
     ss["sweep.live"] = s is not None and s.status not in TERMINAL
     st.fragment(progress, run_every=0.5 if ss["sweep.live"] else None)(rid)

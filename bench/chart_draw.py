@@ -1,7 +1,7 @@
 """Browser time to draw one tick of the Lab's live charts (what bounds the fragment-rerun latency).
 
 Trains a preset headless, builds the Lab's six live charts exactly as its live area does
-(``ui.lab_live._tick``) at each of the last ``--ticks`` stored steps (the successive ticks a
+(``ui.live.area._tick``) at each of the last ``--ticks`` stored steps (the successive ticks a
 watcher receives), then opens that finished run in the Lab (a real server and Chromium, the
 bench viewport of ``ui_latency``) and replays the ticks into the Lab's own six chart divs with
 the page's plotly.js: ``Plotly.react`` per chart, timed (plotly computes and writes the SVG
@@ -68,8 +68,9 @@ REPLAY = """async ([ticks, name, src]) => {
 
 def lab_ticks(data_dir: Path, count: int) -> tuple[str, list[dict[str, str]]]:
     """The run's id and the Lab's live payloads (chart key → JSON) at each of its last ``count`` stored steps."""
-    from engine.paper.views import RunHistory
-    from ui import lab_live
+    from engine.paper.history import RunHistory
+    from ui.chart_style import FONT
+    from ui.live import area as lab_live
 
     rid, cfg_json, full, statics = last_run(data_dir)
     out = []
@@ -82,7 +83,7 @@ def lab_ticks(data_dir: Path, count: int) -> tuple[str, list[dict[str, str]]]:
             full.c[: k + 1],
             full.scalars[full.scalars["step"] <= last].reset_index(drop=True),
         )
-        tick = lab_live._tick(hist, statics, cfg_json, rid, (0, 0, 0, None, lab_live.charts.FONT))
+        tick = lab_live._tick(hist, statics, cfg_json, rid, (0, 0, 0, None, FONT))
         out.append({key: data for key, data, _ in tick.charts})
     return rid, out
 

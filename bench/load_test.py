@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -394,7 +395,9 @@ def run_load(**kwargs: Any) -> dict[str, Any]:
                 mon.join(10)
             _figures(res, everyone, final, mon, plan)
             if res["problems"]:  # the page says only that an error was redacted: the traceback is in the log
-                res["server_errors"] = tracebacks(srv.log_tail(10**7))
+                log = srv.log_tail(10**7)
+                res["server_errors"] = tracebacks(log)
+                res["server_log_tail"] = log[-20_000:]
             res["server_cpu_s"] = round(srv.cpu_s(), 1)  # both figures: what was measured vs what measured it
             res["server_tree_cpu_s"] = round(srv.tree_cpu_s(), 1)  # the server with its training workers
             res["harness_cpu_s"] = round(time.process_time() - cpu0, 1)
@@ -502,7 +505,7 @@ def _figures(res: dict[str, Any], everyone: list[Session], final: dict[str, Any]
 def tracebacks(log: str, limit: int = 5) -> list[str]:
     """The server log's tracebacks (first ``limit``): the app's frames, the last frame, the error's first line."""
     out = []
-    for block in log.split("Traceback (most recent call last):")[1 : limit + 1]:
+    for block in re.split(r"Traceback \(most recent call last\)[^\n]*", log)[1 : limit + 1]:
         lines = block.strip("\n").splitlines()
         frames = [ln.strip() for ln in lines if ln.startswith("  File ")]
         ours = [f for f in frames if "site-packages" not in f]  # the app's frames, then where it failed

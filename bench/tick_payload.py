@@ -1,7 +1,7 @@
 """Bytes the Lab's live area sends per tick (issue 3: ≤ 200 KB a tick at default settings).
 
 For each preset: train it headless to the end into a fresh data directory, then build the live
-tick exactly as the Lab does (``ui.lab_live._figures`` → ``live_payload`` JSON, six charts) at the
+tick exactly as the Lab does (``ui.live.area._figures`` → ``live_payload`` JSON, six charts) at the
 last stored step, replica 0, next token 0, and report the bytes per chart and in total.
 
     PYTHONPATH=. .venv/bin/python -m bench.tick_payload [--presets lecture syn-medium-10 ...]
@@ -24,7 +24,7 @@ DEFAULT = ("syn-small", "lecture", "theorem4", "syn-medium-10")
 
 def last_run(data_dir: Path) -> tuple[str, str, Any, dict[str, Any]]:
     """The newest run of ``data_dir``: its id, config JSON, whole stored history and statics."""
-    from engine.paper.views import RunHistory
+    from engine.paper.history import RunHistory
     from engine.service.store import RunStore
 
     with RunStore(data_dir) as store:
@@ -37,11 +37,12 @@ def last_run(data_dir: Path) -> tuple[str, str, Any, dict[str, Any]]:
 
 
 def tick_bytes(data_dir: Path) -> dict[str, int]:
-    """Bytes per chart of the Lab's tick (``ui.lab_live._tick``: what every watching session is sent)."""
-    from ui import lab_live
+    """Bytes per chart of the Lab's tick (``ui.live.area._tick``: what every watching session is sent)."""
+    from ui.chart_style import FONT
+    from ui.live import area as lab_live
 
     rid, cfg_json, hist, statics = last_run(data_dir)
-    tick = lab_live._tick(hist, statics, cfg_json, rid, (0, 0, 0, None, lab_live.charts.FONT))
+    tick = lab_live._tick(hist, statics, cfg_json, rid, (0, 0, 0, None, FONT))
     return {key: nbytes for key, _, nbytes in tick.charts}
 
 

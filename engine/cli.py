@@ -91,6 +91,7 @@ def summary(
     job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path], last_step: int | None = None
 ) -> str:
     from engine.core import theory
+    from engine.core.metrics import METRICS
 
     cfg, pb = job.cfg, job.trainer.problem
     steps = job.step
@@ -103,18 +104,8 @@ def summary(
     shown = last_step if last_step is not None else steps
     if first and last:
         lines.append(f"{'metric':<20}{'step 0':>12}{f'step {shown}':>12}   (mean over replicas and classes)")
-        for k in (
-            "loss",
-            "accuracy",
-            "entropy_distinct",
-            "entropy_all",
-            "common_mass",
-            "B_hat",
-            "dz_dominant",
-            "share_distinct_up",
-            "share_common_down",
-        ):
-            lines.append(f"{k:<20}{np.nanmean(first[k]):>12.4f}{np.nanmean(last[k]):>12.4f}")
+        for k in (name for name in METRICS if name in first):
+            lines.append(f"{k:<20}{np.nanmean(first[k]):>12.4g}{np.nanmean(last[k]):>12.4g}")
     eta_y = cfg.lr_pairs[0][0]
     lines.append(
         f"theory (M={pb.M}, K={pb.K}, η_Y={eta_y:g}): t'_0 = {theory.t0_prime(pb.M, pb.K, eta_y):.2f}, "
@@ -193,7 +184,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from engine.paper.items import check_items, run_item, total_work
+    from engine.core.device import describe_device, resolve_device
+    from engine.paper.items.catalog import check_items, total_work
+    from engine.paper.items.runner import run_item
     from engine.paper.report import text_table, write_report
 
     try:
@@ -206,7 +199,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         bar.set_description(name)
         results.append(run_item(name, args.quick, progress=bar.update))
     bar.close()
-    doc = write_report(results, args.out, args.quick)
+    doc = write_report(results, args.out, args.quick, describe_device(resolve_device("auto")))
     print(text_table(results))
     print(
         f"{doc['n_verdicts'] - doc['n_failed']}/{doc['n_verdicts']} verdicts pass  "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -15,3 +17,11 @@ def run_app(params: dict[str, str] | None = None, timeout: float = 60) -> AppTes
     for k, v in (params or {}).items():
         at.query_params[k] = v
     return at.run()
+
+
+def wait_for(cond: Callable[[], object], timeout: float = 30.0) -> None:
+    """Poll ``cond`` until it holds; fail after a generous ``timeout`` (never a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"condition not reached within {timeout} s"
+        time.sleep(0.02)

@@ -8,8 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from engine.paper.views import decimate, rnd
-from ui.charts import FONT, THEORY, style
+from engine.paper.history import decimate, rnd
+from ui.chart_style import FONT, THEORY, style
 
 AXES = ("t", "ln t", "ln ln t")
 

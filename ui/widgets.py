@@ -1,11 +1,8 @@
-"""Small ``*_ui()`` helpers shared by the pages: resources, chart output, lecture mode,
-knob widgets, the copy-link box, verdict badges, recovery of interrupted runs.  They return
-plain values."""
+"""Small ``*_ui()`` helpers shared by the pages: chart output, lecture mode, knob widgets, the
+copy-link box, verdict badges, recovery of interrupted runs.  They return plain values."""
 
 from __future__ import annotations
 
-import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,12 +10,14 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.core.config import ConfigError, RunConfig, parse_value
-from engine.paper.views import Verdict
-from engine.service.jobs import JobManager, get_manager
-from engine.service.store import RunStore, StoreError
-from ui.charts import FONT, LECTURE_FONT, plot_config
-from ui.urlstate import Knob, eta_options, get_dotted
+from engine.core.config import get_dotted, parse_value
+from engine.paper.report import verdict_word
+from engine.paper.verdicts import Verdict
+from ui.chart_style import FONT, LECTURE_FONT, plot_config
+from ui.knobs import Knob, eta_options
+from ui.resources import service
+from ui.session import actor
+from ui.text import plain
 
 CSS = Path(__file__).resolve().parent.parent / "assets" / "style.css"
 LIVE_CSS = CSS.with_name("live.css")
@@ -27,33 +26,7 @@ LIVE_CSS = CSS.with_name("live.css")
 # interval (5 ms by default) to get it back from a busy thread; 1 ms shortens those hand-offs
 # when tens of sessions tick at once (set once, when the UI is first imported).
 sys.setswitchinterval(0.001)
-
-
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+!|~$])")
-
-
-def plain(text: str) -> str:
-    """``text`` (from a URL, an upload, a run name) with Markdown's special characters escaped, so
-    that it shows as typed and never as a link, an image or formatting."""
-    return _MARKDOWN.sub(r"\\\1", text)
-
-
-def data_dir() -> str:
-    return os.environ.get("SCANSNAP_DATA_DIR") or "data"
-
-
-@st.cache_resource(show_spinner=False)
-def _manager(path: str) -> JobManager:
-    return get_manager(path)
-
-
-def manager() -> JobManager:
-    """The process-wide job manager (one per data directory; stopped and joined at exit)."""
-    return _manager(data_dir())
-
-
-def store() -> RunStore:
-    return manager().store
+BADGES = {"pass": ("green", "✅"), "fail": ("red", "❌"), "n/a": ("gray", "➖")}
 
 
 def lecture_on() -> bool:
@@ -93,8 +66,15 @@ def verdicts_ui(verdicts: list[Verdict]) -> None:
     (one Markdown element per verdict in a container laid out by assets/live.css)."""
     with st.container(key="lab-verdicts-wide" if lecture_on() else "lab-verdicts"):
         for v in verdicts:
-            color, icon = {True: ("green", "✅"), False: ("red", "❌"), None: ("gray", "⏳")}[v.ok]
-            st.markdown(f":{color}-badge[{icon} {plain(v.label)}]\n\n:small[:gray[{plain(v.detail)}]]")
+            color, icon = BADGES[v.status]
+            st.markdown(f":{color}-badge[{icon} {plain(v.label)}]\n\n:small[:gray[{plain(badge_detail(v))}]]")
+
+
+def badge_detail(v: Verdict) -> str:
+    """The number behind a badge (statistic = value, threshold), or why the claim is n/a."""
+    if v.status == "n/a":
+        return "n/a: " + "; ".join([v.reason, *v.conditions])
+    return f"{verdict_word(v)}: {v.statistic} = {v.value:.3g} ({v.threshold})"
 
 
 def _widget_value(knob: Knob, raw: Any) -> Any:
@@ -138,40 +118,6 @@ def _num(v: Any, typ: type) -> Any:
         return typ(0)
 
 
-RATIOS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
-RECOVERABLE = ("interrupted", "stopped")  # offered "Resume from checkpoint" and "Re-run from scratch"
-
-
-def resume_run(mgr: JobManager, rid: str) -> str | None:
-    """Continue an interrupted or stopped run from its last checkpoint (its owner or the operator
-    only); returns an error message or None."""
-    from ui.labstate import may_manage, owner
-
-    info = mgr.store.get_run(rid)
-    if info is None:
-        return f"run {rid!r} is not in the run store"
-    if not may_manage(info):
-        return "only the browser that started this run (or the operator) may resume it"
-    if info["status"] not in RECOVERABLE or mgr.is_live(rid):
-        return f"run {rid} is {info['status']}: only an interrupted or stopped run can be resumed"
-    try:
-        mgr.resume_stored(rid, owner=owner())
-    except (RuntimeError, KeyError, ConfigError, StoreError) as e:
-        return str(e)
-    return None
-
-
-def rerun_fresh(mgr: JobManager, info: dict[str, Any]) -> tuple[str | None, str | None]:
-    """Train a stored run's config again as this session's own new run: (new run id, error)."""
-    from ui.labstate import owner
-
-    try:
-        cfg = RunConfig.from_json(info["config_json"])
-        return mgr.submit(cfg, name=info["name"], owner=owner()), None
-    except (RuntimeError, ConfigError, StoreError) as e:
-        return None, str(e)
-
-
 def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:
     """The two recovery buttons of an interrupted or stopped run; either one opens the run in the
     Lab.  Resume needs ``allowed`` (owner or operator); anyone may re-run (it is their own run)."""
@@ -191,12 +137,9 @@ def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:
         help="train the same config (seed included) again as a new run of yours",
     )
     if resume:
-        target, err = info["id"], resume_run(manager(), info["id"])
+        target = service().resume_stored(info["id"], actor())
     elif rerun:
-        target, err = rerun_fresh(manager(), info)
+        target = service().rerun(info["id"], actor())
     else:
-        return
-    if err:
-        st.error(err)
         return
     st.switch_page("app_pages/lab.py", query_params={"run": str(target)})

@@ -220,29 +220,59 @@ class RunConfig(_Frozen):
         return RunConfig.from_dict(d)
 
 
+# ---------------------------------------------------------------------------- dotted keys
+# The one helper for dotted config keys ("optim.eta_y"): the CLI's --set, the dashboard's URL and
+# widgets, and the config diffs of the Compare page all go through these three functions.
+
+
+def get_dotted(d: dict[str, Any], key: str) -> Any:
+    """``d["a"]["b"]`` for key ``"a.b"``; None when the path does not exist."""
+    node: Any = d
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def set_dotted(d: dict[str, Any], key: str, value: Any) -> None:
-    """Set ``d["a"]["b"] = parse(value)`` for key ``"a.b"``; unknown paths raise ConfigError."""
+    """Set ``d["a"]["b"] = parse_value(value)`` for key ``"a.b"``; unknown paths raise ConfigError.
+
+    Text stays text where the current value is text (a name "2024" is not the number 2024)."""
     parts = key.split(".")
     node: Any = d
     for i, part in enumerate(parts):
         if not isinstance(node, dict) or part not in node:
             where = ".".join(parts[:i]) or "config"
             allowed = ", ".join(sorted(node)) if isinstance(node, dict) else "(none)"
-            raise ConfigError(f"unknown key {key!r}: {where} has keys {allowed}")
+            raise ConfigError(f"unknown key {key[:80]!r}: {where} has keys {allowed}")
         if i == len(parts) - 1:
-            keep_text = isinstance(node[part], str) and isinstance(value, str)  # e.g. name="2024"
+            keep_text = isinstance(node[part], str) and isinstance(value, str)
             node[part] = value if keep_text else parse_value(value)
         else:
             node = node[part]
 
 
+def flatten_dotted(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` → ``{"a.b": 1}`` (leaves that are lists or tuples stay as they are)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(flatten_dotted(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
 def parse_value(value: Any) -> Any:
-    """Strings from a command line or URL: JSON if it parses ("10", "[1,2]", "null"), else the text."""
+    """Strings from a command line or URL: JSON if it parses ("10", "[1,2]", "null"), else the text.
+
+    A number with more digits than Python converts (4300) stays text: validation then says why."""
     if not isinstance(value, str):
         return value
     try:
         return json.loads(value)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, or an integer literal over 4300 digits
         return value
 
 

@@ -199,3 +199,20 @@ class ContextSampler:
         flat = np.searchsorted(cdf, u.ravel(), side="right")
         flat = np.minimum(flat, (np.repeat(np.arange(B), n) + 1) * M - 1)
         return np.bincount(flat, minlength=B * M).reshape(B, M).astype(np.float64)
+
+
+def run_statics(pairs: list[tuple[float, float]], seeds: list[int], problem: Problem) -> dict[str, np.ndarray]:
+    """The arrays stored once per run: P(l|n), ψ(n) as vocabulary ids, the query tokens (row q of the
+    stored z arrays is token ``query_tokens[q]``), token kinds, label ids, and per replica (every
+    (η_Y, η_Z) pair × every seed, pair-major) its η_Y, η_Z and seed."""
+    replicas = [(p, s) for p in pairs for s in seeds]
+    return {
+        "P": problem.P,
+        "psi": problem.query_of_class_id.astype(np.int64),
+        "query_tokens": problem.query_ids,
+        "token_kind": problem.token_kind,
+        "label_ids": problem.label_ids,
+        "eta_y": np.array([p[0] for p, _ in replicas]),
+        "eta_z": np.array([p[1] for p, _ in replicas]),
+        "seed": np.array([s for _, s in replicas]),
+    }

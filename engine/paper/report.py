@@ -1,9 +1,10 @@
-"""The reproduce report: one self-contained HTML file, ``verdicts.json`` and the data as Parquet.
+"""The one HTML report renderer, for a single run and for a reproduction, plus the reproduction's
+``verdicts.json`` and Parquet data.
 
-The HTML embeds plotly.js once (``include_plotlyjs=True`` on the first figure, so it opens
-offline: no script is loaded from the network) and holds every figure, the verdict table
-(item, claim, statistic, value, threshold, PASS/FAIL), each item's exact configs (JSON), the
-library versions and the device.
+A report is self-contained: plotly.js is embedded once (with the first figure), so it opens offline
+and loads no script from the network.  It holds a headline, the verdict table (claim, statistic,
+value, threshold, PASS / FAIL / N/A with the reason), sections of figures with their notes and exact
+configs, and the environment (library versions, device).
 """
 
 from __future__ import annotations
@@ -12,32 +13,53 @@ import datetime as dt
 import html
 import json
 import math
+import platform
+import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from engine.core.device import describe_device, library_versions, resolve_device
-from engine.paper.items import QUICK_DIFFERENCES, ItemResult
+import plotly.graph_objects as go
+
+from engine.paper.items.catalog import QUICK_DIFFERENCES
+from engine.paper.items.result import ItemResult
 from engine.paper.verdicts import Verdict
 
-SCHEMA_VERSION = 1
-VERDICT_KEYS = ("item", "claim", "statistic", "value", "threshold", "passed", "detail")
-CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
-table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}
+SCHEMA_VERSION = 2  # 2: verdicts carry status ("pass" / "fail" / "n/a"), reason, conditions, id
+CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;font-size:16px}
+table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}
 th{background:#f3f3f3}.PASS{color:#17691d;font-weight:bold}.FAIL{color:#b00020;font-weight:bold}
-pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px;max-height:400px}.note{color:#555}"""
+.NA{color:#555;font-weight:bold}pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px;max-height:400px}
+.note{color:#555}"""
+WORDS = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A"}
+PACKAGES = ("torch", "numpy", "pandas", "scipy", "plotly", "pyarrow", "pydantic")
 
 
-def environment() -> dict[str, Any]:
-    """Library versions and the device the runs used."""
-    versions = library_versions()
-    for pkg in ("pandas", "scipy", "plotly", "pyarrow", "pydantic"):
+@dataclass
+class Section:
+    """One part of a report: a heading, figures (caption, plotly figure or its dict), verdicts, notes,
+    the exact configs behind it (shown as JSON) and a status line under the heading."""
+
+    title: str
+    figures: list[tuple[str, Any]] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    configs: dict[str, Any] | None = None
+    status: str = ""
+    anchor: str = ""
+
+
+def environment(device: str) -> dict[str, Any]:
+    """Library versions (from the installed packages' metadata) and the device the runs used."""
+    versions = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for pkg in PACKAGES:
         try:
             versions[pkg] = version(pkg)
         except PackageNotFoundError:
             versions[pkg] = "not installed"
-    return {"versions": versions, "device": describe_device(resolve_device("auto"))}
+    return {"versions": versions, "device": device}
 
 
 def fmt_value(v: float) -> str:
@@ -46,29 +68,90 @@ def fmt_value(v: float) -> str:
     return f"{v:.4g}" if v == 0 or 1e-3 <= abs(v) < 1e5 else f"{v:.3e}"
 
 
+def verdict_word(v: Verdict) -> str:
+    return WORDS[v.status]
+
+
+def verdict_rows(verdicts: Sequence[Verdict]) -> str:
+    """The verdict table; an n/a row shows its reason (and failed conditions) instead of a value."""
+    rows = []
+    for v in verdicts:
+        word = verdict_word(v)
+        value = fmt_value(v.value) if v.status != "n/a" else "—"
+        note = v.detail if v.status != "n/a" else "; ".join([v.reason, *v.conditions])
+        cells = "".join(f"<td>{html.escape(c)}</td>" for c in (v.item, v.claim, v.statistic, value, v.threshold))
+        css = word.replace("/", "")
+        rows.append(f"<tr>{cells}<td class='{css}'>{word}</td><td class='note'>{html.escape(note)}</td></tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("item", "claim", "statistic", "value", "threshold", "verdict", "detail"))
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _figure_html(fig: Any, first: bool) -> str:
+    figure = fig if isinstance(fig, go.Figure) else go.Figure(fig)
+    return figure.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False})
+
+
+def section_html(s: Section, first: bool) -> tuple[str, bool]:
+    """One section's HTML; ``first``: plotly.js is still to be embedded (with this section's first figure)."""
+    anchor = f" id='{html.escape(s.anchor)}'" if s.anchor else ""
+    parts = [f"<h2{anchor}>{html.escape(s.title)}</h2>"]
+    if s.status:
+        parts.append(f"<p class='note'>{html.escape(s.status)}</p>")
+    for caption, fig in s.figures:
+        parts.append(f"<h3>{html.escape(caption)}</h3>")
+        parts.append(_figure_html(fig, first))
+        first = False
+    if s.verdicts:
+        parts.append(verdict_rows(s.verdicts))
+    parts += [f"<p class='note'>{html.escape(n)}</p>" for n in s.notes]
+    if s.configs is not None:
+        cfg = html.escape(json.dumps(s.configs, indent=2, ensure_ascii=False))
+        parts.append(f"<details><summary>exact configs (JSON)</summary><pre>{cfg}</pre></details>")
+    return "\n".join(parts), first
+
+
+def render_html(
+    title: str, headline: str, verdicts: Sequence[Verdict], sections: Sequence[Section], env: dict[str, Any]
+) -> str:
+    """The whole report as one HTML page (title, headline, all verdicts, sections, environment)."""
+    body = [f"<h1>{html.escape(title)}</h1>", f"<p>{html.escape(headline)}</p>"]
+    if verdicts:
+        body += ["<h2>Verdicts</h2>", verdict_rows(verdicts)]
+    first = True
+    for s in sections:
+        part, first = section_html(s, first)
+        body.append(part)
+    env_json = html.escape(json.dumps({"versions": env["versions"], "device": env["device"]}, indent=2))
+    body.append(f"<h2>Environment</h2><pre>{env_json}</pre>")
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>"
+    )
+
+
+# ----------------------------------------------------------------- reproductions
 def text_table(results: Sequence[ItemResult], width: int = 70) -> str:
-    """One screen: per item, one line per verdict (PASS/FAIL, claim, value, threshold)."""
+    """One screen: per item, one line per verdict (PASS/FAIL/N/A, claim, value, threshold)."""
     lines = []
     for r in results:
         lines.append(f"{r.name} ({r.wall_s:.1f} s)")
         for v in r.verdicts:
             claim = v.claim if len(v.claim) <= width else v.claim[: width - 1] + "…"
-            word = "PASS" if v.passed else "FAIL"
-            lines.append(f"  {word}  {claim:<{width}} {fmt_value(v.value):>10}  {v.threshold}")
+            lines.append(f"  {verdict_word(v):<4}  {claim:<{width}} {fmt_value(v.value):>10}  {v.threshold}")
     return "\n".join(lines)
 
 
 def summary(results: Sequence[ItemResult], quick: bool, env: dict[str, Any]) -> dict[str, Any]:
-    """The ``verdicts.json`` document."""
+    """The ``verdicts.json`` document (n/a verdicts do not fail a reproduction)."""
     verdicts = [v for r in results for v in r.verdicts]
     return {
         "schema": SCHEMA_VERSION,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "quick": quick,
         "quick_differences": list(QUICK_DIFFERENCES) if quick else [],
-        "all_passed": all(v.passed for v in verdicts),
+        "all_passed": all(v.status != "fail" for v in verdicts),
         "n_verdicts": len(verdicts),
-        "n_failed": sum(not v.passed for v in verdicts),
+        "n_failed": sum(v.status == "fail" for v in verdicts),
         "wall_s": round(sum(r.wall_s for r in results), 3),
         "items": [
             {
@@ -86,68 +169,26 @@ def summary(results: Sequence[ItemResult], quick: bool, env: dict[str, Any]) -> 
     }
 
 
-def verdict_rows(verdicts: Sequence[Verdict]) -> str:
-    rows = []
-    for v in verdicts:
-        word = "PASS" if v.passed else "FAIL"
-        cells = [v.item, v.claim, v.statistic, fmt_value(v.value), v.threshold]
-        tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
-        rows.append(f"<tr>{tds}<td class='{word}'>{word}</td><td class='note'>{html.escape(v.detail)}</td></tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("item", "claim", "statistic", "value", "threshold", "verdict", "detail"))
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-
-
-def item_section(r: ItemResult, first: bool) -> tuple[str, bool]:
-    """One item's HTML: figures (plotly.js inlined with the very first figure), notes, configs."""
-    parts = [
-        f"<h2 id='{r.name}'>{html.escape(r.title)}</h2>",
-        f"<p class='note'>{'PASS' if r.passed else 'FAIL'} · {r.wall_s:.1f} s</p>",
-    ]
-    for caption, fig in r.figures:
-        parts.append(f"<h3>{html.escape(caption)}</h3>")
-        parts.append(fig.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False}))
-        first = False
-    parts.append(verdict_rows(r.verdicts))
-    parts += [f"<p class='note'>{html.escape(n)}</p>" for n in r.notes]
-    cfg = json.dumps(r.configs, indent=2, ensure_ascii=False)
-    parts.append(f"<details><summary>exact configs (JSON)</summary><pre>{html.escape(cfg)}</pre></details>")
-    return "\n".join(parts), first
-
-
-def render_html(results: Sequence[ItemResult], doc: dict[str, Any]) -> str:
-    verdicts = [v for r in results for v in r.verdicts]
+def reproduction_html(results: Sequence[ItemResult], doc: dict[str, Any]) -> str:
     status = "all verdicts pass" if doc["all_passed"] else f"{doc['n_failed']} of {doc['n_verdicts']} verdicts FAIL"
     mode = "--quick (" + "; ".join(QUICK_DIFFERENCES) + ")" if doc["quick"] else "full"
-    body = [
-        "<h1>Scan and Snap (Tian et al., NeurIPS 2023): reproduction report</h1>",
-        f"<p>{html.escape(status)} · mode: {html.escape(mode)} · {doc['wall_s']:.1f} s · {doc['created']}</p>",
-        "<h2>Verdicts</h2>",
-        verdict_rows(verdicts),
-    ]
-    first = True
-    for r in results:
-        section, first = item_section(r, first)
-        body.append(section)
-    env = json.dumps({"versions": doc["versions"], "device": doc["device"]}, indent=2)
-    body.append(f"<h2>Environment</h2><pre>{html.escape(env)}</pre>")
-    return (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Scan and Snap reproduction</title>"
-        f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>"
-    )
+    headline = f"{status} · mode: {mode} · {doc['wall_s']:.1f} s · {doc['created']}"
+    sections = [Section(r.title, r.figures, r.verdicts, r.notes, r.configs, _item_status(r), r.name) for r in results]
+    title = "Scan and Snap (Tian et al., NeurIPS 2023): reproduction report"
+    return render_html(title, headline, [v for r in results for v in r.verdicts], sections, doc)
 
 
-def report_html(results: Sequence[ItemResult], quick: bool) -> str:
-    """The report as one HTML string (for a download button: nothing is written to disk)."""
-    return render_html(results, summary(results, quick, environment()))
+def _item_status(r: ItemResult) -> str:
+    return f"{'PASS' if r.passed else 'FAIL'} · {r.wall_s:.1f} s"
 
 
-def write_report(results: Sequence[ItemResult], out: str | Path, quick: bool) -> dict[str, Any]:
+def write_report(results: Sequence[ItemResult], out: str | Path, quick: bool, device: str) -> dict[str, Any]:
     """Write DIR/report.html, DIR/verdicts.json and DIR/data/<item>_<name>.parquet; returns the summary."""
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for stale in (out / "data").glob("*.parquet"):  # a previous report's data must not mix in
         stale.unlink()
-    doc = summary(results, quick, environment())
+    doc = summary(results, quick, environment(device))
     files = []
     for r in results:
         for name, frame in r.data.items():
@@ -156,5 +197,5 @@ def write_report(results: Sequence[ItemResult], out: str | Path, quick: bool) ->
             files.append(str(path.relative_to(out)))
     doc["data_files"] = files
     (out / "verdicts.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
-    (out / "report.html").write_text(render_html(results, doc), encoding="utf-8")
+    (out / "report.html").write_text(reproduction_html(results, doc), encoding="utf-8")
     return doc

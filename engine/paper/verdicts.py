@@ -1,9 +1,11 @@
-"""Pass/fail verdicts for the paper's claims (science §5–§7), one small pure function per claim.
+"""Verdicts on the paper's claims (science §5–§7), one small pure function per claim.
 
-Each function takes plain numpy data and returns a frozen :class:`Verdict` that names the
-statistic, its value, the threshold and whether it passed.  Nothing here trains or plots:
-``engine.paper.items`` produces the data, these functions judge it.  A non-finite statistic
-always fails.
+Each function takes plain numpy data and returns a frozen :class:`Verdict`, the one verdict type
+of the project (the Lab's badges, ``reproduce`` and the reports all show it): the statistic, its
+value, the threshold and a status, ``pass``, ``fail`` or ``n/a``.  ``n/a`` says why the claim
+cannot be judged (``reason``; ``conditions`` lists a theorem's failed conditions), so a claim
+that does not apply is never shown as a failure.  A non-finite statistic of an applicable claim
+fails.  Nothing here trains or plots.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+Status = Literal["pass", "fail", "n/a"]
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
@@ -27,33 +30,61 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 
 @dataclass(frozen=True)
 class Verdict:
+    """One judged claim.  ``item`` is where it was judged (a reproduce item, or ``run`` for one run
+    of the Lab), ``id`` names the claim across places (e.g. ``thm2b``), ``label`` is its badge text."""
+
     item: str
     claim: str
     statistic: str
     value: float
     threshold: str
-    passed: bool
+    status: Status
     detail: str = ""
+    reason: str = ""
+    conditions: tuple[str, ...] = ()
+    id: str = ""
+    label: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: a non-finite value becomes None."""
+        """JSON-ready: a non-finite value becomes None; ``passed`` is kept for older readers."""
         d = asdict(self)
         d["value"] = self.value if math.isfinite(self.value) else None
+        d["conditions"] = list(self.conditions)
+        d["passed"] = self.passed
         return d
+
+    def named(self, id: str, label: str = "", claim: str | None = None) -> Verdict:
+        """The same verdict under a claim id (and badge label, claim text)."""
+        return replace(self, id=id, label=label or self.label, claim=self.claim if claim is None else claim)
 
 
 def judge(item: str, claim: str, statistic: str, value: float, op: str, bound: float, detail: str = "") -> Verdict:
     """``value op bound`` (op in <, <=, >, >=); NaN/Inf fails."""
     v = float(value)
     passed = math.isfinite(v) and _OPS[op](v, bound)
-    return Verdict(item, claim, statistic, v, f"{op} {bound:g}", bool(passed), detail)
+    return Verdict(item, claim, statistic, v, f"{op} {bound:g}", "pass" if passed else "fail", detail)
+
+
+def not_applicable(
+    item: str, claim: str, statistic: str, threshold: str, reason: str, conditions: Sequence[str] = ()
+) -> Verdict:
+    """A claim that cannot be judged here, and why (no value is shown)."""
+    return Verdict(item, claim, statistic, math.nan, threshold, "n/a", reason=reason, conditions=tuple(conditions))
+
+
+def status_of(passed: bool) -> Status:
+    return "pass" if passed else "fail"
 
 
 def _arr(x: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(x, dtype=np.float64)
 
 
-def _fmt(values: ArrayLike) -> str:
+def fmt_values(values: ArrayLike) -> str:
     return ", ".join(f"{v:.4g}" for v in np.ravel(_arr(values)))
 
 
@@ -70,7 +101,7 @@ def share_falls(item: str, claim: str, share: ArrayLike, min_drop: float = 0.05)
         float(drop.min()),
         ">=",
         min_drop,
-        f"drops per class/run: {_fmt(drop)}; initial {_fmt(s[0])}",
+        f"drops per class/run: {fmt_values(drop)}; initial {fmt_values(s[0])}",
     )
 
 
@@ -96,7 +127,9 @@ def argmax_is_top_prob(item: str, c: ArrayLike, P: ArrayLike, distinct: ArrayLik
 def higher(item: str, claim: str, statistic: str, high: ArrayLike, low: ArrayLike, margin: float = 0.0) -> Verdict:
     """min(high − low) > margin, elementwise over paired entries (e.g. classes n)."""
     diff = _arr(high) - _arr(low)
-    return judge(item, claim, statistic, float(diff.min()), ">", margin, f"high {_fmt(high)}; low {_fmt(low)}")
+    return judge(
+        item, claim, statistic, float(diff.min()), ">", margin, f"high {fmt_values(high)}; low {fmt_values(low)}"
+    )
 
 
 def converges_faster(
@@ -114,7 +147,7 @@ def converges_faster(
     gap = s - f if math.isfinite(f) else -math.inf
     claim = "the loss converges in fewer steps with η_Y = 10 (science §6.7)"
     statistic = f"first step with loss < {level:g}: slow − fast"
-    return Verdict(item, claim, statistic, gap, "> 0", bool(gap > 0), f"fast {f:g}, slow {s:g}")
+    return Verdict(item, claim, statistic, gap, "> 0", status_of(gap > 0), f"fast {f:g}, slow {s:g}")
 
 
 def top_sets_differ(item: str, c_distinct: ArrayLike, labels: Sequence[str], k: int = 3) -> Verdict:
@@ -152,72 +185,12 @@ def argmax_not_always_top(item: str, c_distinct: ArrayLike, P_distinct: ArrayLik
     )
 
 
-# ----------------------------------------------------------------- Fig. 6 patterns
-def _violations(diff: NDArray, se: NDArray, allowance: float) -> NDArray[np.bool_]:
-    """A difference expected > 0 violates when diff ≤ −allowance·se (allowance 0: diff ≤ 0)."""
-    return diff <= -allowance * se
-
-
-def _cell_se(a: NDArray, b: NDArray) -> NDArray:
-    return np.sqrt(a**2 + b**2)
-
-
-def fig6_eta_z_order(item: str, mean: ArrayLike, sem: ArrayLike, allowance: float = 0.0) -> Verdict:
-    """Pattern (i): at every K and ratio, H falls as η_Z rises.  mean, sem: (K-panels, η_Z, ratio)
-    with η_Z ascending.  Counts adjacent η_Z pairs with H(η_Z') ≥ H(η_Z) − allowance·SE."""
-    m, s = _arr(mean), _arr(sem)
-    diff = m[:, :-1, :] - m[:, 1:, :]
-    bad = _violations(diff, _cell_se(s[:, :-1, :], s[:, 1:, :]), allowance)
-    return judge(
-        item,
-        "(i) entropy decreases monotonically as η_Z rises, at every ratio and K",
-        f"adjacent η_Z pairs out of order (of {bad.size})",
-        float(bad.sum()),
-        "<=",
-        0.0,
-        f"noise allowance {allowance:g}·SE of the difference; strict reversals {(diff <= 0).sum()}",
-    )
-
-
-def fig6_ratio_rises(item: str, mean: ArrayLike, sem: ArrayLike, lo: int, hi: int, allowance: float = 0.0) -> Verdict:
-    """Pattern (ii): H(ratio = 10) > H(ratio = 2) for every K and η_Z.  lo/hi index the ratio axis."""
-    m, s = _arr(mean), _arr(sem)
-    diff = m[..., hi] - m[..., lo]
-    bad = _violations(diff, _cell_se(s[..., hi], s[..., lo]), allowance)
-    return judge(
-        item,
-        "(ii) from ratio 2 to 10 the entropy increases, for every K and η_Z",
-        f"(K, η_Z) cells with H(10) ≤ H(2) (of {bad.size})",
-        float(bad.sum()),
-        "<=",
-        0.0,
-        f"min H(10) − H(2) = {diff.min():.4f}; noise allowance {allowance:g}·SE",
-    )
-
-
-def fig6_threshold(item: str, mean: ArrayLike, sem: ArrayLike, K: Sequence[int], allowance: float = 0.0) -> Verdict:
-    """Pattern (iii): ratio 1 → 2 lowers H for K ≥ 6 and raises it for K = 2 (ratio axis 0, 1)."""
-    m, s = _arr(mean), _arr(sem)
-    sign = np.where(np.asarray(K) >= 6, -1.0, 1.0)[:, None]
-    diff = sign * (m[..., 1] - m[..., 0])  # expected > 0 after the sign flip
-    bad = _violations(diff, _cell_se(s[..., 1], s[..., 0]), allowance)
-    return judge(
-        item,
-        "(iii) ratio 1→2 decreases the entropy for K ≥ 6 and increases it for K = 2",
-        f"(K, η_Z) cells against the expected sign (of {bad.size})",
-        float(bad.sum()),
-        "<=",
-        0.0,
-        f"signed H(2) − H(1) per K: {_fmt(diff.min(axis=1))} (min over η_Z); allowance {allowance:g}·SE",
-    )
-
-
 # ----------------------------------------------------------------- theory curves (Fig. 9, §6.8, §6.10)
 def same_across(item: str, claim: str, statistic: str, values: ArrayLike, rtol: float = 1e-9) -> Verdict:
     """Relative spread (max − min)/|mean| ≤ rtol (e.g. B_n(t_0) across η_Z at fixed ν)."""
     v = _arr(values)
     spread = float((v.max() - v.min()) / max(abs(v.mean()), 1e-300))
-    return judge(item, claim, f"relative spread of {statistic}", spread, "<=", rtol, f"values {_fmt(v)}")
+    return judge(item, claim, f"relative spread of {statistic}", spread, "<=", rtol, f"values {fmt_values(v)}")
 
 
 def close_to(item: str, claim: str, statistic: str, value: float, target: float, tol: float) -> Verdict:
@@ -230,7 +203,7 @@ def close_to(item: str, claim: str, statistic: str, value: float, target: float,
         statistic,
         v,
         f"within {tol:g} of {target:g}",
-        bool(passed),
+        status_of(passed),
         f"|{v:.4g} − {target:g}| = {abs(v - target):.3g}",
     )
 
@@ -246,7 +219,7 @@ def increasing(item: str, claim: str, statistic: str, x: ArrayLike, y: ArrayLike
         float(dy.min()),
         ">",
         0.0,
-        f"x {_fmt(_arr(x)[order])}; y {_fmt(_arr(y)[order])}",
+        f"x {fmt_values(_arr(x)[order])}; y {fmt_values(_arr(y)[order])}",
     )
 
 
@@ -266,72 +239,6 @@ def min_distinct_dz_above_median(dz: ArrayLike, P: ArrayLike, distinct: ArrayLik
     return float(vals.min()) if vals.size else math.nan
 
 
-def common_logits_fall(item: str, dz: ArrayLike, common: ArrayLike) -> Verdict:
-    """Theorem 2(b) / Corollary 2: Δz_{ψ(n),l} < 0 for every common token.  dz, common: (K, M)."""
-    d = _arr(dz)[np.asarray(common, dtype=bool)]
-    return judge(
-        item,
-        "Thm 2: every common token's logit falls (Δz_{ψ(n),l} < 0)",
-        "max over common tokens of Δz",
-        max_common_dz(dz, common),
-        "<",
-        0.0,
-        f"mean {d.mean():.4g}",
-    )
-
-
-def distinct_logits_rise(item: str, dz: ArrayLike, P: ArrayLike, distinct: ArrayLike) -> Verdict:
-    """Theorem 2(a), finite-T form (science §6.1): Δz > 0 for every distinct token whose P(l|n)
-    is above its class median."""
-    dz_arr, d = _arr(dz), np.asarray(distinct, dtype=bool)
-    sums = [float(dz_arr[n][d[n]].sum()) for n in range(len(dz_arr))]
-    return judge(
-        item,
-        "Thm 2: distinct tokens' logits rise (Δz > 0 above the median P)",
-        "min Δz over distinct tokens with P above the class median",
-        min_distinct_dz_above_median(dz, P, distinct),
-        ">",
-        0.0,
-        f"Σ_DT Δz per class: {_fmt(sums)}",
-    )
-
-
-def ordered_by_probability(item: str, z: ArrayLike, P: ArrayLike, distinct: ArrayLike, min_rho: float = 0.9) -> Verdict:
-    """Theorem 3 frequency bias (science §6.2): Spearman ρ(z_{ψ(n),l}, P(l|n)) over G_DT(n) > min_rho
-    for every class.  z: (K, M) rows z_{ψ(n)}, P and distinct: (K, M)."""
-    from scipy.stats import spearmanr
-
-    z_a, P_a, d = _arr(z), _arr(P), np.asarray(distinct, dtype=bool)
-    rho = [float(spearmanr(z_a[n][d[n]], P_a[n][d[n]]).statistic) for n in range(len(P_a))]
-    return judge(
-        item,
-        "Thm 3: final distinct-token logits are ordered by P(l|n)",
-        "min over n of Spearman ρ(z_{ψ(n),l}, P(l|n)) over distinct l",
-        float(np.min(rho)),
-        ">",
-        min_rho,
-        f"ρ per class: {_fmt(rho)}",
-    )
-
-
-def frozen_after(item: str, claim: str, steps: ArrayLike, H: ArrayLike, from_step: int, frac: float = 0.1) -> Verdict:
-    """§6.5 the snap within a short run: the range of H over steps ≥ from_step is < frac of the
-    total drop H(0) − H(end).  H: (steps,) in time order."""
-    st, h = _arr(steps), _arr(H)
-    late = h[st >= from_step]
-    drop = h[0] - h[-1]
-    ratio = float((late.max() - late.min()) / drop) if drop > 0 else math.inf
-    return judge(
-        item,
-        claim,
-        f"range of H over steps ≥ {from_step} / (H(0) − H(end))",
-        ratio,
-        "<",
-        frac,
-        f"H(0) {h[0]:.4f}, H(end) {h[-1]:.4f}, late range {late.max() - late.min():.4g}",
-    )
-
-
 def relative_gain_identity(
     item: str, r: ArrayLike, r_pred: ArrayLike, dz0: ArrayLike, tol: float = 1e-3, min_dz: float = 0.5
 ) -> Verdict:
@@ -346,7 +253,7 @@ def relative_gain_identity(
         "max over t, n of |r/(r(0)e^{2Δz}) − 1|",
         err,
         f"< {tol:g} (with Δz_l0 ≥ {min_dz:g})",
-        bool(passed),
+        status_of(passed),
         f"final min Δz_l0 = {exercised:.3g}",
     )
 
@@ -364,7 +271,7 @@ def bracket_holds(item: str, lo: ArrayLike, dz: ArrayLike, hi: ArrayLike, tol: f
         worst,
         "<=",
         tol,
-        f"final B̂ {_fmt(hi_a[-1])}",
+        f"final B̂ {fmt_values(hi_a[-1])}",
     )
 
 
@@ -405,7 +312,7 @@ def snap_ratio(
         float(share.max()),
         "<",
         tol,
-        f"per run: {_fmt(share)} (pure O(ln t) growth over "
+        f"per run: {fmt_values(share)} (pure O(ln t) growth over "
         f"{np.log10(max(end, 10)):.0f} decades would give {1 / np.log10(max(end, 10)):.2f})",
     )
 

@@ -1,22 +1,18 @@
-"""Background training jobs, shared by every dashboard session (one process-wide manager).
+"""The one job manager: background training runs and reproductions, shared by every dashboard session.
 
-Each run trains in its own worker process (:mod:`engine.service.worker`), not in a thread of the web
-server.  Measured (bench/ui_throughput.py, BENCHMARKS.md): with worker threads, a run watched in
-a browser trained at ~0.8 of its headless speed, because the page scripts redrawing the live
-charts and the server's event loop shared the GIL with the training thread.  A process has its
-own interpreter: with training on a core of its own, a watched run now trains at 0.98 of its
-headless speed.  The costs, kept small: a worker
-is forked from a fork server that has already imported torch (milliseconds, not the ~2 s of a
-fresh interpreter; the fork server starts when the manager does), and the controls cross the
-process boundary as shared memory (:class:`~engine.service.runner.RunControl` built on the worker
-context) plus a pipe for status changes, read by one supervisor thread per job.
+Each job runs in a worker process of its own (:mod:`engine.service.worker`), never in the web
+server: measured (bench/ui_throughput.py, BENCHMARKS.md), a run watched in a browser trained at
+~0.8 of its headless speed with worker threads (the page scripts shared the GIL with training)
+and at 0.98 in a process of its own.  The server's side of a job is its controls (shared memory,
+:class:`~engine.service.control.RunControl`) and one supervisor thread that reads what the worker
+reports through a pipe; every change of a job's state notifies :attr:`JobManager.changed`, a
+condition variable that :meth:`JobManager.wait` blocks on (no polling).
 
-At most ``max_concurrent`` jobs train at once (default: the number of cores); the rest wait in
-a FIFO queue with a visible position.  torch's intra-op threads per worker are set so that
-concurrent jobs do not oversubscribe the CPU.  A worker that dies without a final status (out
-of memory, killed) leaves its run ``interrupted``, resumable from its last checkpoint; the
-server keeps serving.  ``shutdown()`` stops and joins every worker (a torch thread alive at
-interpreter exit aborts the process), and it runs at exit.
+Training runs: at most ``max_concurrent`` train at once (default: the number of cores); the rest
+wait in a FIFO queue with a visible position.  A worker that dies without a final status (out of
+memory, killed) leaves its run ``interrupted``, resumable from its last checkpoint.
+Reproductions: one at a time per manager; starting one while another runs returns the running one.
+``shutdown()`` stops and joins every worker; it runs at exit.
 """
 
 from __future__ import annotations
@@ -30,19 +26,25 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
-
-import torch
+from typing import Any
 
 from engine.core.config import RunConfig
-from engine.service.runner import RunControl, RunJob
+from engine.paper.items.catalog import check_items, total_work
+from engine.service.control import RunControl
+from engine.service.reproductions import new_id
+from engine.service.runs import create_run
 from engine.service.store import RunStore, StoreError
-from engine.service.worker import parse_cpus, start_without_main, train_stored_run, warm_up, worker_context
+from engine.service.worker import parse_cpus, reproduce, train_stored_run, warm_up, worker_context
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
+TRAIN, REPRODUCE = "train", "reproduce"
 
 
 @dataclass(frozen=True)
 class JobStatus:
+    """A snapshot of one job.  ``step``/``total_steps`` count optimiser steps (for a reproduction, of
+    all its items); ``items``, ``items_done`` and ``current`` describe a reproduction."""
+
     run_id: str
     status: str  # queued, running, paused, finished, stopped, diverged, failed, interrupted
     step: int
@@ -50,22 +52,40 @@ class JobStatus:
     queue_position: int | None  # runs ahead of this one, when queued
     message: str | None
     pause_requested: bool = False  # the Pause button was pressed (the worker may not have noticed yet)
+    kind: str = TRAIN
+    owner: str | None = None
+    items: tuple[str, ...] = ()
+    items_done: int = 0
+    current: str | None = None
+    quick: bool = False
+    elapsed_s: float = 0.0
+
+    @property
+    def fraction(self) -> float:
+        """Progress in [0, 1]: by optimiser steps when the job trains, else by items."""
+        if self.status == "finished":
+            return 1.0
+        if self.total_steps > 0:
+            return min(1.0, self.step / self.total_steps)
+        return self.items_done / max(1, len(self.items))
 
 
 class _Job:
     """The server's side of one job: its controls, what its worker last reported, its supervisor."""
 
-    def __init__(self, run_id: str, total_steps: int, step: int, owner: str | None):
-        self.run_id = run_id
-        self.total_steps = total_steps
-        self.owner = owner
+    def __init__(self, job_id: str, kind: str, total_steps: int, step: int, owner: str | None, args: tuple):
+        self.id, self.kind, self.owner, self.total_steps = job_id, kind, owner, total_steps
+        self.args = args  # the worker's arguments after (data_dir, id); see _worker_args
         self.control = RunControl(worker_context())
         self.control.report_step(step)
         self.status = "queued"
         self.message: str | None = None
+        self.items_done, self.current = 0, None
         self.thread: threading.Thread | None = None  # the supervisor, alive while the worker lives
         self.process: BaseProcess | None = None
         self.ended = False
+        self.started: float = time.monotonic()
+        self.finished_at: float | None = None
 
     def release_control(self) -> None:
         """Swap the shared control of an ended job for an in-process one with the same step: the
@@ -73,6 +93,15 @@ class _Job:
         released = RunControl()
         released.report_step(self.control.step)
         self.control = released  # swapped whole: a reader sees the old control or the new one
+
+    def snapshot(self, position: int | None) -> JobStatus:
+        names, quick = (self.args[0], self.args[1]) if self.kind == REPRODUCE else ((), False)
+        end = self.finished_at if self.finished_at is not None else time.monotonic()
+        c = self.control
+        return JobStatus(
+            self.id, self.status, c.step, self.total_steps, position, self.message, c.paused, self.kind,
+            self.owner, tuple(names), self.items_done, self.current, quick, round(end - self.started, 3),
+        )  # fmt: skip
 
 
 class JobManager:
@@ -89,12 +118,12 @@ class JobManager:
         self.max_concurrent = max(1, max_concurrent or os.cpu_count() or 1)
         self.max_per_owner = max_per_owner
         self.worker_cpus = worker_cpus
-        self.torch_threads = max(1, (len(worker_cpus) if worker_cpus else os.cpu_count() or 1) // self.max_concurrent)
+        cpus = len(worker_cpus) if worker_cpus else os.cpu_count() or 1
+        self.torch_threads = max(1, cpus // self.max_concurrent)
         self._jobs: dict[str, _Job] = {}
         self._queue: deque[str] = deque()
-        self._lock = threading.RLock()
+        self.changed = threading.Condition(threading.RLock())  # notified on every change of a job's state
         self._closed = False
-        torch.set_num_threads(self.torch_threads)  # for the server's own work (building a run's statics)
         threading.Thread(target=warm_up, name="worker-warm-up", daemon=True).start()
 
     # ----------------------------------------------------------------- submit
@@ -102,174 +131,217 @@ class JobManager:
         """Create the run (status ``queued``) and start it when a slot is free; returns its id.
 
         Raises RuntimeError when ``owner`` already has ``max_per_owner`` unfinished runs."""
-        return self._enqueue(lambda: RunJob(cfg, self.store, name=name, owner=owner, status="queued"), owner, paused)
+        with self.changed:
+            self._check_open(owner)
+            run_id = create_run(self.store, cfg, name, owner, status="queued")
+            return self._enqueue(_Job(run_id, TRAIN, cfg.optim.steps, 0, owner, ()), paused)
 
     def resume_stored(self, run_id: str, owner: str | None = None) -> str:
         """Continue a stored run that is not live (e.g. ``interrupted``) from its last checkpoint."""
-        if self.is_live(run_id):
-            raise RuntimeError(f"run {run_id} is already training")
-        return self._enqueue(lambda: RunJob.resume(self.store, run_id, status="queued"), owner, False)
+        with self.changed:
+            if self.is_live(run_id):
+                raise RuntimeError(f"run {run_id} is already training")
+            self._check_open(owner)
+            info = self.store.get_run(run_id)
+            if info is None:
+                raise KeyError(f"no stored run {run_id!r}")
+            steps = RunConfig.from_json(info["config_json"]).optim.steps
+            self.store.set_status(run_id, "queued", None)
+            return self._enqueue(_Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, ()), False)
 
-    def _enqueue(self, make: Callable[[], RunJob], owner: str | None, paused: bool) -> str:
-        """``make`` validates the config and writes the run to the store (its worker continues it
-        from there); the trainer it builds is dropped here."""
-        with self._lock:
+    def start_reproduction(self, items: list[str] | None = None, quick: bool = False, owner: str | None = None) -> str:
+        """Start a reproduction of ``items`` (None/empty: all) and return its id; while one runs,
+        start nothing and return the running one's id.  Unknown items raise ValueError."""
+        names = check_items(items)
+        with self.changed:
             if self._closed:
                 raise RuntimeError("the job manager is shut down")
-            if owner is not None and self._owner_active(owner) >= self.max_per_owner:
-                raise RuntimeError(
-                    f"you already have {self.max_per_owner} runs queued or training: stop one or wait for it to finish"
-                )
-            made = make()
-            j = _Job(made.run_id, made.cfg.optim.steps, made.step, owner)
-            del made
-            if paused:
-                j.control.pause()
-            self._jobs[j.run_id] = j
-            self._queue.append(j.run_id)
-            self._start_waiting()
-            return j.run_id
+            running = self.running_reproduction()
+            if running is not None:
+                return running.run_id
+            job = _Job(new_id(), REPRODUCE, total_work(names, quick), 0, owner, (names, quick))
+            self._jobs[job.id] = job
+            self._launch(job)
+            return job.id
+
+    def _check_open(self, owner: str | None) -> None:
+        if self._closed:
+            raise RuntimeError("the job manager is shut down")
+        if owner is not None and self._owner_active(owner) >= self.max_per_owner:
+            raise RuntimeError(
+                f"you already have {self.max_per_owner} runs queued or training: stop one or wait for it to finish"
+            )
+
+    def _enqueue(self, job: _Job, paused: bool) -> str:
+        if paused:
+            job.control.pause()
+        self._jobs[job.id] = job
+        self._queue.append(job.id)
+        self._start_waiting()
+        return job.id
 
     def _owner_active(self, owner: str) -> int:
-        return sum(1 for j in self._jobs.values() if j.owner == owner and j.status not in TERMINAL)
+        return sum(1 for j in self._jobs.values() if j.kind == TRAIN and j.owner == owner and j.status not in TERMINAL)
 
     def _running_count(self) -> int:
-        return sum(1 for j in self._jobs.values() if j.thread is not None and not j.ended)
+        return sum(1 for j in self._jobs.values() if j.kind == TRAIN and j.thread is not None and not j.ended)
 
     def _start_waiting(self) -> None:
-        with self._lock:
+        with self.changed:
             while self._queue and self._running_count() < self.max_concurrent:
                 j = self._jobs[self._queue.popleft()]
                 if j.control.stop_event.is_set():
                     self._set_status(j, "stopped", "stopped while queued")
                     j.release_control()
                     continue
-                j.status = "running"  # what its worker reports first (the store learns it from the worker)
-                j.thread = threading.Thread(target=self._supervise, args=(j,), name=f"train-{j.run_id}", daemon=True)
-                j.thread.start()
+                self._launch(j)
+
+    def _launch(self, j: _Job) -> None:
+        j.status = "running"  # what its worker reports first (the store learns it from the worker)
+        j.thread = threading.Thread(target=self._supervise, args=(j,), name=f"{j.kind}-{j.id}", daemon=True)
+        j.thread.start()
+        self.changed.notify_all()
+
+    # ----------------------------------------------------------------- supervision
+    def _worker_args(self, j: _Job, send: Any) -> tuple[Callable[..., None], tuple]:
+        data_dir, me = str(self.store.data_dir.resolve()), os.getpid()
+        if j.kind == TRAIN:
+            return train_stored_run, (data_dir, j.id, j.control, send, self.torch_threads, me, self.worker_cpus)
+        names, quick = j.args
+        return reproduce, (data_dir, j.id, names, quick, j.control, send, me, self.worker_cpus)
 
     def _supervise(self, j: _Job) -> None:
-        """Start the job's worker process, mirror the status changes it reports, and, when it
-        ends without a final status (killed, out of memory), mark its run ``interrupted``."""
+        """Start the job's worker process, mirror what it reports, and, when it ends without a final
+        status (killed, out of memory), mark its run ``interrupted`` (a reproduction ``failed``)."""
         try:
             ctx = worker_context()
             receive, send = ctx.Pipe(duplex=False)
-            j.process = ctx.Process(
-                target=train_stored_run,
-                name=f"train-{j.run_id}",
-                daemon=True,
-                args=(
-                    str(self.store.data_dir.resolve()),
-                    j.run_id,
-                    j.control,
-                    send,
-                    self.torch_threads,
-                    os.getpid(),
-                    self.worker_cpus,
-                ),
-            )
-            start_without_main(j.process)
+            target, args = self._worker_args(j, send)
+            j.process = ctx.Process(target=target, args=args, name=f"{j.kind}-{j.id}", daemon=True)
+            j.process.start()
             send.close()  # the worker holds the only writing end: its exit reads as EOF here
             with receive:
-                while True:
-                    try:
-                        j.status, j.message = receive.recv()
-                    except EOFError:
-                        break
+                self._mirror(j, receive)
             j.process.join()
             code = j.process.exitcode
             j.process.close()  # its pipes to the fork server (2 fds) would stay open for the server's life
             if j.status not in TERMINAL:
-                self._set_status(
-                    j,
-                    "interrupted",
-                    f"the worker process ended (exit code {code}) without finishing "
-                    f"the run, at step {j.control.step}; snapshots up to the last checkpoint are "
-                    "intact: resume or re-run it",
-                )
+                self._set_status(j, *self._lost(j, code))
         except Exception as e:  # e.g. no process could be started: say so on the run
             self._set_status(j, "failed", f"could not run the worker: {type(e).__name__}: {e}")
         finally:
-            j.release_control()
-            j.ended = True
+            with self.changed:
+                j.release_control()
+                j.ended = True
+                j.finished_at = time.monotonic()
+                self.changed.notify_all()
             self._start_waiting()
+
+    def _mirror(self, j: _Job, receive: Any) -> None:
+        while True:
+            try:
+                kind, *rest = receive.recv()
+            except EOFError:
+                return
+            with self.changed:
+                if kind == "status":
+                    j.status, j.message = rest
+                elif kind == "item":
+                    j.current, j.items_done = rest
+                self.changed.notify_all()
+
+    def _lost(self, j: _Job, code: int | None) -> tuple[str, str]:
+        if j.kind == REPRODUCE:
+            return "failed", f"the worker process ended (exit code {code}) before the reproduction was stored"
+        return "interrupted", (
+            f"the worker process ended (exit code {code}) without finishing the run, at step {j.control.step}; "
+            "snapshots up to the last checkpoint are intact: resume or re-run it"
+        )
 
     def _set_status(self, j: _Job, status: str, message: str | None) -> None:
         """Set a status the server decides (not the worker's): in the store if it can, then in memory
         (so whoever sees the new status in memory finds it stored too)."""
-        with contextlib.suppress(StoreError):
-            self.store.set_status(j.run_id, status, message)
-        j.status, j.message = status, message
+        if j.kind == TRAIN:
+            with contextlib.suppress(StoreError, KeyError):
+                self.store.set_status(j.id, status, message)
+        with self.changed:
+            j.status, j.message = status, message
+            self.changed.notify_all()
 
     # ----------------------------------------------------------------- controls
-    def _get(self, run_id: str) -> _Job:
-        with self._lock:
-            if run_id not in self._jobs:
-                raise KeyError(f"no live job {run_id!r}")
-            return self._jobs[run_id]
+    def _get(self, job_id: str) -> _Job:
+        with self.changed:
+            if job_id not in self._jobs:
+                raise KeyError(f"no live job {job_id!r}")
+            return self._jobs[job_id]
 
-    def pause(self, run_id: str) -> None:
-        self._get(run_id).control.pause()
+    def pause(self, job_id: str) -> None:
+        self._get(job_id).control.pause()
 
-    def resume(self, run_id: str) -> None:
-        self._get(run_id).control.resume()
+    def resume(self, job_id: str) -> None:
+        self._get(job_id).control.resume()
 
-    def step(self, run_id: str, n: int) -> None:
+    def step(self, job_id: str, n: int) -> None:
         """Let a paused run take ``n`` more steps."""
-        c = self._get(run_id).control
+        c = self._get(job_id).control
         c.pause()
         c.grant_steps(n)
 
-    def stop(self, run_id: str) -> None:
-        self._get(run_id).control.stop()
-        with self._lock:
-            if run_id in self._queue:
-                self._queue.remove(run_id)
-                self._set_status(self._jobs[run_id], "stopped", "stopped while queued")
-                self._jobs[run_id].release_control()
+    def stop(self, job_id: str) -> None:
+        j = self._get(job_id)
+        j.control.stop()
+        with self.changed:
+            if job_id in self._queue:
+                self._queue.remove(job_id)
+                self._set_status(j, "stopped", "stopped while queued")
+                j.release_control()
 
-    def set_speed(self, run_id: str, steps_per_s: float | None) -> None:
-        self._get(run_id).control.max_steps_per_s = steps_per_s
+    def set_speed(self, job_id: str, steps_per_s: float | None) -> None:
+        self._get(job_id).control.max_steps_per_s = steps_per_s
 
-    def is_live(self, run_id: str) -> bool:
-        with self._lock:
-            return run_id in self._jobs and self._jobs[run_id].status not in TERMINAL
+    # ----------------------------------------------------------------- status
+    def is_live(self, job_id: str) -> bool:
+        with self.changed:
+            return job_id in self._jobs and self._jobs[job_id].status not in TERMINAL
 
-    def status(self, run_id: str) -> JobStatus | None:
-        with self._lock:
-            j = self._jobs.get(run_id)
+    def status(self, job_id: str) -> JobStatus | None:
+        with self.changed:
+            j = self._jobs.get(job_id)
             if j is None:
                 return None
-            pos = list(self._queue).index(run_id) if run_id in self._queue else None
-            return JobStatus(run_id, j.status, j.control.step, j.total_steps, pos, j.message, j.control.paused)
+            return j.snapshot(list(self._queue).index(job_id) if job_id in self._queue else None)
+
+    def running_reproduction(self) -> JobStatus | None:
+        """The reproduction running now, if any."""
+        with self.changed:
+            j = next((j for j in self._jobs.values() if j.kind == REPRODUCE and j.status not in TERMINAL), None)
+            return j.snapshot(None) if j is not None else None
 
     def active(self) -> list[str]:
-        with self._lock:
-            return [rid for rid, j in self._jobs.items() if j.status not in TERMINAL]
+        """Training runs queued, running or paused."""
+        with self.changed:
+            return [i for i, j in self._jobs.items() if j.kind == TRAIN and j.status not in TERMINAL]
 
     def worker_pids(self) -> list[int]:
         """Process ids of the workers alive now."""
-        with self._lock:
-            return [
-                pid
-                for j in self._jobs.values()
-                if not j.ended and j.process is not None and (pid := _pid_of(j.process)) is not None
-            ]
+        with self.changed:
+            procs = [j.process for j in self._jobs.values() if not j.ended and j.process is not None]
+        return [pid for p in procs if (pid := _pid_of(p)) is not None]
 
-    def wait(self, run_id: str, timeout: float | None = None) -> str:
-        """Block until the run ends (or the timeout passes); returns its status."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            j = self._get(run_id)
-            if j.status in TERMINAL:
-                return j.status
-            if deadline is not None and time.monotonic() > deadline:
-                return j.status
-            time.sleep(0.02)
+    def wait(self, job_id: str, timeout: float | None = None) -> str:
+        """Block until the job has ended (or the timeout passes); returns its status."""
+        j = self._get(job_id)
+        with self.changed:
+            self.changed.wait_for(lambda: j.status in TERMINAL and (j.ended or j.thread is None), timeout)
+            return j.status
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop every job and join every worker (one that does not stop within ``timeout`` is killed)."""
-        with self._lock:
+        with self.changed:
             self._closed = True
             jobs = list(self._jobs.values())
             self._queue.clear()
@@ -300,15 +372,17 @@ _MANAGERS_LOCK = threading.Lock()
 
 
 def get_manager(data_dir: str | None = None, max_concurrent: int | None = None) -> JobManager:
-    """The process-wide manager for a data directory (created once; shut down at exit)."""
+    """The process-wide manager for a data directory (created once, again after a shutdown)."""
     store = RunStore(data_dir)
-    key = str(store.data_dir)
+    key = str(store.data_dir.resolve())
     with _MANAGERS_LOCK:
-        if key not in _MANAGERS:
+        if key not in _MANAGERS or _MANAGERS[key].closed:
             env = os.environ.get("SCANSNAP_MAX_JOBS")
             cpus = os.environ.get("SCANSNAP_WORKER_CPUS")
             _MANAGERS[key] = JobManager(
-                store, max_concurrent or (int(env) if env else None), worker_cpus=parse_cpus(cpus) if cpus else None
+                store,
+                max_concurrent or (int(env) if env else None),
+                worker_cpus=parse_cpus(cpus) if cpus else None,
             )
         return _MANAGERS[key]
 

@@ -8,95 +8,21 @@ snapshot in its own transaction.  Final statuses: finished, stopped, diverged, f
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable
-from multiprocessing.context import BaseContext
-from typing import Any
 
 from engine.core.config import RunConfig
-from engine.core.device import describe_device, library_versions
+from engine.core.device import describe_device
 from engine.core.train import DivergedError, Snapshot, Trainer
+from engine.paper.meanfield import meanfield_twin
 from engine.service.budget import check_budget
+from engine.service.control import RunControl
+from engine.service.runs import create_run
 from engine.service.store import RunStore
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 # Training state is saved with a snapshot at most this often (and at the end of the run).
 CHECKPOINT_SECONDS = float(os.environ.get("SCANSNAP_CHECKPOINT_S", "5"))
-
-
-class _Cell:
-    """A plain value with ``.value``: what ``multiprocessing.RawValue`` is, inside one process."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: float) -> None:
-        self.value = value
-
-
-class RunControl:
-    """The controls of a running job (the dashboard's buttons end up here), and the step it reports.
-
-    ``paused`` blocks training; ``grant_steps(n)`` lets a paused run take n steps;
-    ``max_steps_per_s`` throttles a run so a lecture can follow it; ``step`` is the last step the
-    trainer reported.  Built on threading primitives by default; ``RunControl(ctx)`` builds it on
-    the multiprocessing context ``ctx`` instead, so a worker process started from that context
-    sees the buttons pressed in the server and the server sees its step."""
-
-    def __init__(self, ctx: BaseContext | None = None) -> None:
-        self.stop_event: Any
-        self.pause_event: Any
-        self._lock: Any
-        if ctx is None:
-            self.stop_event, self.pause_event, self._lock = threading.Event(), threading.Event(), threading.Lock()
-            self._speed: Any = _Cell(0.0)
-            self._granted: Any = _Cell(0)
-            self._step: Any = _Cell(0)
-        else:
-            self.stop_event, self.pause_event, self._lock = ctx.Event(), ctx.Event(), ctx.Lock()
-            self._speed, self._granted, self._step = ctx.RawValue("d", 0.0), ctx.RawValue("q", 0), ctx.RawValue("q", 0)
-
-    def stop(self) -> None:
-        self.stop_event.set()
-
-    def pause(self) -> None:
-        self.pause_event.set()
-
-    def resume(self) -> None:
-        self.pause_event.clear()
-
-    @property
-    def paused(self) -> bool:
-        return self.pause_event.is_set()
-
-    @property
-    def max_steps_per_s(self) -> float | None:
-        cap = float(self._speed.value)
-        return cap if cap > 0 else None
-
-    @max_steps_per_s.setter
-    def max_steps_per_s(self, cap: float | None) -> None:
-        self._speed.value = float(cap) if cap else 0.0
-
-    @property
-    def step(self) -> int:
-        return int(self._step.value)
-
-    def report_step(self, step: int) -> None:
-        self._step.value = int(step)
-
-    def grant_steps(self, n: int) -> None:
-        with self._lock:
-            self._granted.value += max(0, int(n))
-
-    def allowance(self, wanted: int) -> int:
-        """How many of ``wanted`` steps may run now (all, unless paused)."""
-        if not self.paused:
-            return wanted
-        with self._lock:
-            take = min(wanted, int(self._granted.value))
-            self._granted.value -= take
-            return take
 
 
 class RunJob:
@@ -122,18 +48,10 @@ class RunJob:
         # called after every status change is stored (a worker process tells the server this way)
         self.on_status: Callable[[str, str | None], None] | None = None
         self._last_checkpoint = time.monotonic()
+        self.run_id = resume_id or create_run(store, cfg, name, owner, status)
+        store.set_device(self.run_id, self.device)
         if resume_id is None:
-            self.run_id = store.create_run(
-                name or cfg.name or "run",
-                cfg.to_json(),
-                self.device,
-                library_versions(),
-                owner=owner,
-                statics=self.trainer.statics(),
-                status=status,
-            )
             return
-        self.run_id = resume_id
         ckpt = store.checkpoint(resume_id)
         if ckpt is not None:
             self.trainer.restore(ckpt[1], ckpt[2])
@@ -179,6 +97,8 @@ class RunJob:
                     self._last_checkpoint = time.monotonic()
                 if on_snapshot:
                     on_snapshot(snap)
+                if snap.step == 0:
+                    self._store_meanfield_twin()
         except DivergedError as e:
             self._set_status("diverged", str(e))
             return self.status
@@ -187,6 +107,15 @@ class RunJob:
             raise
         self._set_status("finished")
         return self.status
+
+    def _store_meanfield_twin(self) -> None:
+        """The theory lines of the token charts, once per run, after its first snapshot is stored (so
+        the first chart does not wait for it)."""
+        if "mf_steps" in self.store.statics(self.run_id):
+            return
+        twin = meanfield_twin(self.cfg)
+        if twin is not None:
+            self.store.add_statics(self.run_id, twin)
 
     def _advance_to(self, target: int, control: RunControl) -> bool:
         """Step until ``target``, honouring stop/pause/throttle; False when stopped."""
@@ -219,12 +148,3 @@ class RunJob:
         self.store.set_status(self.run_id, status, message)
         if self.on_status is not None:
             self.on_status(status, message)
-
-
-def run_config(
-    cfg: RunConfig, store: RunStore, name: str | None = None, on_snapshot: Callable[[Snapshot], None] | None = None
-) -> tuple[str, str]:
-    """Run ``cfg`` to completion in this thread; returns (run_id, final status)."""
-    job = RunJob(cfg, store, name=name)
-    status = job.run(on_snapshot=on_snapshot)
-    return job.run_id, status

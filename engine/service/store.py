@@ -12,6 +12,7 @@ Schema::
     snapshots(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))
     scalars(run_id TEXT, step INTEGER, replica INTEGER, n INTEGER NULL, metric TEXT, value REAL)
         INDEX scalars_run_metric_step ON scalars(run_id, metric, step)
+    checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest one
 
 ``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
 anyone with its link watches it live (:meth:`RunStore.list_published` lists them).
@@ -20,49 +21,37 @@ that a run whose writer died can be marked ``interrupted`` when a store is next 
 host and pid no longer alive; a run of another host is never touched because its pid means
 nothing here).
 
-Arrays: a static is one ``.npy`` buffer (``numpy.lib.format.write_array``); a snapshot is
-an ``.npz`` buffer (a deflated zip of ``.npy`` members, exactly what
-``np.savez_compressed`` writes, built member by member so array names cannot collide with
-its keyword arguments).  Writing uses ``allow_pickle=False`` and object arrays are refused
-with ``ValueError`` before anything is written; reading uses ``allow_pickle=False`` only,
-so nothing stored is ever unpickled.
+Arrays: a static is one ``.npy`` buffer, a snapshot an ``.npz`` buffer (:mod:`engine.service.blobs`:
+written and read with ``allow_pickle=False`` only, so nothing stored is ever unpickled).
 
 Scalars: SQLite stores ``inf``/``-inf`` as REAL but turns NaN into NULL; ``value`` NULL is
 read back as NaN (a diverged metric is NaN, never "missing").
 
-Size bound: the writer decides which arrays go into a snapshot (full z/c rows for small
-vocabularies, top-k for large ones); the store enforces hard caps of
-:data:`MAX_SNAPSHOT_BYTES` (8 MiB, compressed) per snapshot blob and
-:data:`MAX_SNAPSHOTS_PER_RUN` (2000) snapshots per run, so a run is at most ~16 GiB of
-blobs and in practice orders of magnitude less; exceeding a cap raises :class:`StoreError`.
+Size bound: the writer picks full rows or top-k per snapshot; the store caps a snapshot at
+:data:`MAX_SNAPSHOT_BYTES` (8 MiB compressed) and a run at :data:`MAX_SNAPSHOTS_PER_RUN` (2000)
+snapshots; exceeding a cap raises :class:`StoreError`.
 
-Concurrency: one connection per thread (``threading.local``), so one writer thread and
-many reader threads can share a :class:`RunStore`.  WAL lets readers proceed while a
-write transaction is open; writers take ``BEGIN IMMEDIATE`` and wait up to the busy
-timeout (5 s by default).  Every write is one transaction: on any error it is rolled back,
-and "database is locked" / "database or disk is full" / ``ENOSPC`` become
-:class:`StoreError` with a message saying what happened and what to do.
+Concurrency and errors: see :mod:`engine.service.sqlite`.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import secrets
 import socket
-import sqlite3
-import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import psutil
 
 from engine.service.blobs import pack_npy, pack_npz, unpack_npy, unpack_npz
+from engine.service.sqlite import SqliteDB, StoreError
 
 STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
 LIVE_STATUSES = ("queued", "running", "paused")  # a run some process is (or will be) writing
@@ -107,10 +96,6 @@ _READ_COLUMNS = (*_RUN_COLUMNS, "published")
 _MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"),)
 
 
-class StoreError(RuntimeError):
-    """The store could not do what was asked; the message says why and what to do."""
-
-
 def default_data_dir() -> Path:
     """``$SCANSNAP_DATA_DIR`` if set and non-empty, else ``./data``."""
     return Path(os.environ.get("SCANSNAP_DATA_DIR") or "data")
@@ -119,20 +104,12 @@ def default_data_dir() -> Path:
 def pid_alive(pid: int) -> bool:
     """True while process ``pid`` runs; a zombie (exited, not yet reaped by its parent) has ended."""
     try:
-        os.kill(pid, 0)  # PermissionError (another user's process) also means alive
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        pass
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:  # it ended between the two looks
-        return not Path("/proc/self/stat").exists()  # ... unless there is no /proc at all (not Linux)
-    except (OSError, IndexError):  # no /proc: os.kill's answer stands
-        return True
 
 
-class RunStore:
+class RunStore(SqliteDB):
     """Durable store of runs, their statics, snapshots and scalar time series.
 
     ``synchronous=NORMAL``: in WAL mode a committed transaction survives any crash or kill
@@ -150,13 +127,9 @@ class RunStore:
                 f"cannot create the data directory {self.data_dir}: {exc}; set "
                 "SCANSNAP_DATA_DIR to a writable directory"
             ) from exc
-        self.path = self.data_dir / DB_NAME
-        self.busy_timeout_s = float(busy_timeout_s)
+        super().__init__(self.data_dir / DB_NAME, busy_timeout_s)
         self.max_snapshot_bytes = MAX_SNAPSHOT_BYTES
         self.max_snapshots_per_run = MAX_SNAPSHOTS_PER_RUN
-        self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
         self._host = socket.gethostname()
         with self._write("creating the schema") as con:
             for stmt in filter(str.strip, _SCHEMA.split(";")):
@@ -167,77 +140,6 @@ class RunStore:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {col} {decl}")
         with suppress(StoreError):  # best effort: if locked right now, the next open retries
             self.recover_interrupted()
-
-    # -- connections and transactions -------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        con = getattr(self._local, "con", None)
-        if con is None:
-            try:
-                con = sqlite3.connect(
-                    self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
-                )
-                con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
-                mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                con.execute("PRAGMA synchronous = NORMAL")
-            except (sqlite3.Error, OSError) as exc:
-                raise self._translate(exc, "opening the store") from exc
-            if str(mode).lower() != "wal":
-                raise StoreError(
-                    f"{self.path} could not be switched to WAL mode (got {mode!r}); "
-                    "put the data directory on a local file system"
-                )
-            self._local.con = con
-            with self._lock:
-                self._all.append(con)
-        return con
-
-    def _translate(self, exc: BaseException, what: str) -> StoreError:
-        msg = str(exc)
-        if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "disk is full" in msg:
-            return StoreError(
-                f"disk is full while {what} ({msg}) in {self.path}; the transaction "
-                "was rolled back and nothing was written. Free disk space (delete or "
-                "export old runs) or point SCANSNAP_DATA_DIR at a larger volume."
-            )
-        if "locked" in msg or "busy" in msg:
-            return StoreError(
-                f"database is locked while {what}: another connection held the write "
-                f"lock on {self.path} for more than {self.busy_timeout_s:g} s, so "
-                "nothing was written. Close the other writer (another process or an "
-                "open sqlite shell) and retry."
-            )
-        if isinstance(exc, sqlite3.IntegrityError):
-            return StoreError(f"conflicting data while {what}: {msg}")
-        return StoreError(f"run store error while {what}: {msg} ({self.path})")
-
-    @contextmanager
-    def _write(self, what: str = "writing") -> Iterator[sqlite3.Connection]:
-        con = self._conn()
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            yield con
-            con.execute("COMMIT")
-        except BaseException as exc:
-            if con.in_transaction:
-                with suppress(sqlite3.Error):
-                    con.execute("ROLLBACK")
-            if isinstance(exc, (sqlite3.Error, OSError)):
-                raise self._translate(exc, what) from exc
-            raise
-
-    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[tuple]:
-        try:
-            return self._conn().execute(sql, tuple(args)).fetchall()
-        except (sqlite3.Error, OSError) as exc:
-            raise self._translate(exc, "reading") from exc
-
-    def close(self) -> None:
-        """Close every connection this store opened (any thread)."""
-        with self._lock:
-            cons, self._all = self._all, []
-        for con in cons:
-            con.close()
-        self._local = threading.local()
 
     def __enter__(self) -> RunStore:
         return self
@@ -364,6 +266,18 @@ class RunStore:
         """Set the status and message (``None`` clears the previous message)."""
         self._check_status(status)
         self._update_run(run_id, "status = ?, message = ?", (status, message), "setting the status")
+
+    def set_device(self, run_id: str, device: str) -> None:
+        """The device the run trains on (known once a worker has chosen it)."""
+        self._update_run(run_id, "device = ?", (device,), "recording the device")
+
+    def add_statics(self, run_id: str, statics: dict[str, np.ndarray]) -> None:
+        """Add (or replace) static arrays of a run, in one transaction (e.g. its mean-field twin)."""
+        blobs = [(run_id, k, pack_npy(k, v)) for k, v in statics.items()]
+        with self._write("adding statics") as con:
+            if con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise KeyError(f"no run {run_id!r}")
+            con.executemany("INSERT OR REPLACE INTO statics (run_id, name, array) VALUES (?, ?, ?)", blobs)
 
     def rename(self, run_id: str, name: str) -> None:
         self._update_run(run_id, "name = ?", (name,), "renaming a run")

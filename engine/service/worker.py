@@ -1,16 +1,18 @@
-"""One training job in its own process (the dashboard's workers; see :mod:`engine.service.jobs`).
+"""Worker processes: every training run and every reproduction runs in a process of its own.
 
-The server creates the run in the store, then starts :func:`train_stored_run` in a process
-from :func:`worker_context`: a ``forkserver`` context whose server process has already
-imported this module (torch included), so a worker starts in milliseconds instead of the
-~2 s a ``spawn`` re-import takes.  The worker opens the store itself, continues the run
-from the store (a new run has no checkpoint: it starts at step 0), and trains it with the
-:class:`~engine.service.runner.RunControl` the server shares with it.  It reports its status
-changes through a pipe and its step through the control; the run store stays the record.
+The server (the web process) never imports torch: it only starts workers.  They start from
+:func:`worker_context`, a ``forkserver`` context whose server process has already imported the
+training code (:data:`PRELOAD`, torch included), so a worker starts in milliseconds instead of the
+~2 s a fresh interpreter takes to import torch.  That is also why the two entry points below import
+the training code inside their bodies: this module is what the web process imports to name them.
 
-A worker dies with the server (:func:`die_with`): a ``kill -9`` of the server leaves no
-orphan writing to the store, the run is marked ``interrupted`` when the store is next
-opened, and the fork server, once its last worker is gone, exits too.
+Under Streamlit, ``sys.modules["__main__"]`` is the app script, and multiprocessing makes a child
+import the parent's main module before it runs its target; ``app.py`` therefore keeps everything
+under ``if __name__ == "__main__":`` (multiprocessing's "safe importing of main module" rule), so
+a worker imports it as ``__mp_main__`` and nothing runs.
+
+A worker dies with the server (:func:`die_with`): a ``kill -9`` of the server leaves no orphan
+writing to the store; the run is marked ``interrupted`` when the store is next opened.
 """
 
 from __future__ import annotations
@@ -22,68 +24,35 @@ import select
 import signal
 import threading
 import time
-from multiprocessing import spawn
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
-from multiprocessing.process import BaseProcess
-from typing import Any
 
-import torch
-
-from engine.service.runner import RunControl, RunJob
+from engine.service.control import RunControl
 from engine.service.store import RunStore, pid_alive
 
 WorkerContext = ForkServerContext | SpawnContext
+PRELOAD = ["engine.service.runner", "engine.service.reproduction_run"]  # torch and the trainer, loaded once
 _CONTEXT: WorkerContext | None = None
 
 
 def worker_context() -> WorkerContext:
-    """The multiprocessing context workers start from: ``forkserver`` with this module
-    preloaded where the platform has it (Linux), else ``spawn``."""
+    """``forkserver`` with the training code preloaded where the platform has it (Linux), else ``spawn``."""
     global _CONTEXT
     if _CONTEXT is None:
         if "forkserver" in mp.get_all_start_methods():
             server = mp.get_context("forkserver")
-            server.set_forkserver_preload([__name__])
+            server.set_forkserver_preload([__name__, *PRELOAD])
             _CONTEXT = server
         else:  # pragma: no cover - macOS/Windows
             _CONTEXT = mp.get_context("spawn")
     return _CONTEXT
 
 
-_START_LOCK = threading.Lock()
-
-
-def start_without_main(process: BaseProcess) -> None:
-    """``process.start()``, without the child re-running the parent's ``__main__``.
-
-    multiprocessing tells a child to re-import the parent's main module before it unpickles its
-    target.  Under Streamlit ``sys.modules["__main__"]`` is the app script itself (the script
-    runner installs it so), so every worker would run ``app.py`` (Streamlit, the UI, a second job
-    manager) before training.  A worker's target lives in this module, which the fork server has
-    preloaded: the main module is left out of what the child is told to prepare."""
-    with _START_LOCK:  # the stdlib's function is swapped for the duration of one start
-        real = spawn.get_preparation_data
-
-        def without_main(name: str) -> dict[str, Any]:
-            data = real(name)
-            data.pop("init_main_from_path", None)
-            data.pop("init_main_from_name", None)
-            return data
-
-        spawn.get_preparation_data = without_main
-        try:
-            process.start()
-        finally:
-            spawn.get_preparation_data = real
-
-
 def warm_up() -> None:
     """Start the fork server now (it imports torch, ~2 s) rather than on the first run.  Only a
     head start: if it fails, the first worker's start tries again and reports the error on its run."""
     if worker_context().get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
         with contextlib.suppress(Exception):
             forkserver.ensure_running()
 
@@ -117,10 +86,20 @@ def parse_cpus(text: str) -> frozenset[int]:
             lo, _, hi = part.partition("-")
             cpus.update(range(int(lo), int(hi or lo) + 1))
     except ValueError:
-        raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} is not a CPU list: expected {allowed}") from None
+        raise ValueError(f"SCANSNAP_WORKER_CPUS={text[:40]!r} is not a CPU list: expected {allowed}") from None
     if not cpus or not all(0 <= c < n for c in cpus):
-        raise ValueError(f"SCANSNAP_WORKER_CPUS={text!r} names no CPU of this machine: expected {allowed}")
+        raise ValueError(f"SCANSNAP_WORKER_CPUS={text[:40]!r} names no CPU of this machine: expected {allowed}")
     return frozenset(cpus)
+
+
+def _enter(server_pid: int, torch_threads: int, cpus: frozenset[int] | None) -> None:
+    """What every worker does first: die with the server, take its CPUs and torch threads."""
+    import torch  # preloaded by the fork server: already in sys.modules
+
+    die_with(server_pid)
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    torch.set_num_threads(torch_threads)
 
 
 def train_stored_run(
@@ -132,23 +111,21 @@ def train_stored_run(
     server_pid: int,
     cpus: frozenset[int] | None = None,
 ) -> None:
-    """Worker entry point: train stored run ``run_id`` to its end, sending ``(status, message)``
-    on ``report`` after every status change (the last one is terminal); die with ``server_pid``;
-    run on ``cpus`` when given (threads started later, torch's included, inherit it)."""
-    die_with(server_pid)
+    """Worker entry point: train stored run ``run_id`` to its end, sending ``("status", status,
+    message)`` on ``report`` after every status change (the last one is terminal)."""
+    from engine.service.runner import RunJob
+
     try:
-        if cpus:
-            os.sched_setaffinity(0, cpus)
-        torch.set_num_threads(torch_threads)
+        _enter(server_pid, torch_threads, cpus)
         store = RunStore(data_dir)
         job = RunJob.resume(store, run_id, status="running")
     except Exception as e:  # nothing trained: say why, in the store if it can be reached
         message = f"the worker could not start the run: {type(e).__name__}: {e}"
         with contextlib.suppress(Exception):
             RunStore(data_dir).set_status(run_id, "failed", message)
-        report.send(("failed", message))
+        report.send(("status", "failed", message))
         return
-    job.on_status = lambda status, message: report.send((status, message))
+    job.on_status = lambda status, message: report.send(("status", status, message))
     try:
         job.run(control)
     except Exception:  # the runner stored and reported 'failed' with the error
@@ -156,3 +133,27 @@ def train_stored_run(
     finally:
         store.close()
         report.close()
+
+
+def reproduce(
+    data_dir: str,
+    rid: str,
+    names: list[str],
+    quick: bool,
+    control: RunControl,
+    report: Connection,
+    server_pid: int,
+    cpus: frozenset[int] | None = None,
+) -> None:
+    """Worker entry point: run the reproduce items ``names`` and store the reproduction ``rid``,
+    sending ``("item", name, items_done)`` as each item starts and ``("status", state, error)`` at
+    the end (finished, stopped or failed); optimiser steps are reported through ``control``."""
+    from engine.service.reproduction_run import run_and_store
+
+    try:
+        _enter(server_pid, 1, cpus)
+        state, error = run_and_store(data_dir, rid, names, quick, control, lambda *m: report.send(("item", *m)))
+    except Exception as e:  # pragma: no cover - run_and_store reports its own failures
+        state, error = "failed", f"{type(e).__name__}: {e}"
+    report.send(("status", state, error))
+    report.close()

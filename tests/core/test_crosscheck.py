@@ -19,7 +19,7 @@ from engine.core.model import loss_and_grads_grouped, loss_and_grads_lemma3
 from engine.core.optim import ReplicaOptimizer
 from engine.core.train import Trainer
 from engine.paper import verdicts as vd
-from engine.paper.views import theory_overlay, theory_time
+from engine.paper.theory_view import theory_overlay, theory_time
 
 # ============================================================================ numpy helpers
 

@@ -183,6 +183,8 @@ def test_lecture_mode_is_large_and_tells_the_story(server, page):
     assert [x.strip() for x in labels] == ["Preset", "η_Z (attention)", "η_Y (decoder)", "steps"], labels
     pg.get_by_role("button", name="▶ Start").click()
     pg.get_by_text(re.compile(r"^finished · step 300")).wait_for(timeout=60_000)
+    drawn = "() => document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title"
+    pg.wait_for_function(drawn)  # the live charts are drawn from a queue, a moment after the text updates
     title_px = pg.evaluate("() => document.querySelector('.st-key-lab-cn .js-plotly-plot').layout.title.font.size")
     assert title_px >= 24
     assert _charts_per_row(pg) == [["cn"], ["cnh"], ["z"], ["H"], ["B"], ["loss"]]  # full width on a projector
@@ -290,3 +292,19 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
             _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
             assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == 400
             assert set(kept) <= set(store.steps(run_id))
+
+
+def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(server, page):
+    """Syn-Medium 10/20 × 16 (η_Y, η_Z) pairs × 50 seeds = 800 replicas: the budget refuses it with its
+    estimate and the limit, before Run is pressed; Streamlit's generic error never shows."""
+    url, _ = server
+    page.goto(f"{url}/sweep")
+    page.locator("[data-testid=stSelectbox]").first.click()
+    page.get_by_role("option", name="Syn-Medium 10/20 (Fig. 6 panel)").click()
+    seeds = page.get_by_label("seeds", exact=True)
+    seeds.fill("50")
+    seeds.press("Enter")
+    page.get_by_text(re.compile(r"over the limit of [\d,]+ MB per run")).wait_for()
+    assert page.get_by_role("button", name="▶ Run sweep").is_disabled()
+    assert page.get_by_text("This app has encountered an error").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "sweep-over-budget.png"))

@@ -7,18 +7,32 @@ import pandas as pd
 import pytest
 
 from engine.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_VERDICT_FAILED, main
-from engine.paper.items import ITEMS, QUICK_DIFFERENCES, check_items
+from engine.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, check_items
 
-VERDICT_KEYS = {"item", "claim", "statistic", "value", "threshold", "passed", "detail"}
+VERDICT_KEYS = {
+    "id",
+    "label",
+    "item",
+    "claim",
+    "statistic",
+    "value",
+    "threshold",
+    "status",
+    "passed",
+    "detail",
+    "reason",
+    "conditions",
+}
 
 
 def check_outputs(out, items):
     doc = json.loads((out / "verdicts.json").read_text())
-    assert doc["schema"] == 1 and [i["name"] for i in doc["items"]] == items
+    assert doc["schema"] == 2 and [i["name"] for i in doc["items"]] == items
     assert doc["n_verdicts"] == len(doc["verdicts"]) > 0
     for v in doc["verdicts"]:
         assert set(v) == VERDICT_KEYS
-        assert isinstance(v["passed"], bool) and isinstance(v["value"], float)
+        assert v["status"] in ("pass", "fail", "n/a") and v["passed"] == (v["status"] == "pass")
+        assert isinstance(v["value"], float) or (v["status"] == "n/a" and v["value"] is None and v["reason"])
         assert v["statistic"] and v["threshold"] and v["item"] in items
     assert {"torch", "numpy", "plotly", "python"} <= set(doc["versions"]) and doc["device"]
     html = (out / "report.html").read_text(encoding="utf-8")

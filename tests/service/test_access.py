@@ -20,11 +20,11 @@ from engine.paper.presets import get_preset
 from engine.service import access
 from engine.service.access import browser_owner, can_manage, operator_configured, operator_ok, owner_salt, xsrf_token
 from engine.service.jobs import get_manager
-from engine.service.runner import RunJob, run_config
+from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from tests.apphelp import run_app as app
-from ui.report import html_report, zipped_export
-from ui.widgets import plain
+from ui.exports import html_report, zipped_export
+from ui.text import plain
 
 QUICK = get_preset("syn-small").config.with_overrides({"optim.steps": "20"})
 
@@ -262,8 +262,9 @@ def test_a_run_named_like_a_path_exports_only_inside_the_temporary_dir(tmp_path,
     monkeypatch.chdir(work)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     store = RunStore(tmp_path / "data")
-    rid, status = run_config(QUICK.with_overrides({"name": "../../x"}), store, name="../../x")
-    assert status == "finished"
+    job = RunJob(QUICK.with_overrides({"name": "../../x"}), store, name="../../x")
+    rid = job.run_id
+    assert job.run() == "finished"
     before = sorted(p for p in tmp_path.rglob("*") if "data" not in p.parts)
     for fmt in ("csv", "parquet"):
         with zipfile.ZipFile(BytesIO(zipped_export(store, rid, fmt))) as zf:

@@ -6,6 +6,7 @@ paused run must *not* move.
 
 from __future__ import annotations
 
+import ast
 import gc
 import os
 import select
@@ -398,14 +399,15 @@ def test_ended_workers_leave_no_file_descriptors():
         store.close()
 
 
-def test_workers_do_not_rerun_the_servers_main_module(manager, tmp_path):
-    """Streamlit installs the app script as ``sys.modules["__main__"]``; multiprocessing would make
-    every worker run that script again (the whole UI) before training.  It must not."""
+def test_a_guarded_main_module_is_not_rerun_by_workers(manager, tmp_path):
+    """Streamlit installs the app script as ``sys.modules["__main__"]`` (a module with ``__file__``, no
+    ``__spec__``); multiprocessing makes every worker import it first, as ``__mp_main__``.  A script
+    that keeps its body under ``if __name__ == "__main__":``, as app.py does, runs nothing there."""
     marker = tmp_path / "main-ran"
     script = tmp_path / "app_like.py"
-    script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    script.write_text(f"if __name__ == '__main__':\n    open({str(marker)!r}, 'w').write('ran')\n")
     fake = types.ModuleType("__main__")
-    fake.__file__ = str(script)  # like Streamlit's script runner: a module with __file__, no __spec__
+    fake.__file__ = str(script)
     real = sys.modules["__main__"]
     sys.modules["__main__"] = fake
     try:
@@ -414,6 +416,15 @@ def test_workers_do_not_rerun_the_servers_main_module(manager, tmp_path):
     finally:
         sys.modules["__main__"] = real
     assert not marker.exists(), "a worker ran the server's main script"
+
+
+def test_app_py_keeps_everything_under_the_main_guard():
+    """What a worker imports of app.py (see the test above) is its docstring and the guard only."""
+    root = Path(__file__).resolve().parents[2]
+    tree = ast.parse((root / "app.py").read_text())
+    body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    assert len(body) == 1 and isinstance(body[0], ast.If)
+    assert ast.unparse(body[0].test) == "__name__ == '__main__'"
 
 
 @pytest.mark.parametrize(

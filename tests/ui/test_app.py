@@ -11,7 +11,7 @@ from engine.core.config import RunConfig
 from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
 from tests.apphelp import run_app as app
-from ui.urlstate import parse_params
+from ui.knobs import parse_params
 
 PAGES = [f"app_pages/{name}.py" for name in ("lab", "compare", "sweep", "theory", "reproduce", "runs")]
 

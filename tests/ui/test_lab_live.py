@@ -1,4 +1,4 @@
-"""The Lab's live tick (ui/lab_live.py): what each chart is built from, and what is rebuilt."""
+"""The Lab's live tick (ui/live/area.py): what each chart is built from, and what is rebuilt."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from engine.core.data import build_problem
+from engine.paper.history import RunHistory
 from engine.paper.presets import get_preset
-from engine.paper.views import RunHistory
-from ui import lab_live
+from ui.live import area as lab_live
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches
 
@@ -68,7 +68,7 @@ def test_each_chart_shows_the_stored_history_it_is_built_from():
 def _two_pickers() -> None:
     import streamlit as st
 
-    from ui.lab_live import _pick
+    from ui.live.area import _pick
 
     st.session_state["few"] = _pick("next token n", 3, 1, "few-key")
     st.session_state["many"] = _pick("query q", 40, 7, "many-key")

@@ -3,7 +3,7 @@
 import threading
 import time
 
-from ui.slots import RenderSlots
+from ui.live.slots import RenderSlots
 
 
 def test_at_most_size_blocks_run_at_once():

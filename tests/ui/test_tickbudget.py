@@ -2,7 +2,7 @@
 
 import pytest
 
-from ui.tickbudget import TickBudget
+from ui.live.tickbudget import TickBudget
 
 
 class Clock:

@@ -3,9 +3,7 @@ and the c_n heat-map figure used by Figs. 4 and 5."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -13,37 +11,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.core.config import RunConfig
+from engine.core.data import Problem
 from engine.core.train import Snapshot, Trainer
-from engine.paper.presets import get_preset
-from engine.paper.verdicts import Verdict
+from engine.paper.claims import Observed
+from engine.paper.items.result import Progress
 
-Progress = Callable[[int], None]  # called with the number of optimiser steps just done
 HEATMAP_STEPS = (0, 2, 4, 6, 8, 10)  # Fig. 4/5 rows, then "Final"
 KIND_NAMES = {0: "none", 1: "distinct", 2: "common"}
-
-
-@dataclass
-class ItemResult:
-    """One reproduced item: tidy data, figures (caption, figure), verdicts and the exact configs."""
-
-    name: str
-    title: str
-    verdicts: list[Verdict]
-    data: dict[str, pd.DataFrame]
-    figures: list[tuple[str, go.Figure]]
-    configs: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
-    wall_s: float = 0.0
-
-    @property
-    def passed(self) -> bool:
-        return all(v.passed for v in self.verdicts)
-
-
-def preset_config(preset: str, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """A preset's config with dotted overrides (values as JSON text or Python values)."""
-    cfg = get_preset(preset).config
-    return cfg.with_overrides(overrides) if overrides else cfg
 
 
 def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, list[Snapshot]]:
@@ -55,6 +29,22 @@ def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, li
             progress(s.step - (snaps[-1].step if snaps else 0))
         snaps.append(s)
     return tr, snaps
+
+
+def observed_from_snapshots(snaps: Sequence[Snapshot], problem: Problem, replica: int = 0) -> Observed:
+    """The view of one replica that :mod:`engine.paper.claims` judges (the Lab builds the same from
+    the run store, :func:`engine.paper.history.observed`)."""
+    last = snaps[-1].scalars
+    full = all("z" in s.arrays for s in snaps)
+    return Observed(
+        steps=np.array([s.step for s in snaps], dtype=np.int64),
+        z=np.stack([s.arrays["z"][replica] for s in snaps]) if full else None,
+        entropy=np.array([np.nanmean(s.scalars["entropy_distinct"][replica]) for s in snaps]),
+        P=problem.P,
+        token_kind=problem.token_kind,
+        rows=np.asarray(problem.psi, dtype=np.int64),  # row q of Zq is query index q = ψ(n)
+        shares={k: float(np.nanmean(last[k][replica])) for k in ("share_common_down", "share_distinct_up")},
+    )
 
 
 def replica_labels(tr: Trainer) -> list[str]:

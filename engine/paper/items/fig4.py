@@ -11,34 +11,18 @@ from __future__ import annotations
 import numpy as np
 
 from engine.paper import verdicts as vd
-from engine.paper.items.common import (
-    ItemResult,
-    Progress,
-    c_frame,
-    c_heatmaps,
-    preset_config,
-    scalar_series,
-    scalars_frame,
-    train,
-)
+from engine.paper.items.catalog import ITEMS
+from engine.paper.items.common import c_frame, c_heatmaps, scalar_series, scalars_frame, train
+from engine.paper.items.configs import FIG4_PAIRS, fig4_config
+from engine.paper.items.result import ItemResult, Progress
 
 NAME = "fig4"
-TITLE = "Fig. 4: Syn-Small, SGD — c_n heat maps (η_Y = η_Z = 1 vs η_Y = 10, η_Z = 1)"
-PAIRS = ((1.0, 1.0), (10.0, 1.0))  # (η_Y, η_Z): the paper's left and right panels
-
-
-def config():
-    fast = preset_config("syn-small-fast-decoder").optim
-    assert (fast.eta_y, fast.eta_z) == PAIRS[1]  # the right panel is exactly that preset
-    return preset_config("syn-small", {"replicas.lr_pairs": [list(p) for p in PAIRS]})
-
-
-def work(quick: bool) -> int:
-    return config().optim.steps
+TITLE = ITEMS[NAME].title
+PAIRS = FIG4_PAIRS
 
 
 def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
-    cfg = config()
+    cfg = fig4_config()
     tr, snaps = train(cfg, progress)
     pb = tr.problem
     steps = np.array([s.step for s in snaps])

@@ -9,35 +9,18 @@ tokens that wins depends on the learning rate ("tunable inductive bias").
 from __future__ import annotations
 
 from engine.paper import verdicts as vd
-from engine.paper.items.common import (
-    ItemResult,
-    Progress,
-    c_frame,
-    c_heatmaps,
-    preset_config,
-    scalar_series,
-    scalars_frame,
-    train,
-)
+from engine.paper.items.catalog import ITEMS
+from engine.paper.items.common import c_frame, c_heatmaps, scalar_series, scalars_frame, train
+from engine.paper.items.configs import FIG5_ETAS, fig5_config
+from engine.paper.items.result import ItemResult, Progress
 
 NAME = "fig5"
-TITLE = "Fig. 5: Syn-Small, Adam — c_n for η ∈ {0.1, 0.5, 1}"
-ETAS = (0.1, 0.5, 1.0)
-
-
-def config():
-    for eta in ETAS:  # the replicas are exactly these presets
-        o = preset_config(f"syn-small-adam-{eta:g}").optim
-        assert (o.method, o.eta_y, o.eta_z) == ("adam", eta, eta)
-    return preset_config("syn-small-adam-1", {"replicas.lr_pairs": [[e, e] for e in ETAS]})
-
-
-def work(quick: bool) -> int:
-    return config().optim.steps
+TITLE = ITEMS[NAME].title
+ETAS = FIG5_ETAS
 
 
 def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
-    cfg = config()
+    cfg = fig5_config()
     tr, snaps = train(cfg, progress)
     pb = tr.problem
     share = scalar_series(snaps, "common_mass")  # (steps, R, K)

@@ -14,28 +14,19 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.core.config import RunConfig
-from engine.paper import verdicts as vd
-from engine.paper.items.common import ItemResult, Progress, preset_config, train
+from engine.paper import fig6_patterns as f6
+from engine.paper.items.catalog import ITEMS
+from engine.paper.items.common import train
+from engine.paper.items.configs import FIG6_NUM_LAST, fig6_config
+from engine.paper.items.result import ItemResult, Progress
 
 NAME = "fig6"
-TITLE = "Fig. 6: Syn-Medium — average distinct-token entropy vs η_Y/η_Z"
-NUM_LAST = (1, 3, 5, 10)
+TITLE = ITEMS[NAME].title
+NUM_LAST = FIG6_NUM_LAST
 ETA_Z = (0.5, 1.0, 2.0, 3.0)
 RATIOS = (1, 2, 5, 10)
-QUICK_SEEDS = (1, 2, 3)
 QUICK_ALLOWANCE = 2.0  # with 3 seeds a reversal counts only beyond 2 SE of the difference
-
-
-def config(num_last: int, quick: bool) -> RunConfig:
-    over: dict = {"snapshots.linear_every": None, "snapshots.log_count": 0, "snapshots.max_count": 2}
-    if quick:
-        over["replicas.seeds"] = list(QUICK_SEEDS)
-    return preset_config(f"syn-medium-{num_last}", over)
-
-
-def work(quick: bool) -> int:
-    return sum(config(q, quick).optim.steps for q in NUM_LAST)
+config = fig6_config
 
 
 def panel_runs(num_last: int, quick: bool, progress: Progress | None) -> pd.DataFrame:
@@ -111,9 +102,9 @@ def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
     allowance = QUICK_ALLOWANCE if quick else 0.0
     K = sorted(summary["K"].unique())
     verdicts = [
-        vd.fig6_eta_z_order(NAME, mean, sem, allowance),
-        vd.fig6_ratio_rises(NAME, mean, sem, lo=RATIOS.index(2), hi=RATIOS.index(10), allowance=allowance),
-        vd.fig6_threshold(NAME, mean, sem, K, allowance),
+        f6.fig6_eta_z_order(NAME, mean, sem, allowance),
+        f6.fig6_ratio_rises(NAME, mean, sem, lo=RATIOS.index(2), hi=RATIOS.index(10), allowance=allowance),
+        f6.fig6_threshold(NAME, mean, sem, K, allowance),
     ]
     n_seeds = int(summary["n_seeds"].min())
     notes = [

@@ -14,20 +14,17 @@ from plotly.subplots import make_subplots
 
 from engine.core import theory
 from engine.paper import verdicts as vd
-from engine.paper.items.common import ItemResult, Progress
+from engine.paper.items.catalog import ITEMS
+from engine.paper.items.result import ItemResult, Progress
 
 NAME = "fig9"
-TITLE = "Fig. 9: Theorem 4's B_n(t) with η_Z swept at fixed ν"
+TITLE = ITEMS[NAME].title
 K, C0 = 1.0, 1.0
 ETA_Z = (0.5, 1.0, 2.0, 4.0, 8.0)
 PANELS = (
     {"nu": 10.0, "M": 100.0, "t_max": 5.0, "paper_B_t0": 0.51},
     {"nu": 1.0, "M": 10_000.0, "t_max": 50.0, "paper_B_t0": 1.38},
 )
-
-
-def work(quick: bool) -> int:
-    return 0
 
 
 def curves(n_t: int = 400) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -16,16 +16,13 @@ from plotly.subplots import make_subplots
 
 from engine.core import theory
 from engine.paper import verdicts as vd
-from engine.paper.items.common import ItemResult, Progress
+from engine.paper.items.catalog import ITEMS
+from engine.paper.items.result import ItemResult, Progress
 
 NAME = "joma"
-TITLE = "JoMA: attention entropy drops then bounces back (nonlinear) vs only drops (linear)"
+TITLE = ITEMS[NAME].title
 SETTINGS = {"n": 10, "mu_seed": 0, "v0": 0.05, "eta": 0.02, "iters": 5000, "tau": 3.0}
 MIN_DROP = MIN_REBOUND = 0.1  # nats
-
-
-def work(quick: bool) -> int:
-    return 0
 
 
 def simulate() -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]]]:

@@ -19,76 +19,45 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from engine.core import theory
-from engine.core.config import RunConfig
+from engine.paper import claims
 from engine.paper import verdicts as vd
+from engine.paper.claims import SIGN_STEP
 from engine.paper.items import theorem_figs as figs
-from engine.paper.items.common import ItemResult, Progress, preset_config, scalar_series, scalars_frame, train
+from engine.paper.items.catalog import ITEMS
+from engine.paper.items.common import observed_from_snapshots, scalar_series, scalars_frame, train
+from engine.paper.items.configs import (
+    LONG_LAYOUTS,
+    preset_config,
+    theorems_long_config,
+    theorems_mf_config,
+)
+from engine.paper.items.result import ItemResult, Progress
 
 NAME = "theorems"
-TITLE = "Theorems 2–4 on fresh runs (signs, relative gain, bracket, ln t → ln ln t, the snap)"
-SIGN_STEP = 10
+TITLE = ITEMS[NAME].title
 Part = tuple[list[vd.Verdict], dict[str, pd.DataFrame], list[tuple[str, go.Figure]]]  # verdicts, data, figures
-MF_OVERRIDES = {
-    "data.num_distinct_per_next": 10,
-    "data.num_common": 10,
-    "optim.eta_y": 0.01,
-    "optim.eta_z": 0.01,
-    "optim.steps": 3000,
-}
 CURVE = {"M": 10_000.0, "K": 1.0, "eta_y": 1.0, "eta_z": 1.0, "C0": 1.0}
-LONG_STEPS = 10_000
-LONG_PAIRS = [[2.0, 1.0], [5.0, 1.0], [10.0, 1.0]]
-LAYOUTS = {
-    "shared query (Thm 4 setting)": {"data.num_last": 1, "data.num_next_per_last": 2},
-    "Syn-Small (own query per class)": {},
-}
-
-
-def mf_config() -> RunConfig:
-    return preset_config("theorem4", MF_OVERRIDES)
-
-
-def long_config(layout: str) -> RunConfig:
-    over = {
-        **LAYOUTS[layout],
-        "optim.steps": LONG_STEPS,
-        "replicas.lr_pairs": LONG_PAIRS,
-        "snapshots.linear_every": None,
-        "snapshots.log_count": 81,
-        "snapshots.max_count": 100,
-        "name": f"snap-{layout}",
-    }
-    return preset_config("syn-small", over)
-
-
-def work(quick: bool) -> int:
-    n = preset_config("syn-small").optim.steps + mf_config().optim.steps
-    return n if quick else n + LONG_STEPS * len(LAYOUTS)
+LAYOUTS = LONG_LAYOUTS
+mf_config = theorems_mf_config
+long_config = theorems_long_config
 
 
 def signs_and_bracket(progress: Progress | None) -> Part:
     """§6.1 signs after 10 steps and the finite-T bracket (tolerance 5%) on Syn-Small."""
     tr, snaps = train(preset_config("syn-small"), progress)
     pb = tr.problem
-    at = next(s for s in snaps if s.step == SIGN_STEP)
-    dz = (at.arrays["z"][0] - snaps[0].arrays["z"][0])[pb.psi]  # (K, M): Δz_{ψ(n),l}
-    H = scalar_series(snaps, "entropy_distinct").mean(axis=(1, 2))
+    obs = observed_from_snapshots(snaps, pb, replica=0)
+    dz = claims.dz_at(obs, SIGN_STEP)  # (K, M): Δz_{ψ(n),l}
+    assert dz is not None  # syn-small stores full snapshots
     verdicts = [
-        vd.common_logits_fall(NAME, dz, pb.common_mask),
-        vd.distinct_logits_rise(NAME, dz, pb.P, pb.distinct_mask),
-        vd.ordered_by_probability(NAME, snaps[-1].arrays["z"][0][pb.psi], pb.P, pb.distinct_mask),
-        vd.frozen_after(
-            NAME,
-            "§6.5: entropy_distinct falls, then stays nearly flat (Syn-Small, 100 steps)",
-            [s.step for s in snaps],
-            H,
-            from_step=50,
-        ),
+        *claims.run_claims(obs, item=NAME),  # the same four claims the Lab shows for this run
         _bracket(snaps, tol=0.05, where="Syn-Small, finite T = 128"),
     ]
     K, M = pb.P.shape
@@ -114,7 +83,7 @@ def _bracket(snaps: list, tol: float, where: str) -> vd.Verdict:
         scalar_series(snaps, "B_hat"),
         tol,
     )
-    return vd.Verdict(v.item, f"{v.claim} ({where})", v.statistic, v.value, v.threshold, v.passed, v.detail)
+    return replace(v, claim=f"{v.claim} ({where})")
 
 
 def mean_field(progress: Progress | None) -> Part:
@@ -174,17 +143,17 @@ def theory_regimes() -> Part:
             [-b for b in B_nu],
         ),
     ]
-    t = np.geomspace(1e-2, 1e8, 600)
-    curve = pd.DataFrame(
-        {
-            "t": t,
-            "B_n": theory.B_exact(t, M, K, ey, ez, C0),
-            "B_scan": theory.B_scan(t, M, K, ey, ez, C0),
-            "B_snap": theory.B_snap(t, M, K, ey, ez, C0),
-        }
-    )
+    curve = _curve_frame(np.geomspace(1e-2, 1e8, 600), M, K, ey, ez, C0)
     fig = figs.theory_regimes(curve, M, K, ey, theory.t0_prime(M, K, ey), t0, (s_scan, s_snap))
     return verdicts, {"theory_curve": curve}, [("Theorem 4: B_n against ln t and ln ln t", fig)]
+
+
+def _curve_frame(t: np.ndarray, M: float, K: float, ey: float, ez: float, C0: float) -> pd.DataFrame:
+    """Eqn. 129 and its two regime forms on a grid of t."""
+    args = (M, K, ey, ez, C0)
+    return pd.DataFrame(
+        {"t": t, "B_n": theory.B_exact(t, *args), "B_scan": theory.B_scan(t, *args), "B_snap": theory.B_snap(t, *args)}
+    )
 
 
 def long_runs(progress: Progress | None) -> Part:

@@ -17,7 +17,7 @@ import json
 
 import streamlit as st
 
-from ui.charts import Spec, plot_config
+from ui.chart_style import Spec, plot_config
 
 _JS = """
 // One queue for every live chart of the page: each chart is drawn in a task of its own, so

@@ -1,11 +1,11 @@
-"""Shareable state: every knob of the Lab, declared once, to and from ``st.query_params``.
+"""Every knob of the Lab, declared once, and the Lab's config to and from URL parameters.
 
 The URL holds ``preset=<name>`` plus one ``<dotted.key>=<value>`` for every setting that
 differs from the preset (seed included), so ``preset.with_overrides(params)`` rebuilds the
 exact config.  UI-only params: ``run`` (a run id to reopen), ``lecture=1``, ``show`` (a
 comma list of knob keys to show), ``speed`` (steps/s) and ``lock`` (η_Y/η_Z ratio lock).
-Parsing and writing are pure functions; the few helpers that touch ``st.query_params`` are
-at the end.
+Parsing and writing are pure functions (no Streamlit here); :mod:`ui.session` applies them to
+``st.query_params``.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core.config import ConfigError, RunConfig, set_dotted
+from engine.core.config import ConfigError, RunConfig, flatten_dotted, get_dotted, set_dotted
 from engine.paper.presets import get_preset, load_presets
 
 UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock")
 DEFAULT_PRESET = "syn-small"
 ETA_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 SPEEDS = ("max", 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+RATIOS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)  # η_Y/η_Z choices of the ratio lock
 
 
 @dataclass(frozen=True)
@@ -101,14 +102,6 @@ KNOBS: tuple[Knob, ...] = (
     _k("snapshots.max_count", "max snapshots", "int", (), "train", True),
     _k("name", "run name", "text", section="train", advanced=True),
 )
-KNOB_BY_KEY = {k.key: k for k in KNOBS}
-
-
-def get_dotted(d: dict[str, Any], key: str) -> Any:
-    node: Any = d
-    for part in key.split("."):
-        node = node[part]
-    return node
 
 
 def encode(value: Any) -> str:
@@ -121,21 +114,11 @@ def encode(value: Any) -> str:
 
 def config_params(preset: str, cfg: dict[str, Any]) -> dict[str, str]:
     """``preset`` + the dotted keys where ``cfg`` differs from the preset (all leaves)."""
-    base = _flat(get_preset(preset).config.to_dict())
+    base = flatten_dotted(get_preset(preset).config.to_dict())
     out = {"preset": preset}
-    for key, value in _flat(cfg).items():
+    for key, value in flatten_dotted(cfg).items():
         if key not in base or json.dumps(base[key]) != json.dumps(value):
             out[key] = encode(value)
-    return out
-
-
-def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
     return out
 
 
@@ -180,7 +163,3 @@ def visible(knob: Knob, cfg: dict[str, Any], lecture: bool, show: set[str] | Non
         key, allowed = knob.when
         return get_dotted(cfg, key) in allowed
     return True
-
-
-def ui_params(params: dict[str, str]) -> dict[str, str]:
-    return {k: params[k] for k in ("lecture", "show") if k in params}

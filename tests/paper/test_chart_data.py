@@ -1,4 +1,5 @@
-"""Unit tests of the dashboard's data shaping (engine.paper.views), URL state and figure builders."""
+"""Unit tests of the dashboard's data shaping (engine.paper.history, theory_view, sweeps), URL state and
+figure builders."""
 
 from __future__ import annotations
 
@@ -10,23 +11,13 @@ import pytest
 
 from engine.core.config import RunConfig
 from engine.core.data import build_problem
+from engine.paper.claims import run_claims
+from engine.paper.history import RunHistory, decimate, observed, rnd, token_info
 from engine.paper.presets import get_preset
-from engine.paper.views import (
-    RunHistory,
-    config_diffs,
-    decimate,
-    rnd,
-    snap_ratio,
-    spearman,
-    sweep_config,
-    sweep_summary,
-    theory_overlay,
-    theory_time,
-    token_info,
-    verdicts,
-)
-from ui import charts
-from ui.urlstate import config_params, encode, parse_params
+from engine.paper.sweeps import config_diffs, sweep_config, sweep_summary
+from engine.paper.theory_view import theory_overlay, theory_time
+from ui import chart_style, charts, token_lines
+from ui.knobs import config_params, encode, parse_params
 
 
 def test_decimate_keeps_ends_and_bounds_count():
@@ -41,23 +32,14 @@ def test_rnd_keeps_significant_digits_and_zeros():
     np.testing.assert_allclose(got, [123500.0, 0.0001235, 0.0, -1.235e-200])
 
 
-def test_spearman_and_snap_ratio():
-    assert spearman(np.arange(10), np.arange(10) ** 3) == pytest.approx(1.0)
-    assert np.isnan(spearman(np.ones(5), np.arange(5)))
-    steps = np.array([1, 10, 100, 1000])
-    assert snap_ratio(steps, np.array([2.0, 1.0, 0.99, 0.985])) == pytest.approx(0.005 / 1.015)  # last decade / total
-    assert snap_ratio(steps, np.array([2.0, 1.5, 1.0, 0.5])) == pytest.approx(1 / 3)  # O(ln t): each decade alike
-    assert np.isnan(snap_ratio(np.array([1, 10, 50]), np.array([2.0, 1.0, 0.9])))  # < 100 steps: undecided
-
-
 def test_token_info_colours_distinct_by_p_and_common_grey():
     pb = build_problem(get_preset("syn-small").config.data)
     info = token_info(pb.P, pb.token_kind)
     assert (info.kind[:10] == 2).all() and (info.kind[10:] == 1).all()
     assert info.owner[10] == 0 and info.owner[29] == 1
     assert info.rank[19] == 1.0 and info.rank[10] == 0.0  # P grows with the token id within a class
-    colors = charts.token_colors(info)
-    assert colors[0] == charts.COMMON_GREY and colors[19] != colors[10] and colors[19] == colors[29]
+    colors = chart_style.token_colors(info)
+    assert colors[0] == chart_style.COMMON_GREY and colors[19] != colors[10] and colors[19] == colors[29]
 
 
 def test_theory_time_maps_momentum_and_skips_adam():
@@ -134,7 +116,7 @@ def _history(dz_last: np.ndarray, H: np.ndarray, steps: np.ndarray) -> tuple[Run
     """A hand-made one-replica Syn-Small history: z(0) = 0, z(last) = dz_last (Q, M_ctx) rows."""
     pb = build_problem(get_preset("syn-small").config.data)
     statics = {"P": pb.P, "token_kind": pb.token_kind, "psi": pb.query_of_class_id, "query_tokens": pb.query_ids}
-    z = [np.zeros((1, pb.Q, pb.M_ctx)) for _ in steps[:-1]] + [dz_last[None]]
+    z = [np.zeros((1, pb.Q, pb.M_ctx))] + [dz_last[None] for _ in steps[1:]]  # moved by step 1, then held
     scal = pd.DataFrame(
         {
             "step": steps,
@@ -147,6 +129,10 @@ def _history(dz_last: np.ndarray, H: np.ndarray, steps: np.ndarray) -> tuple[Run
     return RunHistory("r", list(map(int, steps)), z, [np.zeros((1, pb.K, pb.M_ctx))] * len(steps), scal), statics
 
 
+def _verdicts(hist: RunHistory, statics: dict[str, np.ndarray]) -> dict:
+    return {x.id: x for x in run_claims(observed(hist, statics, 0))}
+
+
 def test_lab_verdicts_judge_every_token_and_can_fail():
     pb = build_problem(get_preset("syn-small").config.data)
     steps = np.array([0, 1, 10, 100, 1000])
@@ -154,16 +140,16 @@ def test_lab_verdicts_judge_every_token_and_can_fail():
     good = np.zeros((pb.Q, pb.M_ctx))
     for n in range(pb.K):  # ψ(n) = n in Syn-Small: common tokens fall, distinct rise in order of P
         good[n] = np.where(pb.common_mask[n], -0.5, np.where(pb.distinct_mask[n], pb.P[n] * 10, 0.0))
-    v = {x.key: x for x in verdicts(*_history(good, snapped, steps))}
-    assert all(x.ok for x in v.values()), v
+    v = _verdicts(*_history(good, snapped, steps))
+    assert all(x.status == "pass" for x in v.values()), v
     bad = good.copy()
     bad[0, 3] = 0.01  # one common token of class 0 rose
     bad[1, 29] = -0.01  # the top distinct token of class 1 fell
     drifting = np.array([2.15, 2.15, 2.05, 1.9, 1.7])
-    v = {x.key: x for x in verdicts(*_history(bad, drifting, steps))}
-    assert v["thm2b"].ok is False and v["thm2b"].value == pytest.approx(0.01)
-    assert v["thm2a"].ok is False and v["thm2a"].value == pytest.approx(-0.01)
-    assert v["thm4"].ok is False and v["thm3"].ok is False
+    v = _verdicts(*_history(bad, drifting, steps))
+    assert v["thm2b"].status == "fail" and v["thm2b"].value == pytest.approx(0.01)
+    assert v["thm2a"].status == "fail" and v["thm2a"].value == pytest.approx(-0.01)
+    assert v["thm4"].status == "fail" and v["thm3"].status == "fail"
 
 
 def test_many_token_charts_draw_the_largest_p_tokens_and_stay_small():
@@ -174,8 +160,8 @@ def test_many_token_charts_draw_the_largest_p_tokens_and_stay_small():
     info, S = token_info(pb.P, pb.token_kind), 200
     tokens = np.flatnonzero((pb.token_kind != 0).any(0))
     assert len(tokens) == 201
-    shown = charts.shown_tokens(tokens, info)
-    assert len(shown) == charts.MAX_LINES and set(shown) <= set(tokens)
+    shown = token_lines.shown_tokens(tokens, info)
+    assert len(shown) == token_lines.MAX_LINES and set(shown) <= set(tokens)
     assert any(info.kind[t] == 2 for t in shown)
     dist = [t for t in tokens if info.kind[t] == 1]
     cut = min(info.p[t] for t in shown if info.kind[t] == 1)
@@ -184,7 +170,7 @@ def test_many_token_charts_draw_the_largest_p_tokens_and_stay_small():
     Z = np.random.default_rng(0).standard_normal((S, pb.M_ctx))
     fig = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z))
     names = [t.get("name", "") for t in fig["data"]]
-    assert f"+{201 - charts.MAX_LINES} tokens of smallest P not drawn" in names
+    assert f"+{201 - token_lines.MAX_LINES} tokens of smallest P not drawn" in names
     assert charts.payload_bytes([fig]) < 100_000
 
 
@@ -214,8 +200,8 @@ def test_token_lines_are_one_trace_per_colour_and_keep_every_token():
     fig = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z + 1))
     lines = [t for t in fig["data"] if t.get("hoverinfo") != "skip"]
     theory = [t for t in fig["data"] if t.get("hoverinfo") == "skip"]
-    assert len(lines) == charts.COLOR_LEVELS + 1 and len(theory) == charts.COLOR_LEVELS
-    colors = charts.token_colors(info)
+    assert len(lines) == chart_style.COLOR_LEVELS + 1 and len(theory) == chart_style.COLOR_LEVELS
+    colors = chart_style.token_colors(info)
     seen = {}
     for trace in lines:
         for l, (xs, ys) in _split_lines(trace).items():  # noqa: E741
@@ -229,8 +215,8 @@ def test_token_lines_are_one_trace_per_colour_and_keep_every_token():
             assert info.kind[l] == 1 and trace["line"]["dash"] == "dash"
             np.testing.assert_allclose(ys, Z[:, l] + 1, rtol=1e-3)
     shades = {colors[t] for t in tokens if info.kind[t] == 1}
-    assert len(shades) == charts.COLOR_LEVELS
-    assert {colors[t] for t in tokens if info.kind[t] == 2} == {charts.COMMON_GREY}
+    assert len(shades) == chart_style.COLOR_LEVELS
+    assert {colors[t] for t in tokens if info.kind[t] == 2} == {chart_style.COMMON_GREY}
     top = max((t for t in tokens if info.kind[t] == 1), key=lambda t: info.p[t])
     named = {t["name"]: t for t in fig["data"] if t.get("showlegend", True)}
     assert set(named) == {"distinct, highest P(l|n)", "distinct, lowest P(l|n)", "common", "mean-field (T→∞)"}

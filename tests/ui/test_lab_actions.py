@@ -1,4 +1,4 @@
-"""Lab callbacks ignore events from widgets of an earlier rev (ui/labstate.py ``stale``).
+"""Lab callbacks ignore events from widgets of an earlier rev (ui/session.py ``stale``).
 
 Found by bench/ui_latency.py in Chromium: after a few ratio-lock toggles (each bumps the rev,
 renaming every Lab widget), the browser re-sent the previous rev's preset selectbox, its
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from engine.paper.presets import get_preset
-from ui import labstate
+from ui import lab_actions, session
 
 
 @pytest.fixture
@@ -26,48 +26,50 @@ def state(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         "lab.cfg": get_preset("lecture").config.to_dict(),
         "lab.lock": None,
     }
-    monkeypatch.setattr(labstate, "ss", ss)
-    monkeypatch.setattr(labstate, "write_url", lambda: None)
+    monkeypatch.setattr(lab_actions, "ss", ss)
+    monkeypatch.setattr(session, "ss", ss)
+    monkeypatch.setattr(lab_actions, "write_url", lambda: None)
+    monkeypatch.setattr(lab_actions, "stop_current", lambda: None)
     return ss
 
 
 def test_stale_names_earlier_revs_only(state: dict[str, Any]) -> None:
-    assert labstate.stale("w4.preset") and labstate.stale("w0.lock")
-    assert not labstate.stale("w5.preset") and not labstate.stale(labstate.wkey("lock"))
+    assert session.stale("w4.preset") and session.stale("w0.lock")
+    assert not session.stale("w5.preset") and not session.stale(session.wkey("lock"))
 
 
 def test_stale_preset_event_keeps_the_run_on_screen(state: dict[str, Any]) -> None:
     state["w4.preset"] = "syn-small"
-    labstate.on_preset("w4.preset")
+    lab_actions.on_preset("w4.preset")
     assert state["lab.run"] == "abc123" and state["lab.preset"] == "lecture" and state["lab.rev"] == 5
 
 
 def test_same_preset_event_changes_nothing(state: dict[str, Any]) -> None:
     state["w5.preset"] = "lecture"
-    labstate.on_preset("w5.preset")
+    lab_actions.on_preset("w5.preset")
     assert state["lab.run"] == "abc123" and state["lab.rev"] == 5
 
 
 def test_stale_lock_event_is_ignored(state: dict[str, Any]) -> None:
     state["w4.lock"] = True  # the current rev's "w5.lock" does not exist yet: no KeyError either
     eta_y = state["lab.cfg"]["optim"]["eta_y"]
-    labstate.on_lock("w4.lock")
+    lab_actions.on_lock("w4.lock")
     assert state["lab.lock"] is None and state["lab.cfg"]["optim"]["eta_y"] == eta_y
 
 
 def test_current_lock_event_locks_the_ratio(state: dict[str, Any]) -> None:
     state["w5.lock"] = True
-    labstate.on_lock("w5.lock")
+    lab_actions.on_lock("w5.lock")
     cfg = state["lab.cfg"]["optim"]
     assert state["lab.lock"] == pytest.approx(cfg["eta_y"] / cfg["eta_z"]) and state["lab.rev"] == 6
 
 
 def test_stale_knob_event_does_not_revert_a_value(state: dict[str, Any]) -> None:
-    from ui.urlstate import KNOBS
+    from ui.knobs import KNOBS
 
     knob = next(k for k in KNOBS if k.key == "optim.eta_z")
     state["lab.cfg"]["optim"]["eta_z"] = 2.0  # changed in the current rev
-    labstate.on_knob(knob, 1.0, key="w4.optim.eta_z")
+    lab_actions.on_knob(knob, 1.0, key="w4.optim.eta_z")
     assert state["lab.cfg"]["optim"]["eta_z"] == 2.0
-    labstate.on_knob(knob, 0.5, key="w5.optim.eta_z")
+    lab_actions.on_knob(knob, 0.5, key="w5.optim.eta_z")
     assert state["lab.cfg"]["optim"]["eta_z"] == 0.5

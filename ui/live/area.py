@@ -10,24 +10,29 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import streamlit as st
+from cachetools import LRUCache
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.core.config import RunConfig
 from engine.core.schedule import topk_note
-from engine.paper.views import RunHistory, Verdict, meanfield, query_row, theory_overlay, token_info, verdicts
-from engine.service.jobs import TERMINAL, JobManager
+from engine.paper.claims import run_claims
+from engine.paper.history import RunHistory, observed, query_row, token_info
+from engine.paper.theory_view import theory_overlay
+from engine.paper.verdicts import Verdict
+from engine.service.jobs import TERMINAL
 from ui import charts
-from ui.charts import Spec
-from ui.livefig import live_payload, live_plot_ui
-from ui.slots import SLOTS
-from ui.tickbudget import TickBudget
-from ui.widgets import LIVE_CSS, font, lecture_on, manager, store, verdicts_ui
+from ui.chart_style import Spec
+from ui.live.figure import live_payload, live_plot_ui
+from ui.live.slots import SLOTS
+from ui.live.tickbudget import TickBudget
+from ui.resources import service
+from ui.text import plain
+from ui.widgets import LIVE_CSS, font, lecture_on, verdicts_ui
 
 ss = st.session_state
 _LIVE_STYLE = LIVE_CSS.read_text()  # read once, not on every rerun
@@ -45,26 +50,36 @@ def _session() -> str:
     return ctx.session_id if ctx is not None else "no-session"
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _meanfield(cfg_json: str, replica: int) -> dict[str, np.ndarray] | None:
-    cfg = RunConfig.from_json(cfg_json)
-    return None if cfg.model.kind == "yz-meanfield" else meanfield(cfg, replica)
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def _overlay(cfg_json: str, replica: int) -> dict[str, Any] | None:
     cfg = RunConfig.from_json(cfg_json)
     return theory_overlay(cfg, cfg.optim.steps, replica)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+STATICS_BYTES = 64 * 2**20  # the runs' statics kept in memory, server-wide (P, token kinds, the mean-field twin)
+_STATICS: LRUCache[str, dict[str, np.ndarray]] = LRUCache(
+    STATICS_BYTES, getsizeof=lambda a: sum(x.nbytes for x in a.values())
+)
+_STATICS_LOCK = threading.Lock()
+
+
 def _statics(run_id: str) -> dict[str, np.ndarray]:
-    return store().statics(run_id)
+    """A run's statics, kept once complete (the mean-field twin is added after the run's first step)."""
+    with _STATICS_LOCK:
+        found = _STATICS.get(run_id)
+    if found is not None:
+        return found
+    arrays = service().store.statics(run_id)
+    info = service().run(run_id)
+    if "mf_steps" in arrays or (info is not None and info["status"] in TERMINAL):
+        with _STATICS_LOCK:
+            _STATICS[run_id] = arrays
+    return arrays
 
 
-def active(mgr: JobManager, rid: str) -> bool:
+def active(rid: str) -> bool:
     """Training now, or a paused run still taking the steps granted by Step N."""
-    s = mgr.status(rid)
+    s = service().status(rid)
     if s is None or s.status in TERMINAL:
         return False
     return s.status in ("queued", "running") or s.step < ss.get("lab.target", 0)
@@ -77,7 +92,7 @@ def live_area() -> None:
         return
     plotly_loader_ui()
     st.html(f"<style>{_LIVE_STYLE}</style>")  # the live area's grid layouts
-    ss["lab.active"] = active(manager(), rid)
+    ss["lab.active"] = active(rid)
     ss["lab.tick"] = tick_budget().tick(_session()) if ss["lab.active"] else None
     if not ss["lab.active"]:
         tick_budget().forget(_session())
@@ -88,7 +103,7 @@ def _history(rid: str) -> RunHistory:
     h = ss.get("lab.hist")
     if h is None or h.run_id != rid:
         h = ss["lab.hist"] = RunHistory(rid)
-    h.update(store())
+    h.update(service().store)
     return h
 
 
@@ -99,17 +114,16 @@ def _live(rid: str) -> None:
 
 def _live_area(rid: str) -> None:
     t0 = time.perf_counter()
-    mgr = manager()
-    now_active = active(mgr, rid)
-    s = mgr.status(rid)
+    now_active = active(rid)
+    s = service().status(rid)
     stale = s is not None and ss.get("lab.ctl_paused") is not None and (s.status == "paused") != ss["lab.ctl_paused"]
     retick = now_active and ss.get("lab.tick") is not None and tick_budget().off_by(ss["lab.tick"], _session())
     if (ss.get("lab.active") and not now_active) or (stale and now_active) or retick:
         ss["lab.active"] = now_active
         st.rerun()  # once: the controls and run_every follow the new state (also when another tab acted)
-    info = store().get_run(rid)
+    info = service().run(rid)
     if info is None:
-        st.warning(f"run {rid} was deleted")
+        st.warning(f"run {plain(rid)} was deleted")
         return
     hist, statics = _history(rid), _statics(rid)
     cfg = RunConfig.from_json(info["config_json"])
@@ -124,7 +138,7 @@ def _live_area(rid: str) -> None:
         f"run `{rid}` · {payload / 1024:.0f} KB this tick{refresh}"
     )
     if s and s.message:
-        st.caption(s.message)
+        st.caption(plain(s.message))
     if hist.topk:
         K, M = statics["P"].shape
         st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
@@ -146,29 +160,28 @@ class Tick:
     verdicts: tuple[Verdict, ...]
 
 
-class _LRU:
-    """A small thread-safe least-recently-used map (many sessions' script threads share it)."""
-
-    def __init__(self, size: int):
-        self.size, self._d, self._lock = size, OrderedDict[tuple, Any](), threading.Lock()
-
-    def get(self, key: tuple) -> Any:
-        with self._lock:
-            if key in self._d:
-                self._d.move_to_end(key)
-                return self._d[key]
-            return None
-
-    def put(self, key: tuple, value: Any) -> None:
-        with self._lock:
-            self._d[key] = value
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
+TICK_BYTES = 32 * 2**20  # built chart payloads kept for every session to share, server-wide
+VERDICTS_BYTES = 4096  # a tick's four verdicts, as counted against TICK_BYTES
 
 
-@st.cache_resource(show_spinner=False)
-def _ticks() -> _LRU:
-    return _LRU(1024)
+def _entry_bytes(value: Any) -> int:
+    """A chart entry (key, JSON, bytes) counts its JSON's bytes; a verdict tuple a fixed amount."""
+    return value[2] if isinstance(value[0], str) else VERDICTS_BYTES
+
+
+_TICKS: LRUCache[tuple, Any] = LRUCache(TICK_BYTES, getsizeof=_entry_bytes)
+_TICKS_LOCK = threading.Lock()
+
+
+def _cached(key: tuple) -> Any:
+    with _TICKS_LOCK:
+        return _TICKS.get(key)
+
+
+def _keep(key: tuple, value: Any) -> Any:
+    with _TICKS_LOCK:
+        _TICKS[key] = value
+    return value
 
 
 NAMES = {
@@ -196,14 +209,14 @@ def _tick(
     charts_ = []
     for k in [*keys, "H", "B", "loss"]:
         key = (rid, hist.last_step, k, r, {"n": n, "q": q, "": None}[SHOWS[k]], cursor, fs)
-        got = _ticks().get(key)
+        got = _cached(key)
         if got is None:
             data = live_payload(_figure(k, hist, statics, cfg_json, r, n, q, cursor, fs), f"scansnap-{rid}-{NAMES[k]}")
-            _ticks().put(key, got := (k, data, len(data)))
+            got = _keep(key, (k, data, len(data)))
         charts_.append(got)
     vkey = (rid, hist.last_step, "verdicts", r)
-    if (found := _ticks().get(vkey)) is None:
-        _ticks().put(vkey, found := tuple(verdicts(hist, statics, r)))
+    if (found := _cached(vkey)) is None:
+        found = _keep(vkey, tuple(run_claims(observed(hist, statics, r))))
     return Tick(tuple(charts_), found)
 
 
@@ -262,7 +275,7 @@ def _figure(
     kind, psi = statics["token_kind"], statics["psi"]
     if key in ("cn", "z"):  # the token-line charts: colours by P-rank, mean-field theory dashed
         info = token_info(statics["P"], kind)
-        mf = _clip(_meanfield(cfg_json, r) if len(hist.steps) > 1 else None, step)
+        mf = _clip(_twin(statics, r) if len(hist.steps) > 1 else None, step)
     if key == "cn":
         return charts.cn_lines(
             steps,
@@ -294,6 +307,13 @@ def _figure(
         return _b_figure(hist, r, n, overlay, fs, cursor)
     ls, loss = hist.metric("loss", r)
     return charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)
+
+
+def _twin(statics: dict[str, np.ndarray], r: int) -> dict[str, np.ndarray] | None:
+    """Replica r's mean-field twin (steps, z, c) from the run's statics, if the worker stored one."""
+    if "mf_steps" not in statics or r >= len(statics["mf_z"]):
+        return None
+    return {"steps": statics["mf_steps"], "z": statics["mf_z"][r], "c": statics["mf_c"][r]}
 
 
 def _clip(mf: dict[str, np.ndarray] | None, last: int) -> dict[str, np.ndarray] | None:

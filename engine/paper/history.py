@@ -1,0 +1,145 @@
+"""A stored run as chart data: its history read incrementally from the run store, per-token
+colour facts, and the view of one replica that the claims judge (pure numpy/pandas; the store is
+any object with ``steps``, ``snapshot`` and ``scalars`` methods, :class:`engine.service.store.RunStore`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.core.data import KIND_COMMON, KIND_DISTINCT
+from engine.paper.claims import Observed
+
+
+def decimate(n: int, max_points: int) -> np.ndarray:
+    """Indices of at most ``max_points`` of ``n`` samples: half log-spaced (the fast early
+    dynamics), half evenly spaced; first and last always kept."""
+    if n <= max_points:
+        return np.arange(n)
+    half = max(2, max_points // 2)
+    log = np.unique(np.round(np.logspace(0, np.log10(n), half)).astype(np.int64) - 1)
+    lin = np.round(np.linspace(0, n - 1, max_points - len(log))).astype(np.int64)
+    return np.union1d(np.union1d(log, lin), [0, n - 1])[:max_points]
+
+
+def rnd(a: Any, digits: int = 4) -> np.ndarray:
+    """Round to ``digits`` significant digits (smaller JSON payloads, same picture)."""
+    x = np.asarray(a, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mag = np.where(np.isfinite(x) & (x != 0), np.floor(np.log10(np.abs(x))), 0)
+        scale = 10.0 ** np.clip(digits - 1 - mag, -300, 300)
+        return np.round(x * scale) / scale
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """Per contextual token l: global kind (1 distinct, 2 common, 0 unused), owner class
+    (distinct tokens; −1 otherwise), P(l|owner) (max over classes for common tokens) and the
+    token's P-rank within its class in [0, 1] (used to colour distinct tokens by P)."""
+
+    kind: np.ndarray
+    owner: np.ndarray
+    p: np.ndarray
+    rank: np.ndarray
+
+
+def token_info(P: np.ndarray, token_kind: np.ndarray) -> TokenInfo:
+    K, M = P.shape
+    kind = np.zeros(M, dtype=np.int64)
+    kind[(token_kind == KIND_DISTINCT).any(0)] = KIND_DISTINCT
+    kind[(token_kind == KIND_COMMON).any(0)] = KIND_COMMON
+    owner = np.where(kind == KIND_DISTINCT, np.argmax(token_kind == KIND_DISTINCT, axis=0), -1)
+    p = np.where(owner >= 0, P[np.maximum(owner, 0), np.arange(M)], P.max(0))
+    rank = np.zeros(M)
+    for n in range(K):
+        idx = np.flatnonzero(owner == n)
+        if len(idx) > 1:
+            lo, hi = P[n, idx].min(), P[n, idx].max()
+            rank[idx] = (P[n, idx] - lo) / (hi - lo) if hi > lo else 1.0
+        elif len(idx) == 1:
+            rank[idx] = 1.0
+    return TokenInfo(kind, owner, p, rank)
+
+
+def query_row(statics: dict[str, np.ndarray], n: int) -> int:
+    """Row of the stored z arrays that holds ψ(n)'s logits."""
+    return int(np.flatnonzero(np.asarray(statics["query_tokens"]) == int(statics["psi"][n]))[0])
+
+
+@dataclass
+class RunHistory:
+    """Everything stored for one run so far, read incrementally (only new steps each time)."""
+
+    run_id: str
+    steps: list[int] = field(default_factory=list)
+    z: list[np.ndarray] = field(default_factory=list)  # each (R, Q, M_ctx)
+    c: list[np.ndarray] = field(default_factory=list)  # each (R, K, M_ctx)
+    scalars: pd.DataFrame = field(default_factory=pd.DataFrame)
+    topk: bool = False
+    _index: dict[tuple[str, int, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def update(self, store: Any) -> bool:
+        """Read the snapshots and scalar rows written since the last update; True if any."""
+        last = self.steps[-1] if self.steps else -1
+        new = [s for s in store.steps(self.run_id) if s > last]
+        for s in new:
+            snap = store.snapshot(self.run_id, s)
+            self.steps.append(s)
+            if "z" not in snap:  # top-k layout (huge vocabularies): no per-token history
+                self.topk = True
+                continue
+            self.z.append(snap["z"])
+            self.c.append(snap["c"])
+        if new:
+            rows = store.scalars(self.run_id, since_step=last)
+            rows = rows[rows["step"] <= new[-1]]
+            self.scalars = rows if self.scalars.empty else pd.concat([self.scalars, rows], ignore_index=True)
+            self._index = {}
+        return bool(new)
+
+    def _build_index(self) -> None:
+        """(metric, replica, n or −1 for the class mean) → (steps, values), sorted by step."""
+        df = self.scalars.sort_values("step", kind="stable")
+        n = df["n"].fillna(-1).astype(np.int64)
+        for (m, r, k), g in df.groupby([df["metric"], df["replica"], n], sort=False):
+            self._index[(str(m), int(r), int(k))] = (g["step"].to_numpy(np.int64), g["value"].to_numpy(np.float64))
+
+    @property
+    def last_step(self) -> int:
+        return self.steps[-1] if self.steps else -1
+
+    def c_of(self, replica: int, n: int) -> np.ndarray:
+        """c_n over stored steps: (S, M_ctx)."""
+        return np.stack([c[replica, n] for c in self.c]) if self.c and not self.topk else np.zeros((0, 0))
+
+    def z_of(self, replica: int, q: int) -> np.ndarray:
+        """z_q over stored steps: (S, M_ctx)."""
+        return np.stack([z[replica, q] for z in self.z]) if self.z and not self.topk else np.zeros((0, 0))
+
+    def metric(self, name: str, replica: int = 0, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(steps, values) of one metric; ``n=None`` is the mean over classes."""
+        if self.scalars.empty:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        if not self._index:
+            self._build_index()
+        return self._index.get((name, replica, -1 if n is None else n), (np.zeros(0, dtype=np.int64), np.zeros(0)))
+
+
+def observed(hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0) -> Observed:
+    """The view of replica ``replica`` that :mod:`engine.paper.claims` judges."""
+    P = statics["P"]
+    steps, H = hist.metric("entropy_distinct", replica)
+    z = np.stack([z[replica] for z in hist.z]) if hist.z and not hist.topk else None
+    shares = {}
+    for name in ("share_common_down", "share_distinct_up"):
+        v = hist.metric(name, replica)[1]
+        shares[name] = float(v[-1]) if len(v) else float("nan")
+    rows = np.array([query_row(statics, n) for n in range(P.shape[0])])
+    zsteps = np.asarray(hist.steps, dtype=np.int64)
+    if z is None or len(zsteps) != len(steps):  # the scalar series decides the steps when there are no z rows
+        zsteps = steps
+    return Observed(zsteps, z, H, P, statics["token_kind"], rows, shares)

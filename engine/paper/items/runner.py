@@ -1,0 +1,38 @@
+"""Run reproduce items (torch: imported by the worker process and the command line only).
+
+Items run with ONE intra-op torch thread by default (``threads=1``): these tensors are small
+(≤ 160 × 128 × 210 per step), and on a 2-core machine shared with any other busy process,
+torch's 2-thread pool spin-waits so badly that a Fig. 6 panel ran 10–40× slower than with 1
+thread (measured here under load).  ``torch.set_num_threads`` is process-wide; it is restored
+after each item.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from types import ModuleType
+
+from engine.core.device import torch_threads
+from engine.paper.items import fig4, fig5, fig6, fig9, joma, theorems
+from engine.paper.items.catalog import ITEMS, check_items
+from engine.paper.items.result import ItemResult, Progress
+
+MODULES: dict[str, ModuleType] = {m.NAME: m for m in (fig4, fig5, fig6, fig9, theorems, joma)}
+assert list(MODULES) == list(ITEMS), "every catalogued item has a module, in report order"
+
+
+def run_item(name: str, quick: bool = False, progress: Progress | None = None, threads: int | None = 1) -> ItemResult:
+    t = time.perf_counter()
+    with torch_threads(threads):
+        result: ItemResult = MODULES[name].run(quick=quick, progress=progress)
+    if threads is not None:
+        result.notes.append(f"Ran with {threads} intra-op torch thread(s).")
+    result.wall_s = time.perf_counter() - t
+    return result
+
+
+def run_items(
+    names: Sequence[str] | None = None, quick: bool = False, progress: Progress | None = None, threads: int | None = 1
+) -> list[ItemResult]:
+    return [run_item(n, quick, progress, threads) for n in check_items(names)]

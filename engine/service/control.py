@@ -1,0 +1,86 @@
+"""The controls of a running job, shared by the server and the job's worker process (no torch).
+
+The dashboard's buttons end up here: stop, pause, step N, a speed cap; the worker reports its step
+back.  Built on threading primitives by default, or on a multiprocessing context's shared memory so
+that a worker process started from that context sees the buttons the server presses.
+"""
+
+from __future__ import annotations
+
+import threading
+from multiprocessing.context import BaseContext
+from typing import Any
+
+
+class _Cell:
+    """A plain value with ``.value``: what ``multiprocessing.RawValue`` is, inside one process."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+class RunControl:
+    """The controls of a running job (the dashboard's buttons end up here), and the step it reports.
+
+    ``paused`` blocks training; ``grant_steps(n)`` lets a paused run take n steps;
+    ``max_steps_per_s`` throttles a run so a lecture can follow it; ``step`` is the last step the
+    trainer reported.  Built on threading primitives by default; ``RunControl(ctx)`` builds it on
+    the multiprocessing context ``ctx`` instead, so a worker process started from that context
+    sees the buttons pressed in the server and the server sees its step."""
+
+    def __init__(self, ctx: BaseContext | None = None) -> None:
+        self.stop_event: Any
+        self.pause_event: Any
+        self._lock: Any
+        if ctx is None:
+            self.stop_event, self.pause_event, self._lock = threading.Event(), threading.Event(), threading.Lock()
+            self._speed: Any = _Cell(0.0)
+            self._granted: Any = _Cell(0)
+            self._step: Any = _Cell(0)
+        else:
+            self.stop_event, self.pause_event, self._lock = ctx.Event(), ctx.Event(), ctx.Lock()
+            self._speed, self._granted, self._step = ctx.RawValue("d", 0.0), ctx.RawValue("q", 0), ctx.RawValue("q", 0)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def pause(self) -> None:
+        self.pause_event.set()
+
+    def resume(self) -> None:
+        self.pause_event.clear()
+
+    @property
+    def paused(self) -> bool:
+        return self.pause_event.is_set()
+
+    @property
+    def max_steps_per_s(self) -> float | None:
+        cap = float(self._speed.value)
+        return cap if cap > 0 else None
+
+    @max_steps_per_s.setter
+    def max_steps_per_s(self, cap: float | None) -> None:
+        self._speed.value = float(cap) if cap else 0.0
+
+    @property
+    def step(self) -> int:
+        return int(self._step.value)
+
+    def report_step(self, step: int) -> None:
+        self._step.value = int(step)
+
+    def grant_steps(self, n: int) -> None:
+        with self._lock:
+            self._granted.value += max(0, int(n))
+
+    def allowance(self, wanted: int) -> int:
+        """How many of ``wanted`` steps may run now (all, unless paused)."""
+        if not self.paused:
+            return wanted
+        with self._lock:
+            take = min(wanted, int(self._granted.value))
+            self._granted.value -= take
+            return take

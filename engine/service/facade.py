@@ -1,0 +1,203 @@
+"""The one facade the dashboard calls: runs, their controls, broadcast, reproductions.
+
+Every method that changes something takes the :class:`Actor` who asks, checks that they may
+(:func:`engine.service.access.can_manage`: the run's owner or the operator), checks the budget
+before anything is allocated, and raises :class:`ServiceError` with one message meant for the
+user (what is wrong, and what is allowed) for anything it refuses or cannot do.  Reading is open
+to everyone.  No Streamlit here: the pages show a ServiceError's message in one error boundary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.core.config import ConfigError, RunConfig
+from engine.service.access import can_manage
+from engine.service.budget import check_budget
+from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
+from engine.service.reproductions import Reproductions, StoredReproduction, StoredSummary, check_id
+from engine.service.store import RunStore, StoreError
+
+RECOVERABLE = ("interrupted", "stopped")  # runs offered "Resume from checkpoint"
+
+
+class ServiceError(Exception):
+    """A request the service refuses or cannot carry out; the message is for the user."""
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who asks: a browser's owner id (salted hash of its cookie) and whether it is the operator."""
+
+    owner: str
+    operator: bool = False
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the engine's own errors into a :class:`ServiceError` with the same message."""
+    try:
+        yield
+    except ServiceError:
+        raise
+    except (ConfigError, StoreError, RuntimeError, KeyError, ValueError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        raise ServiceError(str(msg)) from e
+
+
+class LabService:
+    """Runs and reproductions of one data directory, for many sessions at once (thread-safe)."""
+
+    def __init__(self, jobs: JobManager):
+        self.jobs = jobs
+        self.store: RunStore = jobs.store
+        self.reproductions = Reproductions(self.store.data_dir)
+
+    # ----------------------------------------------------------------- reading
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        """The stored run (all columns), or None."""
+        with user_errors():
+            return self.store.get_run(run_id)
+
+    def runs(self, limit: int = 200) -> list[dict[str, Any]]:
+        with user_errors():
+            return self.store.list_runs(limit)
+
+    def live_broadcasts(self, limit: int = 20) -> list[dict[str, Any]]:
+        with user_errors():
+            return self.store.list_published(statuses=("queued", "running", "paused"), limit=limit)
+
+    def status(self, run_id: str) -> JobStatus | None:
+        return self.jobs.status(run_id)
+
+    def is_live(self, run_id: str) -> bool:
+        return self.jobs.is_live(run_id)
+
+    def may_manage(self, info: dict[str, Any], actor: Actor) -> bool:
+        return can_manage(info["owner"], actor.owner, actor.operator)
+
+    # ----------------------------------------------------------------- runs
+    def check_budget(self, cfg: RunConfig) -> None:
+        """Refuse a config whose memory or work estimate is over this server's limits."""
+        with user_errors():
+            check_budget(cfg)
+
+    def submit(self, cfg: RunConfig, actor: Actor, name: str | None = None, paused: bool = False) -> str:
+        """Train ``cfg`` as ``actor``'s new run (queued if every slot is busy); returns its id."""
+        with user_errors():
+            return self.jobs.submit(cfg, name=name, owner=actor.owner, paused=paused)
+
+    def rerun(self, run_id: str, actor: Actor) -> str:
+        """Train a stored run's config again (seed included) as ``actor``'s own new run."""
+        info = self._info(run_id)
+        with user_errors():
+            return self.submit(RunConfig.from_json(info["config_json"]), actor, name=info["name"])
+
+    def resume_stored(self, run_id: str, actor: Actor) -> str:
+        """Continue an interrupted or stopped run from its last checkpoint (owner or operator)."""
+        info = self._managed(run_id, actor, "resume")
+        if info["status"] not in RECOVERABLE or self.jobs.is_live(run_id):
+            raise ServiceError(f"run {run_id} is {info['status']}: only an interrupted or stopped run can be resumed")
+        with user_errors():
+            return self.jobs.resume_stored(run_id, owner=actor.owner)
+
+    def pause(self, run_id: str, actor: Actor) -> None:
+        self._live(run_id, actor, "pause")
+        self.jobs.pause(run_id)
+
+    def resume(self, run_id: str, actor: Actor) -> None:
+        self._live(run_id, actor, "resume")
+        self.jobs.resume(run_id)
+
+    def step(self, run_id: str, n: int, actor: Actor) -> None:
+        """Let a paused run take ``n`` more steps."""
+        self._live(run_id, actor, "step")
+        self.jobs.step(run_id, n)
+
+    def stop(self, run_id: str, actor: Actor) -> None:
+        self._live(run_id, actor, "stop")
+        self.jobs.stop(run_id)
+
+    def set_speed(self, run_id: str, steps_per_s: float | None, actor: Actor) -> None:
+        self._live(run_id, actor, "change the speed of")
+        self.jobs.set_speed(run_id, steps_per_s)
+
+    def publish(self, run_id: str, on: bool, actor: Actor) -> None:
+        self._managed(run_id, actor, "publish")
+        with user_errors():
+            self.store.set_published(run_id, on)
+
+    def rename(self, run_id: str, name: str, actor: Actor) -> None:
+        self._managed(run_id, actor, "rename")
+        with user_errors():
+            self.store.rename(run_id, name)
+
+    def delete(self, run_id: str, actor: Actor) -> None:
+        """Stop the run's worker first (if it trains), then delete the run and all its data."""
+        self._managed(run_id, actor, "delete")
+        if self.jobs.is_live(run_id):
+            self.jobs.stop(run_id)
+            self.jobs.wait(run_id, timeout=30)
+        with user_errors():
+            self.store.delete(run_id)
+
+    def _info(self, run_id: str) -> dict[str, Any]:
+        info = self.run(run_id)
+        if info is None:
+            raise ServiceError(f"run {str(run_id)[:40]!r} is not in the run store")
+        return info
+
+    def _managed(self, run_id: str, actor: Actor, what: str) -> dict[str, Any]:
+        info = self._info(run_id)
+        if not self.may_manage(info, actor):
+            raise ServiceError(f"only the browser that started run {run_id} (or the operator) may {what} it")
+        return info
+
+    def _live(self, run_id: str, actor: Actor, what: str) -> None:
+        self._managed(run_id, actor, what)
+        s = self.jobs.status(run_id)
+        if s is None or s.status in TERMINAL:
+            raise ServiceError(f"run {run_id} is not training: there is nothing to {what}")
+
+    # ----------------------------------------------------------------- reproductions
+    def start_reproduction(self, items: list[str] | None, quick: bool, actor: Actor) -> str:
+        """Start (or join, if one runs) the server's reproduction; returns the id of the one running."""
+        with user_errors():
+            return self.jobs.start_reproduction(items, quick, owner=actor.owner)
+
+    def stop_reproduction(self, rid: str, actor: Actor) -> None:
+        s = self.jobs.status(rid)
+        if s is None or s.status in TERMINAL:
+            return
+        if not can_manage(s.owner, actor.owner, actor.operator):
+            raise ServiceError("only the browser that started this reproduction (or the operator) may stop it")
+        self.jobs.stop(rid)
+
+    def running_reproduction(self) -> JobStatus | None:
+        return self.jobs.running_reproduction()
+
+    def stored_reproductions(self) -> list[StoredSummary]:
+        return self.reproductions.stored()
+
+    def reproduction(self, rid: str) -> StoredReproduction:
+        with user_errors():
+            check_id(rid)
+            try:
+                return self.reproductions.load(rid)
+            except (OSError, json.JSONDecodeError, TypeError) as e:
+                raise ServiceError(f"reproduction {rid} cannot be read: {e}") from e
+
+    def reproduction_file(self, rid: str, name: str) -> Path:
+        with user_errors():
+            return self.reproductions.file(rid, name)
+
+
+def get_service(data_dir: str | None = None) -> LabService:
+    """The service of a data directory (its job manager is process-wide, see :func:`get_manager`)."""
+    with user_errors():
+        return LabService(get_manager(data_dir))

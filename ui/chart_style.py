@@ -1,0 +1,109 @@
+"""The look shared by every chart: fonts, the per-token colours (distinct tokens on Viridis by their
+P(l|n) rank, dark = most likely; common tokens grey), theory dashed, layout, PNG download names.
+No streamlit here."""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+from engine.paper.history import TokenInfo, rnd
+
+Spec = dict[str, Any]
+COMMON_GREY = "#9a9a9a"
+THEORY: dict[str, Any] = dict(dash="dash", width=2.5)
+FONT = 15
+LECTURE_FONT = 22
+MAX_POINTS = 150  # points per trace in live charts
+MAX_CHART_POINTS = 4000  # points per chart: many-token charts get fewer points a line
+
+
+def plot_config(filename: str) -> dict[str, Any]:
+    """Streamlit ``config=``: PNG download at 2× with a meaningful file name, no logo."""
+    return {"toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}, "displaylogo": False}
+
+
+COLOR_LEVELS = 6  # shades of distinct tokens: one trace per shade keeps a live chart's redraw cheap
+
+
+def colour_levels(info: TokenInfo) -> np.ndarray:
+    """Each distinct token's P(l|n) rank quantised to ``COLOR_LEVELS`` shades (0 = smallest P)."""
+    return np.rint(np.asarray(info.rank) * (COLOR_LEVELS - 1)).astype(np.int64)
+
+
+def token_colors(info: TokenInfo) -> list[str]:
+    """Distinct tokens on Viridis by their P(l|n) rank in ``COLOR_LEVELS`` shades (darker =
+    larger P), common tokens grey."""
+    r = 0.85 - 0.8 * colour_levels(info) / (COLOR_LEVELS - 1)
+    return list(_token_colors(tuple(np.round(r, 6).tolist()), tuple(int(k) for k in info.kind)))
+
+
+@functools.lru_cache(maxsize=256)
+def _token_colors(r: tuple[float, ...], kind: tuple[int, ...]) -> tuple[str, ...]:
+    """Cached: plotly's colour-scale sampling validates every colour (~3 ms a call), and the
+    ranks only change with the run's P(l|n), not from one live tick to the next."""
+    dist = sample_colorscale("Viridis", list(r))
+    return tuple(dist[i] if k == 1 else COMMON_GREY for i, k in enumerate(kind))
+
+
+def jl(a: Any, digits: int = 4) -> list[float | None]:
+    """A JSON-safe rounded list (NaN/inf → null, as plotly's own serialiser does)."""
+    return [v if math.isfinite(v) else None for v in rnd(a, digits).ravel().tolist()]
+
+
+def layout_style(title: str, font: int, key: str, x: str = "", y: str = "", height: int = 380) -> dict[str, Any]:
+    """Shared layout: readable fonts (≥ 14 px), white background, ``uirevision`` = ``key``."""
+    axis = dict(
+        title=dict(text="", font=dict(size=font)),
+        tickfont=dict(size=font - 1),
+        gridcolor="#e6e6e6",
+        zerolinecolor="#bdbdbd",
+        linecolor="#bdbdbd",
+        automargin=True,
+    )
+    return dict(
+        title=dict(text=f"<b>{title}</b>", font=dict(size=font + 3), x=0.01, xanchor="left"),
+        font=dict(size=font),
+        uirevision=key,
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        height=height + 4 * (font - FONT),
+        margin=dict(l=60, r=20, t=60 + 2 * (font - FONT), b=50),
+        legend=dict(font=dict(size=font - 2)),
+        hoverlabel=dict(font=dict(size=font)),
+        xaxis={**axis, "title": dict(text=x, font=dict(size=font))},
+        yaxis={**axis, "title": dict(text=y, font=dict(size=font))},
+    )
+
+
+def style(fig: go.Figure, title: str, font: int, key: str, x: str = "", y: str = "", height: int = 380) -> go.Figure:
+    lay = layout_style(title, font, key, x, y, height)
+    xa, ya = lay.pop("xaxis"), lay.pop("yaxis")
+    fig.update_layout(lay)
+    fig.update_xaxes(
+        title_text=x, title_font_size=font, tickfont_size=font - 1, gridcolor=xa["gridcolor"], automargin=True
+    )
+    fig.update_yaxes(
+        title_text=y, title_font_size=font, tickfont_size=font - 1, gridcolor=ya["gridcolor"], automargin=True
+    )
+    return fig
+
+
+def spec(
+    traces: list[dict[str, Any]], title: str, font: int, key: str, x: str = "", y: str = "", height: int = 380
+) -> Spec:
+    return {"data": traces, "layout": layout_style(title, font, key, x, y, height)}
+
+
+def vline(x: float, color: str = "#555", dash: str = "dot") -> dict[str, Any]:
+    return dict(type="line", x0=x, x1=x, y0=0, y1=1, xref="x", yref="paper", line=dict(color=color, width=2, dash=dash))
+
+
+def cursor_line(fig: Spec, cursor: float | None) -> None:
+    if cursor is not None:
+        fig["layout"].setdefault("shapes", []).append(vline(max(cursor, 1e-9), "#d62728"))

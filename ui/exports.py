@@ -1,0 +1,85 @@
+"""Self-contained exports of a stored run: zipped tables, and its HTML report (the same renderer as a
+reproduction's, :func:`engine.paper.report.render_html`).  No Streamlit here."""
+
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.core.config import RunConfig
+from engine.paper.claims import run_claims
+from engine.paper.history import RunHistory, observed, query_row, token_info
+from engine.paper.report import Section, environment, render_html
+from engine.paper.theory_view import theory_overlay
+from engine.service.export import export_run
+from ui import charts
+
+
+def zipped_export(store: Any, run_id: str, fmt: str) -> bytes:
+    """config.json + trajectory.<fmt> + scalars.<fmt> in one zip (built on demand)."""
+    buf = io.BytesIO()
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in export_run(store, run_id, tmp, fmt):
+            zf.write(path, arcname=f"{run_id}/{Path(path).name}")
+    return buf.getvalue()
+
+
+def _twin(st_: dict[str, np.ndarray], replica: int, key: str, row: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(steps, values) of the mean-field twin's ``mf_<key>`` for one row (class n or query q)."""
+    if "mf_steps" not in st_ or replica >= len(st_["mf_z"]):
+        return None
+    return st_["mf_steps"], st_[f"mf_{key}"][replica][:, row]
+
+
+def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[tuple[str, Any]]:
+    """The Lab's charts of one replica of a stored run, as (caption, figure) at its last step."""
+    cfg = RunConfig.from_json(store.get_run(run_id)["config_json"])
+    hist = RunHistory(run_id)
+    hist.update(store)
+    st_ = store.statics(run_id)
+    P, kind = st_["P"], st_["token_kind"]
+    tinfo, steps = token_info(P, kind), np.asarray(hist.steps)
+    overlay = theory_overlay(cfg, cfg.optim.steps, replica)
+    figs: list[tuple[str, Any]] = []
+    if hist.c and not hist.topk:
+        q = query_row(st_, n)
+        qs = np.array([query_row(st_, k) for k in range(P.shape[0])])
+        supp, ztok = np.flatnonzero(kind[n] != 0), np.flatnonzero((kind[qs == q] != 0).any(0))
+        figs += [
+            ("c_n over time", charts.cn_lines(steps, hist.c_of(replica, n), n, tinfo, supp, hist.last_step,
+                                              mf=_twin(st_, replica, "c", n))),
+            ("c_n of every next token", charts.cn_heatmap(hist.c[-1][replica], qs, hist.last_step)),
+            ("z_m over time", charts.z_lines(steps, hist.z_of(replica, q), q, tinfo, ztok,
+                                             mf=_twin(st_, replica, "z", q))),
+        ]  # fmt: skip
+    hs, H = hist.metric("entropy_distinct", replica)
+    figs.append(("Entropy of c_n on distinct tokens", charts.entropy_chart(hs, H, overlay)))
+    bs, B = hist.metric("B_hat", replica)
+    lo, dz = hist.metric("bracket_lo", replica)[1], hist.metric("dz_dominant", replica)[1]
+    figs.append(("B̂_n against Theorem 4", charts.b_chart(bs, B, dz, lo, overlay, "mean")))
+    ls, loss = hist.metric("loss", replica)
+    figs.append(("Loss and accuracy", charts.loss_chart(ls, loss, hist.metric("accuracy", replica)[1])))
+    return figs
+
+
+def html_report(store: Any, run_id: str) -> str:
+    """One HTML file with plotly.js embedded once: opens offline."""
+    info = store.get_run(run_id)
+    hist = RunHistory(run_id)
+    hist.update(store)
+    verdicts = run_claims(observed(hist, store.statics(run_id), 0))
+    section = Section(
+        "Charts (replica 0, next token n = 0)",
+        run_figures(store, run_id),
+        configs=json.loads(info["config_json"]),
+        status=f"status {info['status']}, step {info['last_step']}",
+    )
+    title = f"Scan & Snap lab · run {info['name']} ({run_id})"
+    headline = "Paper: Tian, Wang, Chen, Du, Scan and Snap, NeurIPS 2023, arXiv:2305.16380."
+    return render_html(title, headline, verdicts, [section], environment(info["device"]))

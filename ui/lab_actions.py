@@ -1,0 +1,256 @@
+"""The Lab's actions: widget and button callbacks that change the session's config or act on its run.
+
+Runs are started and controlled through the service facade (which checks ownership and budget);
+every callback that calls it is :func:`~ui.errors.guarded`, so a refusal shows as its message.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from engine.core.config import ConfigError, set_dotted
+from engine.core.data import build_problem
+from engine.paper.presets import get_preset
+from engine.service.facade import ServiceError
+from engine.service.jobs import TERMINAL, JobStatus
+from engine.service.uploads import config_from_upload, table_from_csv
+from ui.errors import guarded
+from ui.knobs import RATIOS, Knob, validate
+from ui.resources import service
+from ui.session import actor, bump, owns, stale, write_url
+
+ss = st.session_state
+CONTROL_WAIT_S = 0.5  # a button's rerun waits (bounded) until the worker has acted on it
+
+
+# ------------------------------------------------------------------------------ knobs
+def on_knob(knob: Knob, value: Any, key: str | None = None) -> None:
+    """A config knob changed (``key``: the widget that fired; ignored when :func:`~ui.session.stale`)."""
+    if key is not None and stale(key):
+        return
+    cfg = ss["lab.cfg"]
+    seeds = cfg["replicas"]["seeds"]
+    if knob.kind == "seed":
+        cfg["replicas"]["seeds"] = [int(value) + i for i in range(len(seeds))]
+    elif knob.kind == "replicas":
+        cfg["replicas"]["seeds"] = [int(seeds[0]) + i for i in range(max(1, int(value)))]
+    else:
+        set_dotted(cfg, knob.key, value)
+    if knob.key == "optim.eta_z" and ss.get("lab.lock"):
+        cfg["optim"]["eta_y"] = round(ss["lab.lock"] * float(value), 10)
+    if knob.key == "data.source":
+        _switch_source(cfg, value)
+        bump()
+    write_url()
+
+
+def _switch_source(cfg: dict[str, Any], source: str) -> None:
+    """Entering table mode starts from the generator's P(l|n); leaving it drops the table."""
+    if source == "table" and cfg["data"].get("table") is None:
+        gen = {**cfg["data"], "source": "generator", "table": None, "psi": None}
+        cfg_ok, _ = validate({**cfg, "data": gen})
+        pb = build_problem(cfg_ok.data) if cfg_ok else build_problem(get_preset("syn-small").config.data)
+        cfg["data"]["table"] = np.round(pb.P, 4).tolist()
+        cfg["data"]["psi"] = pb.psi.tolist()
+    elif source == "generator":
+        cfg["data"]["table"], cfg["data"]["psi"] = None, None
+
+
+def on_preset(key: str) -> None:
+    """``key``: the widget that fired (callbacks get their own key: after a ``bump()`` a click on
+    the previous rev's widget can still arrive, and ``wkey()`` would name the new one)."""
+    if stale(key) or ss[key] == ss.get("lab.preset"):
+        return
+    name = ss[key]
+    stop_current()
+    ss["lab.preset"], ss["lab.cfg"], ss["lab.run"] = name, copy.deepcopy(get_preset(name).config.to_dict()), None
+    ss["lab.lock"] = None
+    bump()
+    write_url()
+
+
+def on_lock(key: str) -> None:
+    if stale(key) or bool(ss[key]) == bool(ss.get("lab.lock")):
+        return
+    cfg = ss["lab.cfg"]
+    if ss[key]:
+        ratio = float(cfg["optim"]["eta_y"]) / float(cfg["optim"]["eta_z"])
+        ss["lab.lock"] = min(RATIOS, key=lambda r: abs(np.log(r / ratio)))
+        cfg["optim"]["eta_y"] = round(ss["lab.lock"] * float(cfg["optim"]["eta_z"]), 10)
+    else:
+        ss["lab.lock"] = None
+    bump()
+    write_url()
+
+
+def on_ratio(key: str) -> None:
+    if stale(key):
+        return
+    ss["lab.lock"] = float(ss[key])
+    cfg = ss["lab.cfg"]
+    cfg["optim"]["eta_y"] = round(ss["lab.lock"] * float(cfg["optim"]["eta_z"]), 10)
+    write_url()
+
+
+def on_table(table: list[list[float]], psi: list[int]) -> None:
+    cfg = ss["lab.cfg"]
+    if cfg["data"].get("table") != table or cfg["data"].get("psi") != psi:
+        cfg["data"]["table"], cfg["data"]["psi"] = table, psi
+        write_url()
+
+
+# ------------------------------------------------------------------------------ uploads
+def on_config_upload(wk: str) -> None:
+    """Replace the Lab's config by an uploaded JSON file, as a preset change does; on any problem
+    keep the config and leave the message in ``lab.upload_error``."""
+    f = ss.get(wk)
+    if f is None:
+        ss.pop("lab.upload_error", None)
+        return
+    try:
+        cfg = config_from_upload(f.getvalue())
+    except ConfigError as e:
+        ss["lab.upload_error"] = f"{f.name}: {e}"
+        return
+    stop_current()
+    ss["lab.cfg"], ss["lab.run"], ss["lab.lock"] = cfg.to_dict(), None, None
+    ss.pop("lab.upload_error", None)
+    bump()
+    write_url()
+
+
+def on_table_upload(wk: str) -> None:
+    """Replace P(l|n) and psi by an uploaded CSV (table mode); refused if the run would be over budget."""
+    f = ss.get(wk)
+    if f is None:
+        ss.pop("lab.upload_error", None)
+        return
+    cfg = copy.deepcopy(ss["lab.cfg"])
+    try:
+        cfg["data"]["table"], cfg["data"]["psi"] = table_from_csv(f.getvalue())
+        valid, _ = validate(cfg)  # other knobs may be invalid right now: the page says so already
+        if valid is not None:
+            service().check_budget(valid)
+    except (ConfigError, ServiceError) as e:
+        ss["lab.upload_error"] = f"{f.name}: {e}"
+        return
+    ss["lab.cfg"] = cfg
+    ss.pop("lab.upload_error", None)
+    bump()
+    write_url()
+
+
+# ------------------------------------------------------------------------------ the run
+def live_status() -> JobStatus | None:
+    rid = ss.get("lab.run")
+    return service().status(rid) if rid else None
+
+
+def is_live() -> bool:
+    s = live_status()
+    return s is not None and s.status not in TERMINAL
+
+
+def _settle(rid: str, done: Callable[[JobStatus], bool]) -> None:
+    """Wait (bounded) until the worker has acted on a control, so the rerun shows its effect."""
+    jobs = service().jobs
+    with jobs.changed:
+        jobs.changed.wait_for(lambda: (s := jobs.status(rid)) is None or done(s), CONTROL_WAIT_S)
+
+
+@guarded
+def start(paused: bool = False) -> None:
+    cfg, err = validate(ss["lab.cfg"])
+    if cfg is None:
+        ss["lab.error"] = err
+        return
+    ss.pop("lab.error", None)
+    svc, me = service(), actor()
+    rid = svc.submit(cfg, me, name=cfg.name or ss["lab.preset"], paused=True)
+    speed = ss.get("lab.speed", "max")
+    svc.set_speed(rid, None if speed == "max" else float(speed), me)
+    if not paused:
+        svc.resume(rid, me)
+        _settle(rid, lambda x: x.status not in ("paused", "queued"))  # so the controls show "Pause"
+    ss["lab.run"], ss["lab.target"] = rid, 0
+    write_url()
+
+
+def stop_current() -> None:
+    """Stop the run on screen if this session owns it and it trains (a viewer's Reset starts its own
+    run and never stops the broadcast)."""
+    rid = ss.get("lab.run")
+    if rid and owns(rid) and service().is_live(rid):
+        service().stop(rid, actor())
+
+
+@guarded
+def pause_resume() -> None:
+    s = live_status()
+    if s is None or s.status in TERMINAL:
+        return
+    if s.status == "paused":
+        ss["lab.target"] = 0
+        service().resume(s.run_id, actor())
+        _settle(s.run_id, lambda x: x.status != "paused")
+    else:
+        service().pause(s.run_id, actor())
+        _settle(s.run_id, lambda x: x.status == "paused" or x.status in TERMINAL)
+
+
+@guarded
+def step_n(key: str) -> None:
+    n = max(1, int(ss.get(key, 10)))
+    if not is_live():
+        start(paused=True)
+    s = live_status()
+    if s is not None and s.status not in TERMINAL:
+        service().step(s.run_id, n, actor())
+        ss["lab.target"] = s.step + n
+
+
+@guarded
+def stop() -> None:
+    stop_current()
+    if ss.get("lab.run"):
+        _settle(ss["lab.run"], lambda x: x.status in TERMINAL)
+
+
+@guarded
+def reset() -> None:
+    """Restart with the same config, seed included."""
+    stop()
+    start()
+
+
+@guarded
+def new_seed() -> None:
+    cfg = ss["lab.cfg"]
+    n = len(cfg["replicas"]["seeds"])
+    first = random.randrange(0, 2**31 - 1 - n)
+    cfg["replicas"]["seeds"] = [first + i for i in range(n)]
+    bump()
+    reset()
+
+
+@guarded
+def on_speed(key: str) -> None:
+    if stale(key):
+        return
+    speed = ss[key]
+    ss["lab.speed"] = speed
+    rid = ss.get("lab.run")
+    if rid and is_live() and owns(rid):
+        service().set_speed(rid, None if speed == "max" else float(speed), actor())
+    write_url()
+
+
+@guarded
+def on_publish(rid: str, wk: str) -> None:
+    service().publish(rid, bool(ss[wk]), actor())

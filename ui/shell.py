@@ -1,0 +1,37 @@
+"""The dashboard's frame: page config, navigation, lecture mode, the paper line, render slots."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.errors import boundary
+from ui.live.slots import SLOTS
+from ui.resources import service
+from ui.widgets import apply_lecture_mode
+
+PAGES = [
+    ("app_pages/lab.py", "Lab", "🧪"),
+    ("app_pages/compare.py", "Compare", "📈"),
+    ("app_pages/sweep.py", "Sweep", "🧮"),
+    ("app_pages/theory.py", "Theory", "📐"),
+    ("app_pages/reproduce.py", "Reproduce", "✅"),
+    ("app_pages/runs.py", "Runs", "🗂️"),
+]
+PAPER_LINE = (
+    "**Scan & Snap lab** · how a 1-layer transformer's attention first *scans* (distinct tokens grow, "
+    "common tokens fade) and then *snaps* (freezes) — Tian, Wang, Chen, Du, *Scan and Snap: Understanding "
+    "Training Dynamics and Token Composition in 1-layer Transformer*, NeurIPS 2023, "
+    "[arXiv:2305.16380](https://arxiv.org/abs/2305.16380)"
+)
+
+
+def main() -> None:
+    st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide")
+    pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)]
+    page = st.navigation(pages, position="top")
+    with boundary():
+        service()  # created with the first page of any kind: its fork server loads torch (~2 s) while pages render
+    apply_lecture_mode()
+    st.caption(PAPER_LINE)
+    with SLOTS.slot(), boundary():  # a few script runs at a time, server-wide (ui/live/slots.py)
+        page.run()
