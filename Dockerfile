@@ -28,5 +28,5 @@ USER 1000
 
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["curl", "--fail", "http://localhost:8501/_stcore/health"]
-ENTRYPOINT ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+    CMD ["curl", "--fail", "http://localhost:8501/healthz"]
+ENTRYPOINT ["streamlit", "run", "server.py", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -6,7 +6,7 @@ PORT ?= 8501
 
 run:
 	@bash scripts/setup_venv.sh runtime
-	.venv/bin/python -m streamlit run app.py --server.port $(PORT)
+	.venv/bin/python -m streamlit run server.py --server.port $(PORT)
 
 test:
 	@bash scripts/setup_venv.sh dev

@@ -2,12 +2,12 @@
 
 import json
 
-import numpy as np
 import streamlit as st
 
 from engine.core.metrics import METRICS, label
 from engine.paper.sweeps import config_diffs
 from ui import charts_pages
+from ui.page_data import compare_series
 from ui.resources import service
 from ui.widgets import font, plot_ui
 
@@ -42,18 +42,10 @@ st.query_params.from_dict(
 )
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
-def series(run_id: str, metric: str, last_step: int) -> tuple[np.ndarray, np.ndarray]:
-    """Class mean, averaged over replicas (last_step is part of the cache key)."""
-    df = service().store.scalars(run_id, metrics=[metric])
-    df = df[df["n"].isna()].groupby("step", as_index=False)["value"].mean()
-    return df["step"].to_numpy(), df["value"].to_numpy()
-
-
 if chosen:
     diffs = config_diffs([json.loads(by_id[i]["config_json"]) for i in chosen])
     lines = [
-        (f"{by_id[i]['name']} · {d}", *series(i, metric, by_id[i]["last_step"] or 0))
+        (f"{by_id[i]['name']} · {d}", *compare_series(i, metric, by_id[i]["last_step"] or 0))
         for i, d in zip(chosen, diffs, strict=True)
     ]
     plot_ui(charts_pages.overlay(lines, metric, logx, font()), "cmp-chart", f"compare-{metric}-{'-'.join(chosen)}")

@@ -1,20 +1,18 @@
 """Lab: design the data, turn the training knobs, run, and watch the story next to the theory."""
 
 import functools
-import json
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from engine.core.data import build_problem
 from engine.paper.presets import load_presets
 from engine.service.uploads import MAX_CONFIG_BYTES, table_to_csv
-from ui import charts, lab_actions, session
+from ui import lab_actions, session
 from ui.errors import show_callback_error
 from ui.knobs import KNOBS, RATIOS, validate, visible
 from ui.live.area import live_area
+from ui.page_data import p_preview
 from ui.resources import service
 from ui.text import plain
 from ui.widgets import copy_link_ui, font, knob_ui, lecture_on, plot_ui, recovery_ui
@@ -26,16 +24,7 @@ lecture = lecture_on()
 show = set(st.query_params["show"].split(",")) if "show" in st.query_params else None
 cfg = ss["lab.cfg"]
 W = session.wkey
-
-
-@st.cache_resource(show_spinner=False, max_entries=64)
-def preview(data_json: str, font_size: int) -> go.Figure:
-    """The P(l|n) preview figure of a data config, built once: plotly's figure objects cost ~35 ms
-    on every whole-page rerun otherwise.  Shared, never changed (``st.plotly_chart`` copies it)."""
-    from engine.core.config import DataConfig
-
-    pb = build_problem(DataConfig.model_validate(json.loads(data_json)))
-    return charts.p_preview(pb.P, pb.psi, pb.token_kind, font_size)
+PREVIEW_MAX_CELLS = 1_000_000  # P(l|n) entries built for a preview (8 MB): larger problems are not previewed
 
 
 def knobs_ui(section: str, title: str) -> None:
@@ -228,7 +217,7 @@ def live_now_ui() -> None:
     for r in live:
         st.page_link(
             "app_pages/lab.py",
-            label=f"{r['name']} · step {r['last_step'] or 0} · {r['id']}",
+            label=f"{plain(r['name'], limit=40)} · step {r['last_step'] or 0} · {r['id']}",  # a name is text only
             query_params={"run": r["id"]},
             disabled=r["id"] == ss.get("lab.run"),
         )
@@ -268,7 +257,14 @@ if cfg["data"].get("source") == "table" and (show is None or "data.table" in sho
         table_ui()
 if run_cfg is not None:
     with st.expander("Data designer preview: P(l|n)", expanded=not ss.get("lab.run")):
-        plot_ui(preview(run_cfg.data.model_dump_json(), font()), "lab-preview", "scansnap-P-preview")
+        cells = run_cfg.data.table_cells  # from the config alone: nothing is built yet
+        if cells > PREVIEW_MAX_CELLS:
+            st.info(
+                f"P(l|n) has K × M_ctx = {cells:,} entries: too many to preview "
+                f"(at most {PREVIEW_MAX_CELLS:,}). Start checks whether it fits this server's budget."
+            )
+        else:
+            plot_ui(p_preview(run_cfg.data.model_dump_json(), font()), "lab-preview", "scansnap-P-preview")
 
 live_area()
 

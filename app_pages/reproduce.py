@@ -21,6 +21,7 @@ from engine.service.jobs import JobStatus
 from engine.service.reproductions import StoredReproduction, check_id
 from ui.chart_style import plot_config
 from ui.errors import guarded, show_callback_error
+from ui.page_data import reproduction
 from ui.resources import service
 from ui.session import actor
 from ui.widgets import font
@@ -187,12 +188,6 @@ def pick_ui() -> str | None:
     return pick
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def load(rid: str) -> StoredReproduction:
-    """A stored reproduction (immutable once stored, so shared by every session)."""
-    return service().reproduction(rid)
-
-
 # ----------------------------------------------------------------- showing one
 def verdict_line(doc: dict[str, Any]) -> None:
     n, bad = doc["n_verdicts"], doc["n_failed"]
@@ -321,7 +316,7 @@ def item_ui(rep: StoredReproduction, item: dict[str, Any]) -> None:
 
 
 def report_ui(rid: str) -> None:
-    rep = load(rid)
+    rep = reproduction(rid)
     verdict_line(rep.doc)
     downloads_ui(rid)
     verdict_table(rep.doc["verdicts"])

@@ -44,7 +44,9 @@ def operator_ui() -> None:
         on_change=session.on_operator_key,
         args=("runs.opkey",),
     )
-    if configured and ss.get("operator_tried"):
+    if ss.get("operator_wait"):
+        st.error(f"Too many wrong keys: try again in {ss['operator_wait']:.0f} s.")
+    elif configured and ss.get("operator_tried"):
         st.error("That is not the operator key.")
 
 

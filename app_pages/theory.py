@@ -1,12 +1,12 @@
 """Theory: Theorem 4's phase transition, JoMA's entropy bounce, and the four stages in words."""
 
-import numpy as np
 import streamlit as st
 
-from engine.core.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
+from engine.core.theory import B_exact
 from engine.core.theory import t0 as theory_t0
 from engine.paper.presets import load_presets
 from ui import charts_pages
+from ui.page_data import joma_pair, theorem4_curve
 from ui.widgets import font, plot_ui
 
 st.title("Theory")
@@ -43,21 +43,6 @@ STAGES = [
 ]
 
 
-@st.cache_data(show_spinner=False)
-def curve(M: float, K: float, eta_y: float, eta_z: float, C0: float, tmax: float) -> dict:
-    t = np.unique(np.concatenate([np.logspace(-3, np.log10(tmax), 400), np.linspace(0, tmax, 400)[1:]]))
-    return theory_curve(t, M, K, eta_y, eta_z, C0=C0)
-
-
-@st.cache_data(show_spinner=False)
-def joma_pair(iters: int, tau: float, eta: float) -> tuple[dict, dict]:
-    mu = joma_default_mu()
-    return (
-        joma_simulate(mu, nonlinear=False, iters=iters, tau=tau, eta=eta),
-        joma_simulate(mu, nonlinear=True, iters=iters, tau=tau, eta=eta),
-    )
-
-
 def stages_ui() -> None:
     presets = load_presets()
     for title, eq, text, preset in STAGES:
@@ -81,7 +66,7 @@ def theorem4_ui() -> None:
     mode = c[5].radio("x axis", charts_pages.AXES, index=1, key="th.axis", horizontal=False)
     t0 = theory_t0(M, K, eta_y)
     tmax = st.slider("t max (in units of t₀)", 1.0, 100.0, 10.0, key="th.tmax") * t0
-    th = curve(float(M), float(K), eta_y, eta_z, C0, tmax)
+    th = theorem4_curve(float(M), float(K), eta_y, eta_z, C0, tmax)
     fig = charts_pages.theorem4(th, mode, M, K, eta_y, font())
     plot_ui(fig, "th-thm4", f"theorem4-M{M}-K{K}-ey{eta_y:g}-ez{eta_z:g}")
     B0 = float(B_exact(th["t0"], M, K, eta_y, eta_z, C0=C0))

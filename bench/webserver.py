@@ -1,5 +1,5 @@
 """Shared by the browser benchmarks and the load test: start the dashboard server as a
-subprocess (``streamlit run app.py`` on a free loopback port), wait for its health endpoint,
+subprocess (``streamlit run server.py`` on a free loopback port), wait for its health endpoint,
 sample its memory, and launch Debian's Chromium through Playwright."""
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def serve(
             "-m",
             "streamlit",
             "run",
-            "app.py",
+            "server.py",
             "--server.headless",
             "true",
             "--server.port",

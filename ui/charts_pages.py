@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import numpy as np
@@ -87,7 +88,7 @@ def overlay(series: list[tuple[str, np.ndarray, np.ndarray]], metric: str, logx:
             go.Scatter(
                 x=xs.tolist(),
                 y=rnd(ys).tolist(),
-                name=label,
+                name=html.escape(label),  # a run's name is text: plotly would render HTML in a legend
                 mode="lines",
                 line=dict(color=colors[i % len(colors)], width=3),
             )

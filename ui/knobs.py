@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.core.config import ConfigError, RunConfig, flatten_dotted, get_dotted, set_dotted
 from engine.paper.presets import get_preset, load_presets
+from ui.text import shown
 
 UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock")
 DEFAULT_PRESET = "syn-small"
@@ -122,24 +123,59 @@ def config_params(preset: str, cfg: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def parse_params(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]]:
-    """(preset, config dict, problems) from URL params; unknown presets/keys are reported and skipped.
+MAX_PARAM_CHARS = 20_000  # a URL value longer than this is refused unread (a P(l|n) table fits)
 
-    The dict may still be an invalid config (the Lab shows why and blocks Start)."""
+
+def parse_params(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]]:
+    """(preset, config dict, problems) from URL params.  Starting from the preset (valid), each
+    setting is applied only if the config stays valid; one that does not (unknown key, wrong type,
+    outside its range, too long) keeps the preset's value and is reported, so a link can never
+    hand the page a config it cannot draw."""
     problems = []
     preset = params.get("preset", DEFAULT_PRESET)
     if preset not in load_presets():
-        problems.append(f"unknown preset {preset!r}; using {DEFAULT_PRESET}")
+        problems.append(
+            f"unknown preset {shown(preset)}: using {DEFAULT_PRESET} (allowed: {', '.join(load_presets())})"
+        )
         preset = DEFAULT_PRESET
     cfg = copy.deepcopy(get_preset(preset).config.to_dict())
     for key, value in params.items():
         if key in UI_PARAMS:
             continue
+        if len(value) > MAX_PARAM_CHARS:
+            problems.append(
+                f"{key[:80]}: a value of {len(value):,} characters is too long (at most {MAX_PARAM_CHARS:,})"
+            )
+            continue
+        trial = copy.deepcopy(cfg)
         try:
-            set_dotted(cfg, key, value)
+            set_dotted(trial, key, value)
+            RunConfig.from_dict(trial)
         except ConfigError as e:
-            problems.append(str(e))
+            problems.append(f"{e} — the link's {key[:80]} is ignored")
+            continue
+        cfg = trial
     return preset, cfg, problems
+
+
+def choice(value: str | None, options: tuple, name: str, default: Any, problems: list[str]) -> Any:
+    """A URL value that must be one of a slider's ``options`` (compared as numbers where they are):
+    the option, or ``default`` with a problem naming what is allowed."""
+    if value is None:
+        return default
+    for opt in options:
+        if str(opt) == value or (not isinstance(opt, str) and _as_float(value) == float(opt)):
+            return opt
+    allowed = ", ".join(str(o) for o in options)
+    problems.append(f"{name} = {shown(value)} is not one of {allowed}: using {default}")
+    return default
+
+
+def _as_float(value: str) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def validate(cfg: dict[str, Any]) -> tuple[RunConfig | None, str | None]:

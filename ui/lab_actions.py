@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from engine.core.config import ConfigError, set_dotted
+from engine.core.config import MAX_SEED, MAX_SEEDS, ConfigError, set_dotted
 from engine.core.data import build_problem
 from engine.paper.presets import get_preset
 from engine.service.facade import ServiceError
@@ -26,6 +26,7 @@ from ui.resources import service
 from ui.session import actor, bump, owns, stale, write_url
 
 ss = st.session_state
+MAX_TABLE_EDIT = 20_000  # P(l|n) entries copied into an editable table (and the URL)
 CONTROL_WAIT_S = 0.5  # a button's rerun waits (bounded) until the worker has acted on it
 
 
@@ -36,10 +37,12 @@ def on_knob(knob: Knob, value: Any, key: str | None = None) -> None:
         return
     cfg = ss["lab.cfg"]
     seeds = cfg["replicas"]["seeds"]
-    if knob.kind == "seed":
-        cfg["replicas"]["seeds"] = [int(value) + i for i in range(len(seeds))]
+    if knob.kind == "seed":  # bounded before any list is built (a client may send any number)
+        first = min(max(int(value), 0), MAX_SEED - len(seeds) + 1)
+        cfg["replicas"]["seeds"] = [first + i for i in range(len(seeds))]
     elif knob.kind == "replicas":
-        cfg["replicas"]["seeds"] = [int(seeds[0]) + i for i in range(max(1, int(value)))]
+        count = min(max(int(value), 1), MAX_SEEDS)
+        cfg["replicas"]["seeds"] = [int(seeds[0]) + i for i in range(count)]
     else:
         set_dotted(cfg, knob.key, value)
     if knob.key == "optim.eta_z" and ss.get("lab.lock"):
@@ -55,7 +58,9 @@ def _switch_source(cfg: dict[str, Any], source: str) -> None:
     if source == "table" and cfg["data"].get("table") is None:
         gen = {**cfg["data"], "source": "generator", "table": None, "psi": None}
         cfg_ok, _ = validate({**cfg, "data": gen})
-        pb = build_problem(cfg_ok.data) if cfg_ok else build_problem(get_preset("syn-small").config.data)
+        if cfg_ok is None or cfg_ok.data.table_cells > MAX_TABLE_EDIT:  # an editable table starts small
+            cfg_ok = get_preset("syn-small").config
+        pb = build_problem(cfg_ok.data)
         cfg["data"]["table"] = np.round(pb.P, 4).tolist()
         cfg["data"]["psi"] = pb.psi.tolist()
     elif source == "generator":

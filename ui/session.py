@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from typing import Any
 
 import streamlit as st
 
 from engine.service.access import XSRF_COOKIE, browser_owner, operator_configured, operator_ok, owner_salt
 from engine.service.facade import Actor
-from ui.knobs import SPEEDS, config_params, parse_params, validate
+from ui.knobs import RATIOS, SPEEDS, choice, config_params, parse_params, validate
 from ui.resources import service
+from ui.text import shown
 
 ss = st.session_state
 PAGE_ONLY = ("lecture", "show")
+OPERATOR_MAX_DELAY_S = 60
 
 
 # ------------------------------------------------------------------------------ who
@@ -47,8 +50,23 @@ def actor() -> Actor:
 
 
 def on_operator_key(wk: str) -> None:
+    """Check a typed operator key; after each wrong one the next is refused for a delay that doubles
+    (1, 2, 4 … up to 60 s), so guessing costs time (the comparison itself is constant-time)."""
+    now = time.monotonic()
+    if now < ss.get("op.next_try", 0.0):
+        ss["operator_wait"] = ss["op.next_try"] - now
+        return
+    ss.pop("operator_wait", None)
     ss["operator"] = operator_ok(ss.get(wk) or "")
     ss["operator_tried"] = bool(ss.get(wk))
+    if ss["operator_tried"] and not ss["operator"]:
+        ss["op.failures"] = ss.get("op.failures", 0) + 1
+        ss["op.next_try"] = now + operator_delay(ss["op.failures"])
+
+
+def operator_delay(failures: int) -> float:
+    """Seconds before the next operator-key attempt after ``failures`` wrong ones: 1, 2, 4 … ≤ 60."""
+    return float(min(OPERATOR_MAX_DELAY_S, 2 ** (failures - 1)))
 
 
 def may_manage(info: dict[str, Any]) -> bool:
@@ -102,26 +120,17 @@ def apply_params(params: dict[str, str]) -> list[str]:
     if run:
         info = service().run(run)
         if info is None:
-            problems.append(f"run {run[:40]!r} is not in the run store")
+            problems.append(f"run {shown(run)} is not in the run store")
             run = None
         else:
             cfg = json.loads(info["config_json"])
     valid, _ = validate(cfg)
     cfg = valid.to_dict() if valid else cfg  # canonical types (10 → 10.0) when it is a valid config
-    speed = params.get("speed", "max")
     ss["lab.preset"], ss["lab.cfg"], ss["lab.run"] = preset, cfg, run
-    ss["lab.speed"] = speed if speed == "max" else float(speed) if _is_num(speed) else "max"
-    ss["lab.lock"] = float(params["lock"]) if _is_num(params.get("lock")) else None
+    ss["lab.speed"] = choice(params.get("speed"), SPEEDS, "speed", "max", problems)
+    ss["lab.lock"] = choice(params.get("lock"), RATIOS, "lock (η_Y/η_Z)", None, problems)
     bump()
     return problems
-
-
-def _is_num(v: Any) -> bool:
-    try:
-        float(v)
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def canonical_params() -> dict[str, str]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 import streamlit as st
 
+from engine.service.facade import ServiceError
 from ui.errors import boundary
 from ui.live.slots import SLOTS
 from ui.resources import service
@@ -29,7 +32,7 @@ def main() -> None:
     st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide")
     pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)]
     page = st.navigation(pages, position="top")
-    with boundary():
+    with suppress(ServiceError):  # only the pages that need the store say when it cannot be opened
         service()  # created with the first page of any kind: its fork server loads torch (~2 s) while pages render
     apply_lecture_mode()
     st.caption(PAPER_LINE)

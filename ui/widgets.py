@@ -10,7 +10,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.core.config import get_dotted, parse_value
+from engine.core.config import MAX_SEED, MAX_SEEDS, field_bounds, get_dotted, parse_value
 from engine.paper.report import verdict_word
 from engine.paper.verdicts import Verdict
 from ui.chart_style import FONT, LECTURE_FONT, plot_config
@@ -26,6 +26,7 @@ LIVE_CSS = CSS.with_name("live.css")
 # interval (5 ms by default) to get it back from a busy thread; 1 ms shortens those hand-offs
 # when tens of sessions tick at once (set once, when the UI is first imported).
 sys.setswitchinterval(0.001)
+MAX_TEXT = 200  # characters of a text knob (T, snapshot interval, run name)
 BADGES = {"pass": ("green", "✅"), "fail": ("red", "❌"), "n/a": ("gray", "➖")}
 
 
@@ -87,14 +88,16 @@ def _widget_value(knob: Knob, raw: Any) -> Any:
 
 
 def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any) -> None:
-    """One widget for one config key; ``on_change(knob, value)`` is called with the new value."""
+    """One widget for one config key; ``on_change(knob, value)`` is called with the new value.  Number
+    widgets carry the schema's bounds, so no widget event can ask for more than the schema allows."""
     cb: dict[str, Any] = dict(
         on_change=lambda: on_change(knob, _widget_value(knob, st.session_state[wkey])), key=wkey, help=knob.help
     )
     if knob.kind == "seed":
-        st.number_input(knob.label, value=int(cfg["replicas"]["seeds"][0]), step=1, **cb)
+        count = len(cfg["replicas"]["seeds"])
+        st.number_input(knob.label, 0, MAX_SEED - count + 1, _clamp(cfg["replicas"]["seeds"][0], 0, MAX_SEED), 1, **cb)
     elif knob.kind == "replicas":
-        st.number_input(knob.label, value=len(cfg["replicas"]["seeds"]), step=1, **cb)
+        st.number_input(knob.label, 1, MAX_SEEDS, _clamp(len(cfg["replicas"]["seeds"]), 1, MAX_SEEDS), 1, **cb)
     elif knob.kind == "eta":
         v = float(get_dotted(cfg, knob.key))
         st.select_slider(knob.label, options=eta_options(v), value=v, format_func=lambda x: f"{x:g}", **cb)
@@ -104,18 +107,31 @@ def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any) -> None:
         st.selectbox(knob.label, opts, index=opts.index(v), **cb)
     elif knob.kind == "text":
         v = get_dotted(cfg, knob.key)
-        st.text_input(knob.label, value="" if v is None else str(v), **cb)
-    elif knob.kind == "int":
-        st.number_input(knob.label, value=_num(get_dotted(cfg, knob.key), int), step=1, **cb)
+        st.text_input(knob.label, value="" if v is None else str(v), max_chars=MAX_TEXT, **cb)
     else:
-        st.number_input(knob.label, value=_num(get_dotted(cfg, knob.key), float), format="%g", **cb)
+        typ = int if knob.kind == "int" else float
+        lo, hi = (None if b is None else typ(b) for b in field_bounds(knob.key))
+        value = _clamp(_num(get_dotted(cfg, knob.key), typ), lo, hi)
+        fmt = {} if typ is int else {"format": "%g"}
+        st.number_input(knob.label, min_value=lo, max_value=hi, value=value, step=typ(1) if typ is int else None,
+                        **fmt, **cb)  # fmt: skip
+
+
+def _clamp(v: Any, lo: Any, hi: Any) -> Any:
+    """``v`` inside [lo, hi] (a bound of None is open), so a widget always gets a value it accepts."""
+    if lo is not None and v < lo:
+        return lo
+    if hi is not None and v > hi:
+        return hi
+    return v
 
 
 def _num(v: Any, typ: type) -> Any:
     try:
-        return typ(v)
-    except (TypeError, ValueError):
+        x = typ(v)
+    except (TypeError, ValueError, OverflowError):
         return typ(0)
+    return x if x == x else typ(0)  # NaN: no widget value
 
 
 def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:

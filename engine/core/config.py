@@ -16,8 +16,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 PositiveFloat = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
-MAX_VOCAB = 200_000
+MAX_VOCAB = 200_000  # contextual tokens M_ctx of one problem
+MAX_TABLE_CELLS = 10_000_000  # K × M_ctx entries of P(l|n): 80 MB as float64, already past any lesson
 MAX_T = 10**9
+MAX_SEED = 2**31 - 1
+MAX_STEPS = 10**7  # optimiser steps of one run (the schema's bound; a server may allow fewer)
+MAX_SEEDS = 1024  # seeds of one run (replicas = (η_Y, η_Z) pairs × seeds)
 
 
 class ConfigError(ValueError):
@@ -80,6 +84,7 @@ class DataConfig(_Frozen):
                 raise ValueError("table/psi are only allowed with source='table'")
             if self.distinct_weights == "linspace" and self.distinct_min > self.distinct_max:
                 raise ValueError(f"distinct_min={self.distinct_min} must be ≤ distinct_max={self.distinct_max}")
+            _check_size(self.num_last * self.num_next_per_last, self.generator_tokens)
             return self
         _check_table(self.table, self.psi)
         return self
@@ -87,6 +92,30 @@ class DataConfig(_Frozen):
     @property
     def infinite_T(self) -> bool:
         return self.T == "inf"
+
+    @property
+    def generator_tokens(self) -> int:
+        """M_ctx of the generator: global common + per-query common + distinct tokens (science §1.3)."""
+        Q, K = self.num_last, self.num_last * self.num_next_per_last
+        return self.num_common + self.num_common_per_last * Q + self.num_distinct_per_next * K
+
+    @property
+    def table_cells(self) -> int:
+        """K × M_ctx, the entries of P(l|n), known without building it."""
+        if self.source == "table" and self.table:
+            return len(self.table) * len(self.table[0])
+        return self.num_last * self.num_next_per_last * self.generator_tokens
+
+
+def _check_size(K: int, M_ctx: int) -> None:
+    """Sizes that can only be absurd are refused before anything is built."""
+    if M_ctx > MAX_VOCAB:
+        raise ValueError(f"the problem has M_ctx = {M_ctx:,} contextual tokens; at most {MAX_VOCAB:,} are allowed")
+    if K * M_ctx > MAX_TABLE_CELLS:
+        raise ValueError(
+            f"P(l|n) would have K × M_ctx = {K:,} × {M_ctx:,} = {K * M_ctx:,} entries; "
+            f"at most {MAX_TABLE_CELLS:,} are allowed (fewer classes or tokens)"
+        )
 
 
 def _check_table(table: tuple[tuple[float, ...], ...] | None, psi: tuple[int, ...] | None) -> None:
@@ -101,9 +130,13 @@ def _check_table(table: tuple[tuple[float, ...], ...] | None, psi: tuple[int, ..
         bad = [x for x in row if not math.isfinite(x) or x < 0]
         if bad:
             raise ValueError(f"table row {n} has {bad[0]!r}: entries must be finite and ≥ 0")
-        if sum(row) <= 0:
+        total = sum(row)
+        if not math.isfinite(total):
+            raise ValueError(f"table row {n} sums to {total}: entries must add up to a finite number")
+        if total <= 0:
             raise ValueError(f"table row {n} has no positive mass: every class needs P(l|n) > 0 somewhere")
-    shown = "missing" if psi is None else f"psi = {list(psi)}"
+    _check_size(len(table), width)
+    shown = "missing" if psi is None else f"psi = {list(psi)[:20]}"
     if psi is None or len(psi) != len(table):
         raise ValueError(f"{shown}: psi must list the query index of each of the {len(table)} classes")
     if min(psi) < 0:
@@ -144,21 +177,21 @@ class OptimConfig(_Frozen):
     eps: float = Field(1e-8, gt=0, le=1, allow_inf_nan=False)
     weight_decay: float = Field(0.0, ge=0, le=10, allow_inf_nan=False)
     batch: int = Field(128, ge=1, le=65536)
-    steps: int = Field(100, ge=0, le=10**7)
+    steps: int = Field(100, ge=0, le=MAX_STEPS)
 
 
 class ReplicaConfig(_Frozen):
     """Replicas trained together on one replica axis: every (η_Y, η_Z) pair × every seed.
     ``lr_pairs=None`` uses the optimiser's single (η_Y, η_Z)."""
 
-    seeds: tuple[int, ...] = Field((1,), min_length=1, max_length=1024)
+    seeds: tuple[int, ...] = Field((1,), min_length=1, max_length=MAX_SEEDS)
     lr_pairs: tuple[tuple[PositiveFloat, PositiveFloat], ...] | None = Field(None, min_length=1, max_length=4096)
 
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, v: tuple[int, ...]) -> tuple[int, ...]:
-        if any(s < 0 or s > 2**31 - 1 for s in v):
-            raise ValueError(f"seeds must be integers in [0, {2**31 - 1}]")
+        if any(s < 0 or s > MAX_SEED for s in v):
+            raise ValueError(f"seeds must be integers in [0, {MAX_SEED}]")
         return v
 
 
@@ -166,7 +199,7 @@ class SnapshotConfig(_Frozen):
     """Snapshot schedule: every ``linear_every`` steps plus ``log_count`` log-spaced steps,
     thinned to at most ``max_count`` (step 0 and the last step always included)."""
 
-    linear_every: int | None = Field(None, ge=1)
+    linear_every: int | None = Field(None, ge=1, le=MAX_STEPS)  # more than the run's steps: only 0 and the end
     log_count: int = Field(60, ge=0, le=2000)
     max_count: int = Field(300, ge=2, le=2000)
 
@@ -296,6 +329,9 @@ def format_validation_error(e: ValidationError) -> str:
             lines.append(f"{loc}: {msg}")
             continue
         msg = msg.removeprefix("Value error, ")
+        if isinstance(value, dict):  # a rule across fields: the message names them and their values
+            lines.append(f"{loc}: {msg}")
+            continue
         lines.append(f"{loc} = {shown}: {msg}")
     return "; ".join(lines)
 
@@ -310,3 +346,19 @@ def _allowed_keys(parent: tuple[str, ...]) -> list[str]:
             return []
         model = ann
     return list(model.model_fields)
+
+
+def field_bounds(key: str) -> tuple[float | None, float | None]:
+    """(lowest, highest) value the schema allows for dotted key ``key`` (None where unbounded); a
+    strict bound (gt / lt) is returned as is, so callers must step inside it themselves."""
+    model: type[BaseModel] = RunConfig
+    *path, last = key.split(".")
+    for part in path:
+        ann = model.model_fields[part].annotation
+        assert isinstance(ann, type) and issubclass(ann, BaseModel), key
+        model = ann
+    lo = hi = None
+    for m in model.model_fields[last].metadata:
+        lo = getattr(m, "ge", getattr(m, "gt", lo))
+        hi = getattr(m, "le", getattr(m, "lt", hi))
+    return lo, hi

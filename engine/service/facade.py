@@ -90,7 +90,7 @@ class LabService:
     def submit(self, cfg: RunConfig, actor: Actor, name: str | None = None, paused: bool = False) -> str:
         """Train ``cfg`` as ``actor``'s new run (queued if every slot is busy); returns its id."""
         with user_errors():
-            return self.jobs.submit(cfg, name=name, owner=actor.owner, paused=paused)
+            return self.jobs.submit(cfg, name=name, owner=actor.owner, paused=paused, limited=not actor.operator)
 
     def rerun(self, run_id: str, actor: Actor) -> str:
         """Train a stored run's config again (seed included) as ``actor``'s own new run."""
@@ -140,8 +140,9 @@ class LabService:
     def delete(self, run_id: str, actor: Actor) -> None:
         """Stop the run's worker first (if it trains), then delete the run and all its data."""
         self._managed(run_id, actor, "delete")
-        if self.jobs.is_live(run_id):
-            self.jobs.stop(run_id)
+        if self.jobs.status(run_id) is not None:  # a job of this server: its worker ends first
+            if self.jobs.is_live(run_id):
+                self.jobs.stop(run_id)
             self.jobs.wait(run_id, timeout=30)
         with user_errors():
             self.store.delete(run_id)

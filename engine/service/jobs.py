@@ -31,6 +31,7 @@ from typing import Any
 from engine.core.config import RunConfig
 from engine.paper.items.catalog import check_items, total_work
 from engine.service.control import RunControl
+from engine.service.limits import Limits, estimated_seconds
 from engine.service.reproductions import new_id
 from engine.service.runs import create_run
 from engine.service.store import RunStore, StoreError
@@ -73,8 +74,11 @@ class JobStatus:
 class _Job:
     """The server's side of one job: its controls, what its worker last reported, its supervisor."""
 
-    def __init__(self, job_id: str, kind: str, total_steps: int, step: int, owner: str | None, args: tuple):
+    def __init__(
+        self, job_id: str, kind: str, total_steps: int, step: int, owner: str | None, args: tuple, seconds: float = 0
+    ):
         self.id, self.kind, self.owner, self.total_steps = job_id, kind, owner, total_steps
+        self.seconds = seconds  # estimated training seconds of the whole job (limits.estimated_seconds)
         self.args = args  # the worker's arguments after (data_dir, id); see _worker_args
         self.control = RunControl(worker_context())
         self.control.report_step(step)
@@ -109,14 +113,14 @@ class JobManager:
         self,
         store: RunStore,
         max_concurrent: int | None = None,
-        max_per_owner: int = 2,
+        limits: Limits | None = None,
         worker_cpus: frozenset[int] | None = None,
     ):
         """``worker_cpus``: the CPUs every worker runs on (default: any), e.g. to keep training off the
         cores that serve pages; torch threads per worker are then divided among those."""
         self.store = store
         self.max_concurrent = max(1, max_concurrent or os.cpu_count() or 1)
-        self.max_per_owner = max_per_owner
+        self.limits = limits or Limits()
         self.worker_cpus = worker_cpus
         cpus = len(worker_cpus) if worker_cpus else os.cpu_count() or 1
         self.torch_threads = max(1, cpus // self.max_concurrent)
@@ -127,14 +131,43 @@ class JobManager:
         threading.Thread(target=warm_up, name="worker-warm-up", daemon=True).start()
 
     # ----------------------------------------------------------------- submit
-    def submit(self, cfg: RunConfig, name: str | None = None, owner: str | None = None, paused: bool = False) -> str:
+    def submit(
+        self, cfg: RunConfig, name: str | None = None, owner: str | None = None, paused: bool = False,
+        limited: bool = False,
+    ) -> str:  # fmt: skip
         """Create the run (status ``queued``) and start it when a slot is free; returns its id.
 
-        Raises RuntimeError when ``owner`` already has ``max_per_owner`` unfinished runs."""
+        Raises RuntimeError when ``owner`` already has its quota of unfinished runs, or, when
+        ``limited`` (a visitor, not the operator), when the run asks for more steps than a visitor may
+        or the server's queue of training would grow past its limit (:class:`~engine.service.limits.Limits`)."""
+        seconds = estimated_seconds(cfg)
         with self.changed:
             self._check_open(owner)
+            if limited:
+                self._check_limits(cfg.optim.steps, seconds)
             run_id = create_run(self.store, cfg, name, owner, status="queued")
-            return self._enqueue(_Job(run_id, TRAIN, cfg.optim.steps, 0, owner, ()), paused)
+            return self._enqueue(_Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (), seconds), paused)
+
+    def queued_seconds(self) -> float:
+        """Estimated training seconds still to do by the runs queued or training now."""
+        with self.changed:
+            live = [j for j in self._jobs.values() if j.kind == TRAIN and j.status not in TERMINAL]
+            return sum(j.seconds * (1 - min(j.control.step, j.total_steps) / max(j.total_steps, 1)) for j in live)
+
+    def _check_limits(self, steps: int, seconds: float) -> None:
+        lim = self.limits
+        if steps > lim.max_steps:
+            raise RuntimeError(
+                f"a run started from the dashboard may take at most {lim.max_steps:,} steps (SCANSNAP_MAX_STEPS); "
+                f"this one asks for {steps:,}: use fewer steps"
+            )
+        queued = self.queued_seconds()
+        if queued + seconds > lim.max_queue_s:
+            raise RuntimeError(
+                f"the server has about {queued / 60:.1f} min of training queued or running and this run adds "
+                f"about {seconds / 60:.1f} min, over the limit of {lim.max_queue_s / 60:.0f} min "
+                "(SCANSNAP_MAX_QUEUE_S): try a shorter run, or again when the queue has moved on"
+            )
 
     def resume_stored(self, run_id: str, owner: str | None = None) -> str:
         """Continue a stored run that is not live (e.g. ``interrupted``) from its last checkpoint."""
@@ -145,9 +178,10 @@ class JobManager:
             info = self.store.get_run(run_id)
             if info is None:
                 raise KeyError(f"no stored run {run_id!r}")
-            steps = RunConfig.from_json(info["config_json"]).optim.steps
+            cfg = RunConfig.from_json(info["config_json"])
             self.store.set_status(run_id, "queued", None)
-            return self._enqueue(_Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, ()), False)
+            job = _Job(run_id, TRAIN, cfg.optim.steps, info["last_step"] or 0, owner, (), estimated_seconds(cfg))
+            return self._enqueue(job, False)
 
     def start_reproduction(self, items: list[str] | None = None, quick: bool = False, owner: str | None = None) -> str:
         """Start a reproduction of ``items`` (None/empty: all) and return its id; while one runs,
@@ -167,9 +201,10 @@ class JobManager:
     def _check_open(self, owner: str | None) -> None:
         if self._closed:
             raise RuntimeError("the job manager is shut down")
-        if owner is not None and self._owner_active(owner) >= self.max_per_owner:
+        if owner is not None and self._owner_active(owner) >= self.limits.max_per_owner:
             raise RuntimeError(
-                f"you already have {self.max_per_owner} runs queued or training: stop one or wait for it to finish"
+                f"you already have {self.limits.max_per_owner} runs queued or training: stop one or wait for it to "
+                "finish (SCANSNAP_MAX_PER_OWNER)"
             )
 
     def _enqueue(self, job: _Job, paused: bool) -> str:
@@ -382,6 +417,7 @@ def get_manager(data_dir: str | None = None, max_concurrent: int | None = None) 
             _MANAGERS[key] = JobManager(
                 store,
                 max_concurrent or (int(env) if env else None),
+                Limits.from_env(),
                 worker_cpus=parse_cpus(cpus) if cpus else None,
             )
         return _MANAGERS[key]

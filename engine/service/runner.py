@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from contextlib import suppress
 
 from engine.core.config import RunConfig
 from engine.core.device import describe_device
@@ -23,6 +24,10 @@ from engine.service.store import RunStore
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 # Training state is saved with a snapshot at most this often (and at the end of the run).
 CHECKPOINT_SECONDS = float(os.environ.get("SCANSNAP_CHECKPOINT_S", "5"))
+
+
+class RunDeletedError(Exception):
+    """The run's row is gone from the store (someone deleted it while it trained)."""
 
 
 class RunJob:
@@ -86,13 +91,7 @@ class RunJob:
                 snap = self.trainer.snapshot()
                 last = snap.step == self.trainer.schedule[-1]
                 due = last or time.monotonic() - self._last_checkpoint > CHECKPOINT_SECONDS
-                self.store.append_snapshot(
-                    self.run_id,
-                    snap.step,
-                    snap.arrays,
-                    snap.scalar_rows(),
-                    checkpoint=self.trainer.checkpoint() if due else None,
-                )
+                self._append(snap, due)
                 if due:
                     self._last_checkpoint = time.monotonic()
                 if on_snapshot:
@@ -102,11 +101,28 @@ class RunJob:
         except DivergedError as e:
             self._set_status("diverged", str(e))
             return self.status
+        except RunDeletedError:  # someone deleted the run while it trained: nothing more to write
+            self._set_status("stopped", "the run was deleted while it trained")
+            return self.status
         except Exception as e:
             self._set_status("failed", f"{type(e).__name__}: {e}")
             raise
         self._set_status("finished")
         return self.status
+
+    def _append(self, snap: Snapshot, checkpoint: bool) -> None:
+        """One snapshot (and, if due, the training state) in one transaction; a run that vanished from
+        the store (deleted while it trained) raises :class:`RunDeletedError`."""
+        try:
+            self.store.append_snapshot(
+                self.run_id,
+                snap.step,
+                snap.arrays,
+                snap.scalar_rows(),
+                checkpoint=self.trainer.checkpoint() if checkpoint else None,
+            )
+        except KeyError as e:
+            raise RunDeletedError(self.run_id) from e
 
     def _store_meanfield_twin(self) -> None:
         """The theory lines of the token charts, once per run, after its first snapshot is stored (so
@@ -115,7 +131,10 @@ class RunJob:
             return
         twin = meanfield_twin(self.cfg)
         if twin is not None:
-            self.store.add_statics(self.run_id, twin)
+            try:
+                self.store.add_statics(self.run_id, twin)
+            except KeyError as e:
+                raise RunDeletedError(self.run_id) from e
 
     def _advance_to(self, target: int, control: RunControl) -> bool:
         """Step until ``target``, honouring stop/pause/throttle; False when stopped."""
@@ -144,7 +163,9 @@ class RunJob:
         return True
 
     def _set_status(self, status: str, message: str | None = None) -> None:
+        """Store the status (unless the run was deleted), then report it (a worker tells the server)."""
         self.status, self.message = status, message
-        self.store.set_status(self.run_id, status, message)
+        with suppress(KeyError):  # a deleted run has no row left to update; the report still goes out
+            self.store.set_status(self.run_id, status, message)
         if self.on_status is not None:
             self.on_status(status, message)

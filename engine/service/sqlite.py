@@ -70,6 +70,12 @@ class SqliteDB:
                 "nothing was written. Close the other writer (another process or an "
                 "open sqlite shell) and retry."
             )
+        if "not a database" in msg or "malformed" in msg:
+            return StoreError(
+                f"the run store {self.path} is damaged ({msg}): runs cannot be listed, shown or started. "
+                "The operator can move the file aside (a new, empty store is then created) or restore it "
+                "from a backup; the Theory page works without it."
+            )
         if isinstance(exc, sqlite3.IntegrityError):
             return StoreError(f"conflicting data while {what}: {msg}")
         return StoreError(f"run store error while {what}: {msg} ({self.path})")

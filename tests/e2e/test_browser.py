@@ -308,3 +308,41 @@ def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(server, pa
     assert page.get_by_role("button", name="▶ Run sweep").is_disabled()
     assert page.get_by_text("This app has encountered an error").count() == 0
     page.screenshot(path=str(ARTIFACTS / "sweep-over-budget.png"))
+
+
+def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, page):
+    """The link that once grew the server by gigabytes (/?data.num_last=40&data.num_distinct_per_next=200000):
+    the page says what it refused; the server grows by < 300 MB and answers health checks in < 1 s."""
+    from bench.webserver import health_latency
+
+    with serve(tmp_path / "data", tmp_path / "server.log") as srv:
+        page.goto(f"{srv.url}/")
+        page.wait_for_selector("[data-testid=stPlotlyChart]")  # warmed up: the Lab's imports are paid
+        idle = srv.rss_mb()
+        page.goto(f"{srv.url}/?data.num_last=40&data.num_distinct_per_next=200000")
+        page.get_by_text(re.compile(r"at most 200,000 are allowed")).wait_for()
+        peak, slowest = idle, 0.0
+        for _ in range(10):
+            peak, slowest = max(peak, srv.rss_mb()), max(slowest, health_latency(srv.url))
+            time.sleep(0.3)
+        assert peak - idle < 300, f"the server grew from {idle:.0f} to {peak:.0f} MB"
+        assert slowest < 1.0, f"a health check took {slowest:.2f} s"
+        assert page.get_by_text("This app has encountered an error").count() == 0
+
+
+def test_healthz_reports_a_damaged_store(tmp_path):
+    import urllib.error
+    import urllib.request
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "runs.sqlite").write_bytes(b"not a database at all" * 200)
+    with serve(data, tmp_path / "server.log") as srv:
+        with urllib.request.urlopen(f"{srv.url}/_stcore/health", timeout=5) as r:
+            assert r.status == 200  # Streamlit's own check only says that the server answers
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{srv.url}/healthz", timeout=5)
+        assert err.value.code == 503 and b"cannot be read" in err.value.read()
+    good = tmp_path / "good"
+    with serve(good, tmp_path / "good.log") as srv, urllib.request.urlopen(f"{srv.url}/healthz", timeout=5) as r:
+        assert r.status == 200

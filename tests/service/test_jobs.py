@@ -203,7 +203,7 @@ def test_unknown_run_id(manager):
 
 # ---------------------------------------------------------------------------- owners
 def test_per_owner_cap(manager):
-    assert manager.max_per_owner == 2
+    assert manager.limits.max_per_owner == 2
     a = manager.submit(_cfg(10**6), owner="alice", paused=True)
     manager.submit(_cfg(10**6), owner="alice")
     with pytest.raises(RuntimeError, match=r"you already have 2 runs queued or training: stop one"):

@@ -64,7 +64,8 @@ def test_theory_page_has_both_charts(data_dir):
 def test_invalid_input_shows_message_and_blocks_start(data_dir):
     at = app()
     assert not at.button(key="btn.start").disabled
-    widget(at, "number_input", "momentum").set_value(1.5).run()
+    assert widget(at, "number_input", "momentum").max == 1.0  # the schema's bound (momentum < 1)
+    widget(at, "number_input", "momentum").set_value(1.0).run()  # the widget allows 1, the schema does not
     errors = " ".join(e.value for e in at.error)
     assert "optim.momentum" in errors and "less than 1" in errors
     assert at.button(key="btn.start").disabled

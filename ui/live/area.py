@@ -26,6 +26,7 @@ from engine.paper.theory_view import theory_overlay
 from engine.paper.verdicts import Verdict
 from engine.service.jobs import TERMINAL
 from ui import charts
+from ui.caches import BOUNDS_MB, byte_lru
 from ui.chart_style import Spec
 from ui.live.figure import live_payload, live_plot_ui
 from ui.live.slots import SLOTS
@@ -50,13 +51,13 @@ def _session() -> str:
     return ctx.session_id if ctx is not None else "no-session"
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@byte_lru("theory overlays")
 def _overlay(cfg_json: str, replica: int) -> dict[str, Any] | None:
     cfg = RunConfig.from_json(cfg_json)
     return theory_overlay(cfg, cfg.optim.steps, replica)
 
 
-STATICS_BYTES = 64 * 2**20  # the runs' statics kept in memory, server-wide (P, token kinds, the mean-field twin)
+STATICS_BYTES = BOUNDS_MB["run statics"] * 2**20  # the runs' statics kept in memory, server-wide
 _STATICS: LRUCache[str, dict[str, np.ndarray]] = LRUCache(
     STATICS_BYTES, getsizeof=lambda a: sum(x.nbytes for x in a.values())
 )
@@ -160,7 +161,7 @@ class Tick:
     verdicts: tuple[Verdict, ...]
 
 
-TICK_BYTES = 32 * 2**20  # built chart payloads kept for every session to share, server-wide
+TICK_BYTES = BOUNDS_MB["live charts"] * 2**20  # built chart payloads kept for every session to share
 VERDICTS_BYTES = 4096  # a tick's four verdicts, as counted against TICK_BYTES
 
 

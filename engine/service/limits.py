@@ -1,0 +1,49 @@
+"""What one visitor may ask of the server, and what the server takes on at once: the operator sets
+each limit with an environment variable (read when the service starts; a bad value stops it with a
+message naming the variable).  The README's lecture-hall section lists them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from engine.core.config import RunConfig
+from engine.service.budget import estimate
+
+STEP_OVERHEAD_S = 5e-4  # per optimiser step, whatever its size (measured: syn-small, 1 thread, 0.6 ms)
+OPS_PER_S = 5e8  # element-operations a second (measured 1e8-8e8 on 2 cores: syn-small to syn-medium-10)
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 100_000  # SCANSNAP_MAX_STEPS: optimiser steps of one run started from a browser
+    max_queue_s: float = 1800.0  # SCANSNAP_MAX_QUEUE_S: estimated training seconds queued + running, server-wide
+    max_per_owner: int = 2  # SCANSNAP_MAX_PER_OWNER: runs one browser may have queued or training
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        return cls(
+            _env("SCANSNAP_MAX_STEPS", cls.max_steps, int),
+            _env("SCANSNAP_MAX_QUEUE_S", cls.max_queue_s, float),
+            _env("SCANSNAP_MAX_PER_OWNER", cls.max_per_owner, int),
+        )
+
+
+def _env(name: str, default: float, typ: type) -> Any:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = typ(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw[:40]!r} is not a number: set a positive {typ.__name__}") from None
+    if not value > 0:
+        raise ValueError(f"{name}={raw[:40]!r} must be > 0")
+    return value
+
+
+def estimated_seconds(cfg: RunConfig) -> float:
+    """Training seconds of a whole run on this machine, roughly: a fixed cost per step plus the
+    budget's element-operations at :data:`OPS_PER_S` (an estimate for queueing, not a promise)."""
+    return cfg.optim.steps * STEP_OVERHEAD_S + estimate(cfg).work / OPS_PER_S

@@ -1,0 +1,94 @@
+"""What a visitor may ask of the server (steps per run, the server-wide queue of training), what a
+delete does to a training run, and the limits' environment variables."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.paper.presets import get_preset
+from engine.service.facade import Actor, LabService, ServiceError
+from engine.service.jobs import TERMINAL, JobManager
+from engine.service.limits import Limits, estimated_seconds
+from engine.service.store import RunStore
+
+DEADLINE = 60.0
+
+
+def _cfg(steps: int):
+    return get_preset("syn-small").config.with_overrides({"optim.steps": steps, "optim.batch": 8, "data.T": 16})
+
+
+@pytest.fixture
+def service(tmp_path):
+    jobs = JobManager(RunStore(tmp_path), max_concurrent=1, limits=Limits(max_steps=1000, max_queue_s=2.0))
+    yield LabService(jobs)
+    jobs.shutdown()
+
+
+def test_a_visitor_may_not_ask_for_more_steps_than_the_server_allows(service):
+    with pytest.raises(ServiceError, match=r"at most 1,000 steps \(SCANSNAP_MAX_STEPS\); this one asks for 1,001"):
+        service.submit(_cfg(1001), Actor("browser-a"))
+    rid = service.submit(_cfg(1001), Actor("browser-op", operator=True), paused=True)  # the operator may
+    service.stop(rid, Actor("browser-op", operator=True))
+
+
+def test_new_cookies_do_not_get_around_the_servers_queue(service):
+    """Each submission from a fresh owner id (a client that reconnects mints a new cookie) still
+    counts against the server-wide queue of estimated training seconds."""
+    per_run = estimated_seconds(_cfg(1000))
+    fits = int(2.0 // per_run)
+    assert fits >= 2  # the arithmetic below needs a queue that holds a few runs
+    started = [service.submit(_cfg(1000), Actor(f"browser-{i}"), paused=True) for i in range(fits)]
+    with pytest.raises(ServiceError, match=r"min of training queued or running.*SCANSNAP_MAX_QUEUE_S"):
+        service.submit(_cfg(1000), Actor("browser-new"), paused=True)
+    for rid in started:
+        service.stop(rid, Actor("", operator=True))
+        service.jobs.wait(rid, DEADLINE)
+    assert service.jobs.queued_seconds() == 0.0
+    service.stop(service.submit(_cfg(1000), Actor("browser-new"), paused=True), Actor("browser-new"))
+
+
+def test_deleting_a_training_run_stops_its_worker_and_frees_its_place(service):
+    me = Actor("browser-a")
+    rid = service.submit(_cfg(1000), me)
+    service.jobs.changed.acquire()
+    service.jobs.changed.wait_for(lambda: service.jobs.status(rid).step > 0, DEADLINE)
+    service.jobs.changed.release()
+    service.delete(rid, me)
+    assert service.run(rid) is None and not service.is_live(rid)
+    assert service.jobs.status(rid).status in TERMINAL and service.jobs.active() == []
+    assert service.jobs.worker_pids() == []
+    service.stop(service.submit(_cfg(10), me, paused=True), me)  # the owner's places are free again
+
+
+def test_a_run_that_vanishes_from_the_store_ends_its_job(service):
+    """The supervisor treats a run deleted behind its back (not through the facade) like a failed
+    store write: the job ends, with a status, and counts no more."""
+    rid = service.submit(_cfg(1000), Actor("browser-a"))
+    service.store.delete(rid)
+    assert service.jobs.wait(rid, DEADLINE) in TERMINAL
+    assert service.jobs.active() == [] and service.jobs.queued_seconds() == 0.0
+
+
+def test_only_the_owner_or_the_operator_manages_a_run(service):
+    rid = service.submit(_cfg(10), Actor("browser-a"), paused=True)
+    for act in (service.pause, service.stop, service.delete):
+        with pytest.raises(ServiceError, match="only the browser that started run"):
+            act(rid, Actor("browser-b"))
+    with pytest.raises(ServiceError, match="only the browser that started run"):
+        service.rename(rid, "mine now", Actor("browser-b"))
+    service.delete(rid, Actor("someone", operator=True))
+    assert service.run(rid) is None
+
+
+@pytest.mark.parametrize(("value", "why"), [("abc", "is not a number"), ("-5", "must be > 0"), ("0", "must be > 0")])
+def test_bad_limits_in_the_environment_name_the_variable(monkeypatch, value, why):
+    monkeypatch.setenv("SCANSNAP_MAX_QUEUE_S", value)
+    with pytest.raises(ValueError, match=f"SCANSNAP_MAX_QUEUE_S={value!r} {why}"):
+        Limits.from_env()
+
+
+def test_limits_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SCANSNAP_MAX_STEPS", "500")
+    monkeypatch.setenv("SCANSNAP_MAX_PER_OWNER", "3")
+    assert Limits.from_env() == Limits(max_steps=500, max_queue_s=Limits.max_queue_s, max_per_owner=3)

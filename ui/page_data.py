@@ -1,0 +1,57 @@
+"""What the pages read or compute once for everyone: each function is cached server-wide in an LRU
+bounded in bytes (:mod:`ui.caches`).  They live here, not in the page scripts, because a page script
+runs anew on every rerun (and would make a new, empty cache each time)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from engine.core.config import DataConfig
+from engine.core.data import build_problem
+from engine.core.theory import joma_default_mu, joma_simulate, theory_curve
+from engine.service.reproductions import StoredReproduction
+from ui import charts
+from ui.caches import byte_lru
+from ui.resources import service
+
+
+@byte_lru("P previews")
+def p_preview(data_json: str, font_size: int) -> go.Figure:
+    """The P(l|n) preview figure of a data config (the caller checked its size first).  Shared, never
+    changed (``st.plotly_chart`` serialises it)."""
+    pb = build_problem(DataConfig.model_validate(json.loads(data_json)))
+    return charts.p_preview(pb.P, pb.psi, pb.token_kind, font_size)
+
+
+@byte_lru("compare series")
+def compare_series(run_id: str, metric: str, last_step: int) -> tuple[np.ndarray, np.ndarray]:
+    """A run's metric as the class mean averaged over replicas (``last_step`` keys a growing run)."""
+    df = service().store.scalars(run_id, metrics=[metric])
+    df = df[df["n"].isna()].groupby("step", as_index=False)["value"].mean()
+    return df["step"].to_numpy(), df["value"].to_numpy()
+
+
+@byte_lru("theory curves")
+def theorem4_curve(M: float, K: float, eta_y: float, eta_z: float, C0: float, tmax: float) -> dict[str, Any]:
+    t = np.unique(np.concatenate([np.logspace(-3, np.log10(tmax), 400), np.linspace(0, tmax, 400)[1:]]))
+    return theory_curve(t, M, K, eta_y, eta_z, C0=C0)
+
+
+@byte_lru("theory curves")
+def joma_pair(iters: int, tau: float, eta: float) -> tuple[dict, dict]:
+    """JoMA's entropy simulation with a linear and a nonlinear MLP (science §7)."""
+    mu = joma_default_mu()
+    return (
+        joma_simulate(mu, nonlinear=False, iters=iters, tau=tau, eta=eta),
+        joma_simulate(mu, nonlinear=True, iters=iters, tau=tau, eta=eta),
+    )
+
+
+@byte_lru("reproductions")
+def reproduction(rid: str) -> StoredReproduction:
+    """A stored reproduction (immutable once stored)."""
+    return service().reproduction(rid)
