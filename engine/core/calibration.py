@@ -70,7 +70,8 @@ class Theorem4Constants:
     rho_init = ρ(0): mean of f_n(0)·f_n'(0) over ordered pairs n ≠ n' (all classes: they all
     enter (F^TF)⁻¹); common_share = σ(0): class mean of Σ_{c∈CT(n)} f_nc(0)²; n_common = N_c:
     tokens in the support of ≥ 2 classes; classes_per_query = K_m: class mean of |ψ⁻¹(ψ(n))|;
-    f2_distinct: class mean of the mean f_l(0)² over G_DT(n) (Adam's ε scale only).
+    f2_distinct: class mean of the mean f_l(0)² over G_DT(n) (Adam's ε scale only);
+    f4_ratio = κ₄: class mean of Σ_{G_DT} f_l(0)⁴ / Σ_{G_DT} f_l(0)² (see :func:`feedback_error`).
     """
 
     K: int
@@ -80,6 +81,7 @@ class Theorem4Constants:
     rho_init: float
     common_share: float
     f2_distinct: float
+    f4_ratio: float
 
     @property
     def rho0_sq(self) -> float:
@@ -144,6 +146,7 @@ def theorem4_constants(
         rho_init=float((gram.sum() - np.trace(gram)) / (K * (K - 1))),
         common_share=float(np.mean((f**2 * common_kn).sum(1))),
         f2_distinct=float(np.mean((f**2 * distinct).sum(1) / n_distinct)),
+        f4_ratio=float(np.mean((f**4 * distinct).sum(1) / np.maximum((f**2 * distinct).sum(1), 1e-300))),
     )
 
 
@@ -233,6 +236,19 @@ def printed_curves(
     four_gamma = 4.0 * np.asarray(theory.Gamma(t, c.M, c.K, eta_y, eta_z)) * c.M / (c.M - 1)
     dz = 0.25 * np.log1p(four_gamma / c.C0_engine)
     return {"dz_common": dz, "B": c.n_common / c.classes_per_query * dz}
+
+
+def feedback_error(c: Theorem4Constants, B: ArrayLike, dz: ArrayLike) -> NDArray[np.float64]:
+    """First-order relative error of the calibrated curves from the one effect they leave out.
+
+    Distinct logits rise by Δz_l ≈ f_l²B̂, so the distinct part of ‖c̃_n‖² grows by 1 + 2κ₄B̂ and
+    ρ, σ fall by δ = 2κ₄B̂(1 − σ(u)); the drive σ(ρ+ε) by ≈ 2δ.  Where the drop is ≈ ¼ ln(1 + aΓ)
+    (ρ ≪ 1), perturbing a by −2δ̄ shifts u by −½δ̄(1 − e^{−4u}) with δ̄ ≤ δ(t), so the relative
+    error is ≲ ½δ(1 − e^{−4u})/u (→ 2δ for small u).  B, dz: the calibrated curves."""
+    B, u = np.asarray(B, dtype=np.float64), np.asarray(dz, dtype=np.float64)
+    delta = 2.0 * c.f4_ratio * B * (1.0 - _shares(u, c)[1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(u > 0, 0.5 * delta * -np.expm1(-4.0 * u) / u, 2.0 * delta)
 
 
 def _first_crossing(x: NDArray, level: float) -> float:
