@@ -32,7 +32,9 @@ The paper also drops 1 − σ + σe^{−2u}, ε and (1−ρ)(1+(K−1)ρ): ρ = 
 (science §4.1), and u̇ = η_Z (K_m/K)(K−1)/N_c · G ρ(0)² e^{−4u}, which integrates to
     −Δz_c = ¼ ln(1 + 4Γ/C_0'),  Γ = η_Z Σ_k G_k ≈ η_Z ∫γ (Eqn. 128),  C_0' = N_c K ρ_0⁴/(K_m (K−1)),
     B̂ = (N_c/K_m)(−Δz_c)  (to first order in ρ).
-So in engine units Eqn. 129 describes the common token's drop; the paper's C_0 = ρ_0⁴/K becomes
+Several common tokens: ρ(0) is their total overlap f_n·f_n' and each carries σ/N_c; several
+queries: ρ(0) is the mean over all class pairs (all enter (F^TF)⁻¹) and a row's drive has K_m
+classes.  So in engine units Eqn. 129 describes the common token's drop; the paper's C_0 = ρ_0⁴/K becomes
 N_c ρ_0⁴/(K−1) for one query (its Σ_{n'≠n} has K−1 terms), and B̂ is N_c/K of it (the mean over
 classes spreads the drive of the K classes; N_c tokens share it).  :func:`printed_curves` is that
 form.  :func:`calibrated_curves` keeps ε, ρ(u), σ(u), (1−ρ)(1+(K−1)ρ) and the discrete decoder,
