@@ -8,9 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.core import calibration as cal
 from engine.core.config import ConfigError, RunConfig
 from engine.core.data import build_problem
 from engine.core.schedule import snapshot_steps
+from engine.core.theory_checks import applicability, measured_snap_step, per_doubling_change, run_facts
+from engine.core.train import Trainer
 from engine.paper.presets import PRESET_DIR, get_preset, load_presets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,12 +108,46 @@ def test_lecture_and_theorem4_exist(name):
 
 
 def test_theorem4_is_theorem4s_setting():
-    """One query shared by every next token, a single common token, T -> infinity (science §2, Thm 4)."""
+    """One query shared by every next token, a single common token, T -> infinity (science §2, Thm 4),
+    the Lemma-3 decoder, plain SGD, zero init, Assumption 2 and η_Y ≥ η_Z: every condition holds."""
     cfg = get_preset("theorem4").config
     pb = build_problem(cfg.data)
     assert pb.Q == 1 and pb.K >= 2
     assert int(pb.common_mask.any(axis=0).sum()) == 1
     assert cfg.data.T == "inf"
+    assert (cfg.model.kind, cfg.model.meanfield_decoder, cfg.optim.method, cfg.optim.momentum) == (
+        "yz-meanfield",
+        "lemma3",
+        "sgd",
+        0.0,
+    )
+    conditions = applicability(run_facts(cfg, pb, np.zeros((pb.Q, pb.M_ctx))))["theorem4"]
+    assert all(c.holds for c in conditions), [c for c in conditions if not c.holds]
+
+
+@pytest.mark.slow
+def test_theorem4_preset_shows_the_snap_and_meets_the_calibrated_theory():
+    """Issue 13 item 6: calibrated theory within 10 % of −Δz_common and B̂ for t ≥ 10 (measured 5.7 %
+    and 5.9 %: the growth of the ten distinct tokens, left out by the theory, tests/core/test_calibration.py),
+    and the ln t → ln ln t bend within the run: the change per doubling at 10·t_0 is under half the one
+    at t'_0 (a ln t curve keeps it equal; measured 0.059 vs 0.162 for −Δz_c, 0.032 vs 0.095 for B̂), and
+    the measured snap comes after the predicted t_0 = 63 (measured 207 and 167)."""
+    cfg = get_preset("theorem4").config
+    tr = Trainer(cfg)
+    snaps = list(tr.run())
+    pb, z0 = tr.problem, tr.Z0[0].double().numpy()
+    steps = np.array([s.step for s in snaps])
+    B = np.array([s.scalars["B_hat"][0].mean() for s in snaps])
+    dz = cal.dz_common(np.array([s.arrays["z"][0] for s in snaps]), z0, pb.psi, pb.common_mask).mean(1)
+    c = cal.theorem4_constants(pb.P, pb.psi, pb.common_mask, z0, pb.M_out)
+    th = cal.calibrated_curves(steps, c, cfg.optim.eta_y, cfg.optim.eta_z, cfg.optim)
+    ok = steps >= 10
+    for measured, calibrated in ((dz, th.dz_common_theory), (B, th.B_theory)):
+        assert np.max(np.abs(calibrated[ok] / measured[ok] - 1)) < 0.10
+        t, d = per_doubling_change(steps, measured)
+        at = np.interp(np.log2([th.t0_prime, 10 * th.t0]), np.log2(t), d)
+        assert at[1] < at[0] / 2
+        assert measured_snap_step(steps, measured) > th.t0
 
 
 def test_lecture_has_a_faster_decoder_and_shared_query():
