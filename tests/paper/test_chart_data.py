@@ -153,10 +153,10 @@ def test_lab_verdicts_judge_every_token_and_can_fail():
 
 
 def test_many_token_charts_draw_the_largest_p_tokens_and_stay_small():
-    """theorem4 (2 classes × 100 distinct tokens + 1 common): the z chart of its query has 201
+    """Theorem 4's setting with 100 distinct tokens (2 classes × 100 + 1 common): the z chart of its query has 201
     tokens; at most MAX_LINES are drawn (largest P first, the common one kept), the legend says
     how many are not, and the chart stays far under the 200 KB tick budget."""
-    pb = build_problem(get_preset("theorem4").config.data)
+    pb = build_problem(get_preset("theorem4").config.with_overrides({"data.num_distinct_per_next": 100}).data)
     info, S = token_info(pb.P, pb.token_kind), 200
     tokens = np.flatnonzero((pb.token_kind != 0).any(0))
     assert len(tokens) == 201
