@@ -131,3 +131,25 @@ def test_builtin_corpus_is_real_prose_of_enough_words():
     assert len(enc.train_ids) + len(enc.val_ids) > 100_000
     assert not any(t.isdigit() and int(t) < 200 for t in enc.vocab.itos[:300])  # verse numbers are gone
     assert 0.08 < len(enc.val_ids) / (len(enc.train_ids) + len(enc.val_ids)) < 0.12
+
+
+@needs_builtin
+def test_short_training_on_the_builtin_corpus_lowers_layer1_entropy():
+    """50 SGD steps of the paper's 1-layer model (vocabulary capped at 2,000 words, one thread)."""
+    import torch
+
+    from engine.core.text.config import TextRunConfig
+    from engine.core.text.trainer import TextTrainer
+
+    cfg = TextRunConfig().with_overrides({"data.vocab_size": 2000, "model.device": "cpu", "optim.steps": 50})
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        tr = TextTrainer(cfg, corpora.encoded_corpus(cfg.data))
+        h0 = tr.snapshot().scalars["attn_entropy"][0, 0]
+        tr.advance(50)
+        h1 = tr.snapshot().scalars["attn_entropy"][0, 0]
+    finally:
+        torch.set_num_threads(old)
+    assert h0 > 2.4  # near uniform causal attention, ln(35!)/35 ≈ 2.63
+    assert h1 < h0 - 0.5
