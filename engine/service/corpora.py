@@ -131,7 +131,7 @@ def load_huggingface(name: str) -> CorpusText:
     """WikiText through ``datasets.load_dataset("wikitext", name)``: needs the optional ``datasets``
     package and a network connection (the first time); never needed by the tests."""
     try:
-        import datasets  # type: ignore[import-not-found]
+        import datasets
     except ImportError:
         raise ConfigError(
             "data.source = 'huggingface' needs the optional package 'datasets' (pip install datasets) and a "

@@ -131,7 +131,7 @@ class CausalLM(nn.Module):
 
     def positional(self, T: int) -> torch.Tensor | None:
         if self.cfg.positional == "sinusoidal":
-            return self.sin_pe[:T]
+            return self.get_buffer("sin_pe")[:T]
         return self.learned_pe[:T] if self.learned_pe is not None else None
 
     def forward(self, x: torch.Tensor, need_weights: bool = False) -> tuple[torch.Tensor, list[torch.Tensor]]:

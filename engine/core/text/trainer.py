@@ -152,26 +152,27 @@ class TextTrainer:
         named: dict[str, list[torch.nn.Parameter]] = {g: [] for g in GROUPS}
         for name, prm in self.model.named_parameters():
             named[parameter_group(name)].append(prm)
-        groups = [{"params": named[g], "lr": lrs[g], "name": g} for g in GROUPS if named[g]]
+        used = [g for g in GROUPS if named[g]]
+        groups = [{"params": named[g], "lr": lrs[g], "name": g} for g in used]
         opt: torch.optim.Optimizer
         if o.method == "adam":
             opt = torch.optim.Adam(groups, betas=(o.beta1, o.beta2), eps=o.eps, weight_decay=o.weight_decay)
         else:
             opt = torch.optim.SGD(groups, momentum=o.momentum, weight_decay=o.weight_decay)
-        return [float(g["lr"]) for g in groups], opt
+        return [lrs[g] for g in used], opt
 
     @contextmanager
     def _own_rng(self) -> Iterator[None]:
-        cuda = self.device.type == "cuda" and self._rng_cuda is not None
-        with torch.random.fork_rng(devices=[self.device] if cuda else []):
+        rng_cuda = self._rng_cuda if self.device.type == "cuda" else None
+        with torch.random.fork_rng(devices=[self.device] if rng_cuda is not None else []):
             torch.set_rng_state(self._rng_cpu)
-            if cuda:
-                torch.cuda.set_rng_state(self._rng_cuda, self.device)
+            if rng_cuda is not None:
+                torch.cuda.set_rng_state(rng_cuda, self.device)
             try:
                 yield
             finally:
                 self._rng_cpu = torch.get_rng_state()
-                if cuda:
+                if rng_cuda is not None:
                     self._rng_cuda = torch.cuda.get_rng_state(self.device)
 
     # ----------------------------------------------------------------- stepping

@@ -92,8 +92,8 @@ def maps_frame(run: str, snaps: Sequence[TextSnapshot], tokens: Sequence[str], l
                 "layer": layer,
                 "query": q,
                 "key": k,
-                "query_token": [tokens[i] for i in q],
-                "key_token": [tokens[j] for j in k],
+                "query_token": [tokens[int(i)] for i in q],
+                "key_token": [tokens[int(j)] for j in k],
                 "a": s.arrays["attn_map_mean"][layer][q, k],
             }
         )
