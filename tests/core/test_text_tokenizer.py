@@ -25,7 +25,7 @@ from engine.core.text.tokenizer import UNK, basic_english, build_vocabulary
         # lower-case; "," "!" "." "?" "(" ")" become separate tokens
         ("Hello, World! Bye.", ["hello", ",", "world", "!", "bye", "."]),
         # ' gets spaces around it: it's → it ' s ;  '"' is removed
-        ("It's \"quoted\"", ["it", "'", "s", "quoted"]),
+        ('It\'s "quoted"', ["it", "'", "s", "quoted"]),
         # ';' and ':' become spaces; <br /> becomes a space
         ("a;b:c<br />d", ["a", "b", "c", "d"]),
         ("(x)? y", ["(", "x", ")", "?", "y"]),
