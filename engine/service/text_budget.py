@@ -8,7 +8,8 @@ Counts (V = vocabulary, d = d_model, f = d_ff, L = layers, H = heads, B·T = bat
 * per-step temporaries: the logits, their log-softmax and its gradient (3·B·T·V), per layer
   ~(12d + 3f)·B·T activations and 3·B·H·T² attention entries (scores, softmax, dropout mask);
 * evaluation: a logits chunk (trainer.EVAL_CHUNK_LOGITS, twice) and the probe maps;
-* the token ids of the corpus (int64, as numpy and as a tensor).
+* the corpus: its token ids (int64, as numpy and as a tensor) and its text while it is encoded
+  (≈ 8 bytes per token): 24 bytes per training token.
 
 Total × 1.5 safety, against ``SCANSNAP_MAX_RUN_MB`` (default 2048, as the synthetic runs).
 Work: 6·B·T·(V·d + L·(4d² + 2·d·f)) + 12·L·B·T²·d floating-point operations per step (forward and
@@ -49,7 +50,7 @@ class TextEstimate:
         return (
             f"~{self.total_mb:,.0f} MB ({self.n_params:,} parameters: {self.bytes_params / mb:,.0f} MB with gradients "
             f"and optimiser state; one step's temporaries {self.bytes_step / mb:,.0f} MB; evaluation "
-            f"{self.bytes_eval / mb:,.0f} MB; corpus ids {self.bytes_corpus / mb:,.0f} MB; ×{SAFETY} safety)"
+            f"{self.bytes_eval / mb:,.0f} MB; corpus {self.bytes_corpus / mb:,.0f} MB; ×{SAFETY} safety)"
         )
 
 
@@ -77,7 +78,7 @@ def estimate(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | N
     per_step = 6 * BT * (V * d + L * (4 * d * d + 2 * d * f)) + 12 * L * o.batch * T * T * d
     per_eval = 2 * (p.val_windows + 1) * p.eval_batch * T * (V * d + L * (4 * d * d + 2 * d * f))
     flop = o.steps * per_step + len(schedule(cfg)) * per_eval
-    return TextEstimate(n_params, 4.0 * n_params * copies, 4.0 * step, 4.0 * evaluation, 16.0 * N, float(flop))
+    return TextEstimate(n_params, 4.0 * n_params * copies, 4.0 * step, 4.0 * evaluation, 24.0 * N, float(flop))
 
 
 def max_text_flop() -> float:
@@ -90,7 +91,8 @@ def check_text_budget(cfg: TextRunConfig, vocab: int | None = None, train_tokens
     if est.total_mb > max_run_mb():
         raise ConfigError(
             f"this text run needs {est.describe()}, over the limit of {max_run_mb():,.0f} MB per run "
-            "(SCANSNAP_MAX_RUN_MB): reduce data.vocab_size, optim.batch, optim.bptt or model.d_model"
+            "(SCANSNAP_MAX_RUN_MB): reduce data.vocab_size, data.max_train_tokens, optim.batch, optim.bptt "
+            "or model.d_model"
         )
     if est.flop > max_text_flop():
         hours = est.flop / ASSUMED_CPU_FLOPS / 3600
