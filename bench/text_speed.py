@@ -7,7 +7,8 @@
    corpus (full vocabulary), next to a plain ``nn.TransformerEncoder`` model of the same size (the
    PyTorch word-LM tutorial's model, as in the paper's notebook) trained by the same loop on the
    same batches: timed blocks of ``--steps`` steps alternate between the two, medians of
-   ``--repeats`` blocks after a warm-up, both with the same torch thread count;
+   ``--repeats`` blocks after a warm-up (and the ratio of the fastest blocks, less sensitive to
+   other load), both with the same torch thread count;
 2. the time of one snapshot (probe maps + validation loss);
 3. peak RSS of a fresh process that trains 5 steps and takes a snapshot, against the estimate of
    engine/service/text_budget.py.
@@ -116,7 +117,10 @@ def side_by_side(steps: int, repeats: int) -> dict:
         "ours_tokens_per_s": ours_tps,
         "baseline_tokens_per_s": base_tps,
         "ratio_ours_over_baseline": ours_tps / base_tps,
+        "ratio_best_blocks": min(t_base) / min(t_ours),
         "ours_ms_per_step": 1000 * statistics.median(t_ours) / steps,
+        "ours_ms_per_step_blocks": [1000 * t / steps for t in t_ours],
+        "baseline_ms_per_step_blocks": [1000 * t / steps for t in t_base],
         "baseline_ms_per_step": 1000 * statistics.median(t_base) / steps,
         "snapshot_ms": 1000 * statistics.median(snap),
     }
