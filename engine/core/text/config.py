@@ -1,0 +1,174 @@
+"""Validated, frozen configuration of a real-text run (pydantic v2, like ``engine.core.config``).
+
+``TextRunConfig`` = data (which corpus, vocabulary cap) + model (the causal Transformer) +
+optim (optimiser, the three learning rates, StepLR, clipping, batch × bptt, steps) + probe (what
+the snapshots measure) + snapshots (the schedule).  Unknown keys and bad values raise
+:class:`~engine.core.config.ConfigError` naming the field, the value and what is allowed.
+Defaults are the paper's Fig. 7 run (science §5): emsize 200, d_hid 200, 1 head, dropout 0.3,
+sinusoidal PE, post-LN, SGD lr 5 (lr 10 on the MLP), StepLR γ = 0.95 per epoch, clip 0.5,
+batch 20 × bptt 35.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from engine.core.config import ConfigError, SnapshotConfig, format_validation_error, set_dotted
+
+LearningRate = Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)]
+MAX_TEXT_VOCAB = 300_000
+HF_DATASETS = ("wikitext-2-v1", "wikitext-2-raw-v1", "wikitext-103-v1", "wikitext-103-raw-v1")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+class TextDataConfig(_Frozen):
+    """Which corpus.  ``builtin``: the default corpus shipped as a dependency (see
+    ``engine.service.corpora``); ``wikitext-dir``: ``wiki.train.tokens`` / ``wiki.valid.tokens``
+    in the folder ``path``; ``huggingface``: ``hf_dataset`` through the ``datasets`` package
+    (online, optional); ``upload``: the user's .txt stored under ``upload_name``.
+    Corpora without a validation split use the last ``valid_fraction`` of the text."""
+
+    source: Literal["builtin", "wikitext-dir", "huggingface", "upload"] = "builtin"
+    path: str | None = Field(None, max_length=4096)
+    hf_dataset: Literal["wikitext-2-v1", "wikitext-2-raw-v1", "wikitext-103-v1", "wikitext-103-raw-v1"] = (
+        "wikitext-2-v1"
+    )
+    upload_name: str | None = Field(None, min_length=1, max_length=200)
+    vocab_size: int = Field(30_000, ge=2, le=MAX_TEXT_VOCAB)
+    max_train_tokens: int | None = Field(None, ge=1_000, le=10**9)
+    valid_fraction: float = Field(0.1, ge=0.01, le=0.5, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _check(self) -> TextDataConfig:
+        if self.source == "wikitext-dir" and not self.path:
+            raise ValueError("source='wikitext-dir' needs path: the folder holding wiki.train.tokens")
+        if self.source == "upload" and not self.upload_name:
+            raise ValueError("source='upload' needs upload_name: the name of the uploaded .txt")
+        if self.source != "wikitext-dir" and self.path is not None:
+            raise ValueError(f"path is only used with source='wikitext-dir' (source is {self.source!r})")
+        return self
+
+
+class TextModelConfig(_Frozen):
+    """A causal Transformer LM: embedding (× √d) + positional encoding, ``n_layers`` blocks of
+    multi-head causal self-attention and an MLP (ReLU / linear / none) with residuals and
+    LayerNorm (``post``: x ← LN(x + f(x)), nn.TransformerEncoderLayer's default; ``pre``:
+    x ← x + f(LN(x)), with a final LN), then a linear decoder (tied to the embedding or not)."""
+
+    d_model: int = Field(200, ge=4, le=2048)
+    n_heads: int = Field(1, ge=1, le=64)
+    d_ff: int = Field(200, ge=1, le=8192)
+    n_layers: int = Field(1, ge=1, le=4)
+    dropout: float = Field(0.3, ge=0, lt=1, allow_inf_nan=False)
+    positional: Literal["none", "sinusoidal", "learned"] = "sinusoidal"
+    mlp: Literal["relu", "linear", "none"] = "relu"
+    norm: Literal["post", "pre"] = "post"
+    tie_weights: bool = False
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+
+    @model_validator(mode="after")
+    def _check(self) -> TextModelConfig:
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model = {self.d_model} must be divisible by n_heads = {self.n_heads}")
+        return self
+
+
+class TextOptimConfig(_Frozen):
+    """Separate learning rates: ``lr_attention`` (W_Q, W_K, W_V, output projection), ``lr_mlp``
+    (both MLP layers), ``lr_other`` (embedding, positional table, LayerNorms, decoder).  StepLR:
+    every rate × ``gamma`` after each epoch.  ``clip_norm``: global gradient-norm clip (None: off)."""
+
+    method: Literal["sgd", "adam"] = "sgd"
+    lr_attention: LearningRate = 5.0
+    lr_mlp: LearningRate = 10.0
+    lr_other: LearningRate = 5.0
+    momentum: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False)
+    beta1: float = Field(0.9, ge=0, lt=1, allow_inf_nan=False)
+    beta2: float = Field(0.999, ge=0, lt=1, allow_inf_nan=False)
+    eps: float = Field(1e-8, gt=0, le=1, allow_inf_nan=False)
+    weight_decay: float = Field(0.0, ge=0, le=10, allow_inf_nan=False)
+    gamma: float = Field(0.95, gt=0, le=1, allow_inf_nan=False)
+    clip_norm: float | None = Field(0.5, gt=0, le=1e6, allow_inf_nan=False)
+    batch: int = Field(20, ge=1, le=4096)
+    bptt: int = Field(35, ge=2, le=4096)
+    steps: int = Field(1500, ge=0, le=10**7)
+    seed: int = Field(1, ge=0, le=2**31 - 1)
+
+
+class TextProbeConfig(_Frozen):
+    """What a snapshot measures.  The probe set is the validation stream batchified into
+    ``eval_batch`` streams, window ``probe_window`` (the notebook's offset 100·bptt), clipped to
+    the last full window; the map is its first sequence.  Validation loss: the first
+    ``val_windows`` full windows of the same streams.  Frequent tokens: the ``frequent_top_n``
+    most frequent training tokens (``<unk>`` excluded)."""
+
+    eval_batch: int = Field(10, ge=1, le=1024)
+    probe_window: int = Field(100, ge=0, le=10**6)
+    val_windows: int = Field(20, ge=1, le=10_000)
+    frequent_top_n: int = Field(20, ge=1, le=10_000)
+
+
+def _text_snapshots() -> SnapshotConfig:
+    return SnapshotConfig(linear_every=100, log_count=20, max_count=300)
+
+
+class TextRunConfig(_Frozen):
+    name: str = Field("", max_length=200)
+    data: TextDataConfig = TextDataConfig()
+    model: TextModelConfig = TextModelConfig()
+    optim: TextOptimConfig = TextOptimConfig()
+    probe: TextProbeConfig = TextProbeConfig()
+    snapshots: SnapshotConfig = Field(default_factory=_text_snapshots)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TextRunConfig:
+        _reject_unknown_keys(d, cls, "")
+        try:
+            return cls.model_validate(d)
+        except ValidationError as e:
+            raise ConfigError(format_validation_error(e)) from None
+
+    @classmethod
+    def from_json(cls, text: str) -> TextRunConfig:
+        try:
+            d = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise ConfigError(f"config is not valid JSON: {e}") from None
+        except ValueError as e:
+            raise ConfigError(f"config JSON has a number too long to read: {e}") from None
+        if not isinstance(d, dict):
+            raise ConfigError("config JSON must be an object with keys: " + ", ".join(cls.model_fields))
+        return cls.from_dict(d)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> TextRunConfig:
+        """Apply dotted overrides, e.g. ``{"model.n_layers": "3", "optim.lr_mlp": "10"}``."""
+        d = self.to_dict()
+        for key, value in overrides.items():
+            set_dotted(d, key, value)
+        return TextRunConfig.from_dict(d)
+
+
+def _reject_unknown_keys(d: Any, model: type[BaseModel], where: str) -> None:
+    """Unknown keys name their place and this model's allowed keys (checked before pydantic, whose
+    shared formatter lists the synthetic RunConfig's keys)."""
+    if not isinstance(d, dict):
+        return
+    for key, value in d.items():
+        place = f"{where}.{key}" if where else str(key)
+        if key not in model.model_fields:
+            raise ConfigError(f"{place}: unknown key; allowed keys: {', '.join(model.model_fields)}")
+        ann = model.model_fields[key].annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            _reject_unknown_keys(value, ann, place)
