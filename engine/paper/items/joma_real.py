@@ -18,7 +18,7 @@ import numpy as np
 
 from engine.core.text.config import TextRunConfig
 from engine.paper import verdicts as vd
-from engine.paper.items.common import ItemResult, Progress
+from engine.paper.items.result import ItemResult, Progress
 from engine.paper.items.text_common import (
     CorpusLoader,
     entropy_figure,

@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots
 from engine.core.text.config import TextDataConfig, TextRunConfig
 from engine.core.text.data import EncodedCorpus
 from engine.core.text.trainer import TextSnapshot, TextTrainer
-from engine.paper.items.common import Progress
+from engine.paper.items.result import Progress
 from engine.paper.text_presets import get_text_preset
 
 CorpusLoader = Callable[[TextDataConfig], EncodedCorpus]
