@@ -2,11 +2,12 @@
 
 import streamlit as st
 
+from engine.core.calibration import Theorem4Constants
 from engine.core.theory import B_exact
 from engine.core.theory import t0 as theory_t0
 from engine.paper.presets import load_presets
 from ui import charts_pages
-from ui.page_data import joma_pair, theorem4_curve
+from ui.page_data import joma_pair, preset_constants, theorem4_curve
 from ui.widgets import font, plot_ui
 
 st.title("Theory")
@@ -55,26 +56,63 @@ def stages_ui() -> None:
                 st.switch_page("app_pages/lab.py", query_params={"preset": name})
 
 
+C0_SOURCES = ("a preset's initial state", "ρ₀ (C₀ = ρ₀⁴/K)", "a value of C₀")
+
+
 def theorem4_ui() -> None:
     st.subheader("Theorem 4 explorer")
+    source = st.radio("take C₀ from", C0_SOURCES, horizontal=True, key="th.src")
+    preset = _preset_picker() if source == C0_SOURCES[0] else None
+    consts = preset_constants(preset) if preset else None
+    fixed = consts is not None
+    pc = load_presets()[preset].config if fixed else None
     c = st.columns(6)
-    M = c[0].number_input("M (vocabulary)", min_value=2, max_value=10**7, value=100, key="th.M")
-    K = c[1].number_input("K (next tokens)", min_value=1, max_value=10**5, value=1, key="th.K")
-    eta_y = c[2].number_input("η_Y", min_value=1e-4, max_value=1e4, value=5.0, format="%g", key="th.ey")
-    eta_z = c[3].number_input("η_Z", min_value=1e-4, max_value=1e4, value=0.5, format="%g", key="th.ez")
-    C0 = c[4].number_input("C₀", min_value=1e-6, max_value=1e6, value=1.0, format="%g", key="th.C0")
+    M = c[0].number_input("M (vocabulary)", 2, 10**7, consts.M if fixed else 100, key=f"th.M.{preset}", disabled=fixed)
+    K = c[1].number_input("K (next tokens)", 1, 10**5, consts.K if fixed else 1, key=f"th.K.{preset}", disabled=fixed)
+    ey, ez = (pc.optim.eta_y, pc.optim.eta_z) if pc else (5.0, 0.5)
+    eta_y = c[2].number_input("η_Y", 1e-4, 1e4, ey, format="%g", key=f"th.ey.{preset}", disabled=fixed)
+    eta_z = c[3].number_input("η_Z", 1e-4, 1e4, ez, format="%g", key=f"th.ez.{preset}", disabled=fixed)
+    C0, note = _c0_input(c[4], source, consts, int(K))
     mode = c[5].radio("x axis", charts_pages.AXES, index=1, key="th.axis", horizontal=False)
     t0 = theory_t0(M, K, eta_y)
     tmax = st.slider("t max (in units of t₀)", 1.0, 100.0, 10.0, key="th.tmax") * t0
     th = theorem4_curve(float(M), float(K), eta_y, eta_z, C0, tmax)
     fig = charts_pages.theorem4(th, mode, M, K, eta_y, font())
-    plot_ui(fig, "th-thm4", f"theorem4-M{M}-K{K}-ey{eta_y:g}-ez{eta_z:g}")
+    plot_ui(fig, "th-thm4", f"theorem4-M{M}-K{K}-ey{eta_y:g}-ez{eta_z:g}-C0{C0:.3g}")
     B0 = float(B_exact(th["t0"], M, K, eta_y, eta_z, C0=C0))
     st.caption(
-        f"t′₀ = {th['t0_prime']:.3g}, t₀ = {th['t0']:.3g} (theory time: single-sample updates); "
-        f"B_n(t₀) = {B0:.3f} depends on K, M and ν = η_Y/η_Z only. "
-        "Fig. 9 of the paper: M=100, K=1, η_Y=10 η_Z (left)."
+        f"{note} t′₀ = {th['t0_prime']:.3g}, t₀ = {th['t0']:.3g} (theory time: single-sample updates); "
+        f"B_n(t₀) = {B0:.3f}. Fig. 9 of the paper: M=100, K=1, η_Y=10 η_Z, C₀ = 1 (left)."
     )
+    if preset and st.button(f"Open the Lab with “{load_presets()[preset].title}”", key="th.open"):
+        st.switch_page("app_pages/lab.py", query_params={"preset": preset})
+
+
+def _preset_picker() -> str | None:
+    """A preset with a common token and ≥ 2 next tokens (Theorem 4's ρ_0 needs both)."""
+    names = [n for n in load_presets() if preset_constants(n) is not None]
+    if not names:
+        st.info("No preset has a common token and two next tokens: choose ρ₀ or a value.")
+        return None
+    pick = "theorem4" if "theorem4" in names else names[0]
+    return st.selectbox("preset", names, index=names.index(pick), key="th.preset",
+                        format_func=lambda n: load_presets()[n].title)  # fmt: skip
+
+
+def _c0_input(col, source: str, consts: Theorem4Constants | None, K: int) -> tuple[float, str]:
+    """C₀ and a sentence on where it comes from."""
+    if consts is not None:
+        col.metric("C₀ = ρ₀⁴/K", f"{consts.C0_paper:.4g}")
+        return consts.C0_paper, (
+            f"From the preset's initial state (zero init): ρ₀² = 1/ρ(0) = {consts.rho0_sq:.4g}, "
+            f"C₀ = ρ₀⁴/K = {consts.C0_paper:.4g}; M, K, η_Y, η_Z are the preset's."
+        )
+    if source == C0_SOURCES[1]:
+        rho0 = col.number_input("ρ₀", min_value=1e-3, max_value=1e3, value=1.0, format="%g", key="th.rho0")
+        C0 = rho0**4 / K
+        return C0, f"ρ₀ = {rho0:g}: C₀ = ρ₀⁴/K = {C0:.4g}."
+    C0 = col.number_input("C₀", min_value=1e-6, max_value=1e6, value=1.0, format="%g", key="th.C0")
+    return C0, f"C₀ = {C0:g} (a free constant)."
 
 
 def joma_ui() -> None:

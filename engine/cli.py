@@ -57,7 +57,7 @@ def _load_config(args: argparse.Namespace) -> Any:
 def cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from engine.service.export import export_run
+    from engine.service.export import export_run, verdicts_json
     from engine.service.runner import RunJob
     from engine.service.store import RunStore
 
@@ -84,6 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     files = export_run(store, job.run_id, args.out, args.format) if args.out else []
     if not args.quiet:
         print(summary(job, status, wall, first, last, files, last_step[0]))
+        print(verdict_lines(json.loads(verdicts_json(store, job.run_id))))
     return EXIT_DIVERGED if status == "diverged" else EXIT_OK
 
 
@@ -112,6 +113,18 @@ def summary(
         f"t_0 = {theory.t0(pb.M, pb.K, eta_y):.2f} (batch-size-1 gradient-flow time, science §2.8)"
     )
     lines += [f"wrote {p}" for p in files]
+    return "\n".join(lines)
+
+
+def verdict_lines(verdicts: list[dict[str, Any]]) -> str:
+    """One line a verdict: PASS / FAIL / N/A, replica, claim, value (threshold), and why when n/a."""
+    lines = ["verdicts (the claims of Theorems 2–4; n/a says why):"]
+    for v in verdicts:
+        word = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A "}[v["status"]]
+        value = "—" if v["value"] is None else f"{v['value']:.4g}"
+        why = f"  [{v['reason']}]" if v["status"] == "n/a" else ""
+        outside = f"  (outside: {'; '.join(v['conditions'])})" if v["conditions"] and v["status"] != "n/a" else ""
+        lines.append(f"  {word}  r{v['replica']}  {v['claim'][:60]:<60} {value:>10} ({v['threshold']}){why}{outside}")
     return "\n".join(lines)
 
 

@@ -196,7 +196,7 @@ def test_run_summary(procs):
     assert "steps 20" in r.stdout
     assert "M=34 tokens" in r.stdout
     assert re.search(r"^loss\s+\S+\s+\S+$", r.stdout, re.M)
-    for f in ("config.json", "trajectory.parquet", "scalars.parquet"):
+    for f in ("config.json", "verdicts.json", "trajectory.parquet", "scalars.parquet"):
         assert f"wrote {procs['out'] / f}" in r.stdout
     store.close()
 
@@ -253,7 +253,7 @@ def test_list_and_export_csv(procs, tmp_path):
     assert "finished" in line and "step 20" in line and "syn-small" in line
 
     assert r_exp.returncode == 0, r_exp.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["config.json", "scalars.csv", "trajectory.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "scalars.csv", "trajectory.csv", "verdicts.json"]
     traj = pd.read_csv(out / "trajectory.csv")
     assert list(traj.columns) == ["step", "replica", "m", "n", "l", "kind", "P", "z", "c"]
     assert len(traj) == len(pd.read_parquet(procs["out"] / "trajectory.parquet"))

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 import plotly.graph_objects as go
 from cachetools import LRUCache, cached
+from cachetools.keys import hashkey
 
 F = TypeVar("F", bound=Callable[..., Any])
 BOUNDS_MB = {  # one cache per cached function (two share "theory curves": 2 × 8 MB)
@@ -47,8 +48,8 @@ def nbytes(obj: Any) -> int:
         return 64
 
 
-def byte_lru(name: str) -> Callable[[F], F]:
-    """Decorate a function whose arguments are hashable: its results are kept in an LRU of at most
-    ``BOUNDS_MB[name]`` megabytes, one for the whole server."""
+def byte_lru(name: str, key: Callable[..., Any] = hashkey) -> Callable[[F], F]:
+    """Decorate a function: its results are kept in an LRU of at most ``BOUNDS_MB[name]`` megabytes,
+    one for the whole server, keyed by its (hashable) arguments or by ``key(*args)``."""
     cache: LRUCache[Any, Any] = LRUCache(BOUNDS_MB[name] * 2**20, getsizeof=nbytes)
-    return cached(cache, lock=threading.Lock())  # type: ignore[return-value]
+    return cached(cache, key=key, lock=threading.Lock())  # type: ignore[return-value]

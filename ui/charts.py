@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots  # P(l|n) preview
 
+from engine.core.metrics import label
 from engine.paper.history import TokenInfo, decimate, rnd
 from ui.chart_style import (
     COMMON_GREY,
@@ -48,13 +50,23 @@ def cn_lines(
     """c_n over time for next token n: one line per token of supp(n)."""
     fig = spec(
         token_traces(steps, C, supp, info, "c", mf),
-        f"c_n over time, next token n={n} · step {step}",
+        f"Attention c(l | n) over time, next token n={n} · step {step}",
         font,
         "cn",
         "step",
-        "c(l|n)",
+        "attention c(l | n)",
     )
     cursor_line(fig, cursor)
+    return _long_runs_on_log_x(fig, steps)
+
+
+LOG_X_FROM = 2000  # steps: a longer run's token lines are drawn on a log step axis (the fast start shows)
+
+
+def _long_runs_on_log_x(fig: Spec, steps: np.ndarray) -> Spec:
+    if len(steps) and steps.max() >= LOG_X_FROM:
+        fig["layout"]["xaxis"]["title"]["text"] = "step (log)"
+        _log_x(fig, float(steps.max()))
     return fig
 
 
@@ -64,7 +76,12 @@ def cn_heatmap(c: np.ndarray, psi: np.ndarray, step: int, font: int = FONT) -> S
     # A plain spec, no go.Figure: it is rebuilt on every live tick, and plotly's validation of the
     # colour scale and the layout cost more than building it.
     lay = layout_style(
-        f"c_n for all next tokens at step {step}", font, "cnh", "token l", "", height=max(300, 60 + 28 * len(order))
+        f"Attention c_n of every next token at step {step}",
+        font,
+        "cnh",
+        "token l",
+        "",
+        height=max(300, 60 + 28 * len(order)),
     )
     lay["yaxis"].update(autorange="reversed", type="category")
     return {
@@ -75,7 +92,7 @@ def cn_heatmap(c: np.ndarray, psi: np.ndarray, step: int, font: int = FONT) -> S
                 y=[f"n={n} (q={psi[n]})" for n in order],
                 colorscale="Viridis",
                 zmin=0,
-                colorbar=dict(title=dict(text="c"), nticks=4),
+                colorbar=dict(title=dict(text="c(l|n)"), nticks=4),
                 hovertemplate="n=%{y}, l=%{x}: c=%{z}<extra></extra>",
             )
         ],
@@ -96,125 +113,154 @@ def z_lines(
     """z_{q,l} trajectories of query q, with the mean-field theory dashed."""
     fig = spec(
         token_traces(steps, Z, tokens, info, "z", mf),
-        f"z_m trajectories, query q={q} (dashed: mean-field T→∞)",
+        f"Attention logits z(m, l) of query q={q} (dashed: T→∞ mean field)",
         font,
         "z",
         "step",
-        "z(m,l)",
+        "logit z(m, l)",
     )
     cursor_line(fig, cursor)
+    return _long_runs_on_log_x(fig, steps)
+
+
+PREDICTED = dict(color="#555555", width=2, dash="dot")
+MEASURED = dict(color="#c0392b", width=3)
+INDICATIVE = dict(color="#8a8a8a", width=2.5, dash="dot")
+
+
+def theory_line(overlay: dict[str, Any], color: str) -> dict[str, Any]:
+    """A theory curve's line: dashed in the measurement's colour when Theorem 4 applies, dotted in a
+    greyed version of it (indicative) when its conditions fail."""
+    return dict(color=color, **THEORY) if overlay.get("solid") else {**INDICATIVE, "color": greyed(color)}
+
+
+def greyed(color: str, grey: float = 0.55) -> str:
+    """``color`` (#rrggbb) mixed with mid grey: still tells the curves apart, reads as secondary."""
+    rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round((1 - grey) * c + grey * 150):02x}" for c in rgb)
+
+
+def _markers(fig: Spec, overlay: dict[str, Any] | None, snap: int | None, xmax: float) -> None:
+    """Predicted t′₀ and t₀ (dotted, labelled as predictions) and the measured snap (solid), with the
+    phases shaded by what was measured: scanning before the snap, snapped after it."""
+    shapes = fig["layout"].setdefault("shapes", [])
+    notes = fig["layout"].setdefault("annotations", [])
+    rect = dict(type="rect", y0=0, y1=1, xref="x", yref="paper", opacity=0.08, line=dict(width=0), layer="below")
+    if snap:
+        shapes += [{**rect, "x0": 1e-3, "x1": snap, "fillcolor": "#1f77b4"},
+                   {**rect, "x0": snap, "x1": max(xmax, snap) * 10, "fillcolor": "#ff7f0e"},
+                   vline(snap, MEASURED["color"], "solid")]  # fmt: skip
+        notes.append(_label(snap, "snap (measured)", xmax, 0.92))
+    for key, name, y in (("t0_prime", "t′₀ pred.", 0.8), ("t0", "t₀ pred.", 0.68)):
+        x = (overlay or {}).get(key)
+        if x is not None and np.isfinite(x) and 0 < x <= xmax:
+            shapes.append(vline(float(x), PREDICTED["color"], "dot"))
+            notes.append(_label(float(x), name, xmax, y))
+
+
+def _label(x: float, text: str, xmax: float, y: float) -> dict[str, Any]:
+    """A marker's label beside its line on the log axis: right of it in the left 60 % of the plot,
+    left of it further right (so it stays inside the plot area)."""
+    where = math.log10(max(x, 1)) / max(math.log10(max(xmax, 10)), 1e-9)
+    return dict(x=math.log10(x), y=y, yref="paper", text=text, showarrow=False, yanchor="bottom",
+                xanchor="left" if where < 0.6 else "right", bgcolor="rgba(255,255,255,0.8)")  # fmt: skip
+
+
+CAPTION_CHARS = 62  # characters per caption line: fits a half-width chart at the normal font
+
+
+def caption(fig: Spec, text: str) -> Spec:
+    """One sentence under the chart saying what to see (inside the figure: no extra page element),
+    wrapped to ``CAPTION_CHARS`` per line, below the x-axis title, with the margin grown to hold it."""
+    lay = fig["layout"]
+    size = lay["xaxis"]["tickfont"]["size"]
+    lines = textwrap.wrap(text, CAPTION_CHARS) or [""]
+    axis = 2.4 * size + 24  # tick labels and the axis title under the plot area
+    lay.setdefault("annotations", []).append(
+        dict(text="<br>".join(lines), x=0, xref="paper", xanchor="left", y=0, yref="paper", yshift=-axis,
+             yanchor="top", showarrow=False, align="left", font=dict(size=size, color="#444"))
+    )  # fmt: skip
+    need = int(axis + 1.35 * size * len(lines) + 10)
+    grow = max(0, need - lay["margin"]["b"])
+    lay["margin"]["b"] += grow
+    lay["height"] = int(lay["height"] + grow)
     return fig
 
 
-def _phases(fig: Spec, overlay: dict[str, Any] | None, xmax: float) -> None:
-    if not overlay:
-        return
-    t1, t0 = overlay["t0_prime"], overlay["t0"]
-    rect = dict(type="rect", y0=0, y1=1, xref="x", yref="paper", opacity=0.08, line=dict(width=0), layer="below")
-    fig["layout"].setdefault("shapes", []).extend(
-        [
-            {**rect, "x0": 1e-3, "x1": t1, "fillcolor": "#1f77b4"},
-            {**rect, "x0": t0, "x1": max(xmax, t0) * 10, "fillcolor": "#ff7f0e"},
-            vline(t1),
-            vline(t0),
-        ]
-    )
-    fig["layout"]["annotations"] = [
-        dict(
-            x=math.log10(x),
-            y=1.0,
-            yref="paper",
-            text=name,
-            showarrow=False,
-            yanchor="bottom",
-            xanchor=anchor,
-            font=dict(size=15),
-        )
-        for x, name, anchor in ((t1, "t′₀", "right"), (t0, "t₀", "left"))
-    ]
+def _log_x(fig: Spec, xmax: float) -> None:
+    fig["layout"]["xaxis"].update(type="log", dtick=1, range=[-0.05, math.log10(max(xmax, 10)) + 0.05])
+
+
+def _phase_axis(
+    fig: Spec, steps: np.ndarray, overlay: dict[str, Any] | None, snap: int | None, cursor: float | None
+) -> Spec:
+    """A log step axis with the predicted t′₀, t₀, the measured snap and its phases, and the cursor."""
+    xmax = float(steps.max()) if len(steps) else 10.0
+    _markers(fig, overlay, snap, xmax)
+    cursor_line(fig, cursor)
+    _log_x(fig, xmax)
+    return fig
 
 
 def entropy_chart(
-    steps: np.ndarray, H: np.ndarray, overlay: dict[str, Any] | None, font: int = FONT, cursor: float | None = None
-) -> Spec:
-    """entropy_distinct vs step on a log axis; shaded scanning (t < t′₀) and snapping (t > t₀)."""
+    steps: np.ndarray, H: np.ndarray, overlay: dict[str, Any] | None, snap: int | None, font: int = FONT,
+    cursor: float | None = None,
+) -> Spec:  # fmt: skip
+    """H(c_n) on distinct tokens vs step (log); phases shaded by the measured snap, predictions marked."""
     pos = steps > 0
     keep = decimate(int(pos.sum()), MAX_POINTS)
-    fig = spec(
-        [
-            dict(
-                type="scatter",
-                x=steps[pos][keep].tolist(),
-                y=jl(H[pos][keep]),
-                mode="lines+markers",
-                name="entropy_distinct",
-                line=dict(color="#2c3e50", width=3),
-                marker=dict(size=5),
-            )
-        ],
-        "entropy_distinct (nats) · blue: scan, orange: snap",
-        font,
-        "H",
-        "step (log)",
-        "entropy_distinct",
-    )
-    xmax = float(steps.max()) if len(steps) else 10.0
-    _phases(fig, overlay, xmax)
-    cursor_line(fig, cursor)
-    lo = -0.3 if not overlay else math.log10(max(min(overlay["t0_prime"], 1) / 2, 1e-2))
-    fig["layout"]["xaxis"].update(type="log", dtick=1, range=[lo, math.log10(max(xmax, 10)) + 0.05])
-    return fig
+    trace = dict(type="scatter", x=steps[pos][keep].tolist(), y=jl(H[pos][keep], 6), mode="lines+markers",
+                 name=label("entropy_distinct"), line=dict(color="#2c3e50", width=3), marker=dict(size=5))  # fmt: skip
+    fig = spec([trace], "Attention entropy on distinct tokens", font, "H", "step (log)", "H(c_n) (nats)")
+    return _phase_axis(fig, steps, overlay, snap, cursor)
 
 
-def b_chart(
-    steps: np.ndarray,
-    B_hat: np.ndarray,
-    dz: np.ndarray,
-    lo: np.ndarray,
-    overlay: dict[str, Any] | None,
-    n: int | str,
-    font: int = FONT,
+def snap_chart(
+    steps: np.ndarray, dz_common: np.ndarray, B_hat: np.ndarray, overlay: dict[str, Any] | None, snap: int | None,
+    n: int | str, font: int = FONT, cursor: float | None = None,
+) -> Spec:  # fmt: skip
+    """The snap: −Δz of the common token(s) (its largest move) and B̂_n, measured, with calibrated
+    Theorem 4 (solid if its conditions hold, dotted grey if indicative), on a log step axis."""
+    pos = steps > 0
+    keep = decimate(int(pos.sum()), MAX_POINTS)
+    x = steps[pos][keep].tolist()
+    traces = [
+        dict(type="scatter", x=x, y=jl(dz_common[pos][keep]), mode="lines+markers", name="−Δz common, measured",
+             line=dict(color="#d35400", width=3.5), marker=dict(size=5)),
+        dict(type="scatter", x=x, y=jl(B_hat[pos][keep]), mode="lines", name="B̂, measured",
+             line=dict(color="#1f77b4", width=3)),
+    ]  # fmt: skip
+    if overlay and "step" in overlay:
+        th = overlay["step"] > 0
+        where = "Thm 4" if overlay.get("solid") else "Thm 4 (indicative)"
+        for key, name, color in (("dz_common_theory", "−Δz common", "#d35400"), ("B_theory", "B", "#1f77b4")):
+            traces.append(dict(type="scatter", x=jl(overlay["step"][th]), y=jl(overlay[key][th]), mode="lines",
+                               name=f"{name}, {where}", line=theory_line(overlay, color)))  # fmt: skip
+    title = f"The snap: the common token's logit drop and B̂ (n = {n})"
+    fig = spec(traces, title, font, "B", "step (log)", "logit change (nats)")
+    if overlay and "C0" in overlay:  # Theorem 4's constant from the run's initial state
+        fig["layout"]["legend"]["title"] = dict(text=f"Thm 4: C₀ = ρ₀⁴/K = {overlay['C0']:.3g}")
+    return _phase_axis(fig, steps, overlay, snap, cursor)
+
+
+def bracket_chart(
+    steps: np.ndarray, B_hat: np.ndarray, dz: np.ndarray, lo: np.ndarray, n: int | str, font: int = FONT,
     cursor: float | None = None,
-) -> Spec:
-    """B_hat vs Thm 4's B_n(t), and dz_dominant inside its Thm 3 bracket [bracket_lo, B_hat]."""
+) -> Spec:  # fmt: skip
+    """Theorem 3's bracket: the dominant distinct token's Δz between f²(0)·B̂_n and B̂_n."""
     keep = decimate(len(steps), MAX_POINTS)
     x = steps[keep].tolist()
     traces = [
-        dict(type="scatter", x=x, y=jl(lo[keep]), mode="lines", name="bracket_lo", line=dict(color="#2ca02c", width=1)),
-        dict(
-            type="scatter",
-            x=x,
-            y=jl(B_hat[keep]),
-            mode="lines",
-            name="B_hat",
-            fill="tonexty",
-            fillcolor="rgba(44,160,44,0.15)",
-            line=dict(color="#1f77b4", width=3),
-        ),
-        dict(
-            type="scatter",
-            x=x,
-            y=jl(dz[keep]),
-            mode="lines+markers",
-            name="dz_dominant",
-            line=dict(color="#d62728", width=3),
-            marker=dict(size=5),
-        ),
-    ]
-    if overlay:
-        traces.append(
-            dict(
-                type="scatter",
-                x=jl(overlay["step"]),
-                y=jl(overlay["B_n"]),
-                mode="lines",
-                name="B_n (Thm 4, C₀=1)",
-                line=dict(color="#1f77b4", **THEORY),
-            )
-        )
-    fig = spec(traces, f"B_hat vs theory B_n; dz_dominant in bracket (n={n})", font, "B", "step", "nats")
+        dict(type="scatter", x=x, y=jl(lo[keep]), mode="lines", name=label("bracket_lo"),
+             line=dict(color="#2ca02c", width=1.5)),
+        dict(type="scatter", x=x, y=jl(B_hat[keep]), mode="lines", name=label("B_hat"), fill="tonexty",
+             fillcolor="rgba(44,160,44,0.15)", line=dict(color="#1f77b4", width=2.5)),
+        dict(type="scatter", x=x, y=jl(dz[keep]), mode="lines+markers", name=label("dz_dominant"),
+             line=dict(color="#d62728", width=3), marker=dict(size=5)),
+    ]  # fmt: skip
+    fig = spec(traces, f"Theorem 3: the winner's Δz inside its bracket (n = {n})", font, "bracket", "step", "nats")
     cursor_line(fig, cursor)
-    return fig
+    return _long_runs_on_log_x(fig, steps)
 
 
 def loss_chart(
@@ -228,18 +274,23 @@ def loss_chart(
                 type="scatter",
                 x=x,
                 y=jl(np.maximum(loss[keep], 1e-8)),
-                name="loss",
+                name=label("loss"),
                 line=dict(color="#8c564b", width=3),
             ),
             dict(
-                type="scatter", x=x, y=jl(acc[keep]), name="accuracy", yaxis="y2", line=dict(color="#17becf", width=3)
+                type="scatter",
+                x=x,
+                y=jl(acc[keep]),
+                name=label("accuracy"),
+                yaxis="y2",
+                line=dict(color="#17becf", width=3),
             ),
         ],
-        "loss and accuracy (all classes, T→∞ contexts)",
+        "Loss and accuracy (all classes, T→∞ contexts)",
         font,
         "loss",
         "step",
-        "loss",
+        "loss (nats, log)",
     )
     cursor_line(fig, cursor)
     lay = fig["layout"]
@@ -256,7 +307,9 @@ def loss_chart(
     )
     lay["legend"].update(orientation="h", x=0.5, xanchor="center", y=1.0, yanchor="bottom")
     lay["margin"]["r"] = 40 + 3 * font
-    return fig
+    lay["margin"]["t"] += int(1.6 * font)  # the legend's row sits between the title and the plot
+    lay["height"] += int(1.6 * font)
+    return _long_runs_on_log_x(fig, steps)
 
 
 PREVIEW_COLUMNS = 600  # tokens drawn side by side; more are max-pooled into this many columns

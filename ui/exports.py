@@ -14,9 +14,9 @@ import numpy as np
 
 from engine.core.config import RunConfig
 from engine.paper.claims import run_claims
-from engine.paper.history import RunHistory, observed, query_row, token_info
+from engine.paper.history import RunHistory, observed, problem_from_statics, query_row, token_info
 from engine.paper.report import Section, environment, render_html
-from engine.paper.theory_view import theory_overlay
+from engine.paper.theory_view import calibrated_overlay, measured_snap
 from engine.service.export import export_run
 from ui import charts
 
@@ -45,7 +45,8 @@ def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[t
     st_ = store.statics(run_id)
     P, kind = st_["P"], st_["token_kind"]
     tinfo, steps = token_info(P, kind), np.asarray(hist.steps)
-    overlay = theory_overlay(cfg, cfg.optim.steps, replica)
+    z0 = hist.z[0][replica].astype(np.float64) if hist.z else np.zeros((len(st_["query_tokens"]), P.shape[1]))
+    overlay = calibrated_overlay(cfg, problem_from_statics(st_, cfg), z0, replica)
     figs: list[tuple[str, Any]] = []
     if hist.c and not hist.topk:
         q = query_row(st_, n)
@@ -59,10 +60,15 @@ def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[t
                                              mf=_twin(st_, replica, "z", q))),
         ]  # fmt: skip
     hs, H = hist.metric("entropy_distinct", replica)
-    figs.append(("Entropy of c_n on distinct tokens", charts.entropy_chart(hs, H, overlay)))
+    ds, dzc = hist.metric("dz_common", replica)
+    snap = measured_snap(ds, dzc) if np.isfinite(dzc).any() else measured_snap(hs, H)
     bs, B = hist.metric("B_hat", replica)
+    figs.append(
+        ("The snap against Theorem 4 calibrated to this run", charts.snap_chart(ds, dzc, B, overlay, snap, "mean"))
+    )
+    figs.append(("Attention entropy on distinct tokens", charts.entropy_chart(hs, H, overlay, snap)))
     lo, dz = hist.metric("bracket_lo", replica)[1], hist.metric("dz_dominant", replica)[1]
-    figs.append(("B̂_n against Theorem 4", charts.b_chart(bs, B, dz, lo, overlay, "mean")))
+    figs.append(("Theorem 3's bracket", charts.bracket_chart(bs, B, dz, lo, "mean")))
     ls, loss = hist.metric("loss", replica)
     figs.append(("Loss and accuracy", charts.loss_chart(ls, loss, hist.metric("accuracy", replica)[1])))
     return figs
@@ -73,7 +79,7 @@ def html_report(store: Any, run_id: str) -> str:
     info = store.get_run(run_id)
     hist = RunHistory(run_id)
     hist.update(store)
-    verdicts = run_claims(observed(hist, store.statics(run_id), 0))
+    verdicts = run_claims(observed(hist, store.statics(run_id), 0, RunConfig.from_json(info["config_json"])))
     section = Section(
         "Charts (replica 0, next token n = 0)",
         run_figures(store, run_id),

@@ -10,9 +10,12 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.core.calibration import Theorem4Constants
 from engine.core.config import DataConfig
 from engine.core.data import build_problem
 from engine.core.theory import joma_default_mu, joma_simulate, theory_curve
+from engine.paper.presets import load_presets
+from engine.paper.run_theory import initial_constants
 from engine.service.reproductions import StoredReproduction
 from ui import charts
 from ui.caches import byte_lru
@@ -36,6 +39,12 @@ def compare_series(run_id: str, metric: str, last_step: int) -> tuple[np.ndarray
 
 
 @byte_lru("theory curves")
+@byte_lru("theory curves")
+def preset_constants(name: str) -> Theorem4Constants | None:
+    """Theorem 4's ρ_0, C_0, M, K of preset ``name``'s initial state (None without a common token)."""
+    return initial_constants(load_presets()[name].config)
+
+
 def theorem4_curve(M: float, K: float, eta_y: float, eta_z: float, C0: float, tmax: float) -> dict[str, Any]:
     t = np.unique(np.concatenate([np.logspace(-3, np.log10(tmax), 400), np.linspace(0, tmax, 400)[1:]]))
     return theory_curve(t, M, K, eta_y, eta_z, C0=C0)

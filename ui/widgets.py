@@ -72,10 +72,14 @@ def verdicts_ui(verdicts: list[Verdict]) -> None:
 
 
 def badge_detail(v: Verdict) -> str:
-    """The number behind a badge (statistic = value, threshold), or why the claim is n/a."""
+    """The number behind a badge (statistic = value, threshold), or why the claim is n/a; a claim judged
+    outside its theorem's conditions names the first of them."""
+    outside = ""
+    if v.conditions:
+        outside = f" · outside the theorem: {v.conditions[0]}" + (" …" if len(v.conditions) > 1 else "")
     if v.status == "n/a":
-        return "n/a: " + "; ".join([v.reason, *v.conditions])
-    return f"{verdict_word(v)}: {v.statistic} = {v.value:.3g} ({v.threshold})"
+        return f"n/a: {v.reason}{outside}"
+    return f"{verdict_word(v)}: {v.statistic} = {v.value:.3g} ({v.threshold}){outside}"
 
 
 def _widget_value(knob: Knob, raw: Any) -> Any:

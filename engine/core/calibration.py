@@ -57,12 +57,18 @@ from engine.core import theory
 class OptimRule(Protocol):
     """What the stepper needs of an optimiser config (engine.core.config.OptimConfig fits)."""
 
-    method: str
-    momentum: float
-    beta1: float
-    beta2: float
-    eps: float
-    weight_decay: float
+    @property
+    def method(self) -> str: ...
+    @property
+    def momentum(self) -> float: ...
+    @property
+    def beta1(self) -> float: ...
+    @property
+    def beta2(self) -> float: ...
+    @property
+    def eps(self) -> float: ...
+    @property
+    def weight_decay(self) -> float: ...
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ METRICS: dict[str, Metric] = {
         Metric("rel_gain_pred", "predicted gain r(0)·e^{2Δz_{l₀}}", True),
         Metric("share_distinct_up", "share of distinct tokens with Δz > 0", True),
         Metric("share_common_down", "share of common tokens with Δz < 0", True),
+        Metric("dz_common", "−Δz of the common token(s), measured", True),
+        Metric("B_theory", "B_n, calibrated Theorem 4", False),
+        Metric("dz_common_theory", "−Δz of the common token(s), calibrated Theorem 4", False),
     )
 }
 

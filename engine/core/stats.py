@@ -40,3 +40,10 @@ def masked_share(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def relative_gain(ctilde_l: torch.Tensor, ctilde_lp: torch.Tensor) -> torch.Tensor:
     """r_{l/l'|n} = c̃_l²/c̃_l'² − 1 (Theorem 3)."""
     return (ctilde_l / ctilde_lp) ** 2 - 1
+
+
+def common_drop(dz: torch.Tensor, common: torch.Tensor) -> torch.Tensor:
+    """−Δz_c: the drop of the common tokens' logits, z_{ψ(n),c}(0) − z_{ψ(n),c}(t), mean over the
+    common tokens of class n (NaN for a class without one).  dz: (R, K, M), common: (K, M) bool."""
+    n = common.sum(-1).to(dz.dtype)
+    return -(dz * common).sum(-1) / n

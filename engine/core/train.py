@@ -312,6 +312,7 @@ class Trainer:
             "rel_gain_pred": self.r0 * torch.exp(2 * dz0),
             "share_distinct_up": mx.masked_share(dz > 0, d),
             "share_common_down": mx.masked_share(dz < 0, cm),
+            "dz_common": mx.common_drop(dz, cm),
         }
         self._train_loss_sum.zero_()
         self._train_loss_n = 0

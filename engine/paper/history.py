@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.core.data import KIND_COMMON, KIND_DISTINCT
-from engine.paper.claims import Observed
+from engine.core.config import RunConfig
+from engine.core.data import KIND_COMMON, KIND_DISTINCT, Problem
+from engine.paper.claims import Observed, run_claims
+from engine.paper.run_theory import failed_conditions
 
 
 def decimate(n: int, max_points: int) -> np.ndarray:
@@ -129,11 +131,27 @@ class RunHistory:
         return self._index.get((name, replica, -1 if n is None else n), (np.zeros(0, dtype=np.int64), np.zeros(0)))
 
 
-def observed(hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0) -> Observed:
-    """The view of replica ``replica`` that :mod:`engine.paper.claims` judges."""
+def problem_from_statics(statics: dict[str, np.ndarray], cfg: RunConfig) -> Problem:
+    """The run's :class:`~engine.core.data.Problem` from its stored statics (nothing is rebuilt)."""
+    P, query_ids = statics["P"], np.asarray(statics["query_tokens"], dtype=np.int64)
+    psi = np.searchsorted(query_ids, np.asarray(statics["psi"], dtype=np.int64))
+    K, M_ctx = P.shape
+    M = M_ctx + len(query_ids) + K
+    return Problem(P, psi, query_ids, np.asarray(statics["label_ids"]), M, M if cfg.data.layout == "paper" else K)
+
+
+def observed(
+    hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0, cfg: RunConfig | None = None
+) -> Observed:
+    """The view of replica ``replica`` that :mod:`engine.paper.claims` judges (with ``cfg``, the
+    theorems' conditions are checked on it too)."""
     P = statics["P"]
     steps, H = hist.metric("entropy_distinct", replica)
     z = np.stack([z[replica] for z in hist.z]) if hist.z and not hist.topk else None
+    failed, method = {}, "sgd"
+    if cfg is not None:
+        z0 = z[0] if z is not None else np.zeros((len(statics["query_tokens"]), P.shape[1]))
+        failed, method = failed_conditions(cfg, problem_from_statics(statics, cfg), z0, replica), cfg.optim.method
     shares = {}
     for name in ("share_common_down", "share_distinct_up"):
         v = hist.metric(name, replica)[1]
@@ -142,4 +160,17 @@ def observed(hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0)
     zsteps = np.asarray(hist.steps, dtype=np.int64)
     if z is None or len(zsteps) != len(steps):  # the scalar series decides the steps when there are no z rows
         zsteps = steps
-    return Observed(zsteps, z, H, P, statics["token_kind"], rows, shares)
+    dz_steps, dz_common = hist.metric("dz_common", replica)
+    dz = dz_common if len(dz_steps) == len(zsteps) else None
+    return Observed(zsteps, z, H, P, statics["token_kind"], rows, shares, dz, failed, method)
+
+
+def run_verdicts(
+    hist: RunHistory, statics: dict[str, np.ndarray], cfg: RunConfig, max_replicas: int = 16
+) -> list[dict]:
+    """The four claims of every replica (at most ``max_replicas``), JSON-ready, each with its replica."""
+    out = []
+    for r in range(min(cfg.n_replicas, max_replicas)):
+        for v in run_claims(observed(hist, statics, r, cfg)):
+            out.append({**v.to_dict(), "replica": r})
+    return out

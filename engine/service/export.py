@@ -25,6 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.core.config import ConfigError, RunConfig
+from engine.paper.history import RunHistory, run_verdicts
+
 FORMATS = ("parquet", "csv")
 KIND_CATEGORIES = ("distinct", "common")
 _KIND_DTYPE = pd.CategoricalDtype(list(KIND_CATEGORIES))
@@ -164,8 +167,26 @@ def _write_table(df: pd.DataFrame, path: Path, fmt: str) -> Path:
     return _atomic_write(path, lambda p: df.to_csv(p, index=False))
 
 
+def verdicts_json(store: Any, run_id: str) -> str:
+    """The run's verdicts (the claims of Theorems 2–4 per replica, :mod:`engine.paper.claims`) as JSON."""
+    run = store.get_run(run_id)
+    hist = RunHistory(run_id)
+    hist.update(store)
+    cfg = RunConfig.from_json(run["config_json"])
+    return json.dumps(run_verdicts(hist, store.statics(run_id), cfg), indent=2, ensure_ascii=False) + "\n"
+
+
+def _verdicts_or_none(store: Any, run_id: str) -> str | None:
+    """verdicts.json of a run of this lab; None for a stored config that is not a run config (a
+    hand-made store)."""
+    try:
+        return verdicts_json(store, run_id)
+    except ConfigError:
+        return None
+
+
 def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
-    """Write config.json, trajectory.<fmt> and scalars.<fmt> into ``out_dir``; each file is
+    """Write config.json, verdicts.json, trajectory.<fmt> and scalars.<fmt> into ``out_dir``; each file is
     written to a temporary name in the same directory and moved into place atomically."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
@@ -175,8 +196,14 @@ def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     config = json.dumps(json.loads(run["config_json"]), indent=2) + "\n"
+    verdicts = _verdicts_or_none(store, run_id)
     return [
         _atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),
+        *(
+            [_atomic_write(out / "verdicts.json", lambda p: p.write_text(verdicts, encoding="utf-8"))]
+            if verdicts
+            else []
+        ),
         _write_table(trajectory_frame(store, run_id), out / f"trajectory.{fmt}", fmt),
         _write_table(scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
     ]

@@ -12,10 +12,13 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 
+import numpy as np
+
 from engine.core.config import RunConfig
 from engine.core.device import describe_device
 from engine.core.train import DivergedError, Snapshot, Trainer
 from engine.paper.meanfield import meanfield_twin
+from engine.paper.run_theory import theory_scalars
 from engine.service.budget import check_budget
 from engine.service.control import RunControl
 from engine.service.runs import create_run
@@ -53,6 +56,8 @@ class RunJob:
         # called after every status change is stored (a worker process tells the server this way)
         self.on_status: Callable[[str, str | None], None] | None = None
         self._last_checkpoint = time.monotonic()
+        z0 = self.trainer.Z0.double().cpu().numpy()  # Theorem 4 calibrated on the run's own start
+        self.theory = theory_scalars(cfg, self.trainer.problem, z0, np.asarray(self.trainer.schedule))
         self.run_id = resume_id or create_run(store, cfg, name, owner, status)
         store.set_device(self.run_id, self.device)
         if resume_id is None:
@@ -113,6 +118,9 @@ class RunJob:
     def _append(self, snap: Snapshot, checkpoint: bool) -> None:
         """One snapshot (and, if due, the training state) in one transaction; a run that vanished from
         the store (deleted while it trained) raises :class:`RunDeletedError`."""
+        at = int(np.searchsorted(self.trainer.schedule, snap.step))
+        for name, values in self.theory.items():  # B_theory, dz_common_theory: NaN where Thm 4 does not apply
+            snap.scalars[name] = values[at]
         try:
             self.store.append_snapshot(
                 self.run_id,

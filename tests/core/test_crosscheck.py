@@ -19,7 +19,6 @@ from engine.core.model import loss_and_grads_grouped, loss_and_grads_lemma3
 from engine.core.optim import ReplicaOptimizer
 from engine.core.train import Trainer
 from engine.paper import verdicts as vd
-from engine.paper.theory_view import theory_overlay, theory_time
 
 # ============================================================================ numpy helpers
 
@@ -493,24 +492,6 @@ def test_joma_simulate_equals_own_euler_loop():
 
 
 # ============================================================================ views (§2.8, §4 recipe)
-
-
-def own_momentum_time(k: np.ndarray, mu: float) -> np.ndarray:
-    """Cumulative displacement, in single-sample updates, of k momentum steps under a constant
-    gradient, summed term by term: Σ_{i ≤ k} Σ_{j < i} μ^j (integer k)."""
-    return np.array([sum(mu**j for i in range(1, int(n) + 1) for j in range(i)) for n in k])
-
-
-def test_theory_overlay_is_eqn129_at_momentum_time():
-    cfg = RunConfig.from_dict({"optim": {"eta_y": 2.0, "eta_z": 0.5, "momentum": 0.8}})
-    ov = theory_overlay(cfg, 300)
-    M, K = 34, 2
-    ints = np.array([1, 2, 5, 20, 300])
-    np.testing.assert_allclose(theory_time(ints, cfg), own_momentum_time(ints, 0.8), rtol=1e-12)
-    t = theory_time(ov["step"], cfg)
-    np.testing.assert_allclose(ov["B_n"], own_B(t, M, K, 2.0, 0.5), rtol=1e-10, atol=1e-14)
-    for key, want in (("t0", 2 * K * math.log(M) / 2.0), ("t0_prime", K * math.log(M) / 2.0)):
-        assert theory_time([ov[key]], cfg)[0] == pytest.approx(want, rel=1e-9)
 
 
 # ============================================================================ defects found in review, fixed

@@ -15,12 +15,20 @@ import pytest
 
 from bench.webserver import launch_chromium, serve
 from engine.paper.presets import get_preset
+from ui.live.lab_charts import CHARTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a Chromium and a server per test: the slow tier
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refreshes the README's copies
-README_SHOTS = ("lab-paused.png", "lab-designer.png", "lab-lecture.png", "theory.png")
+README_SHOTS = (
+    "lab-paused.png",
+    "lab-designer.png",
+    "lab-lecture.png",
+    "theory.png",
+    "lab-theorem4.png",
+    "lab-lecture-preset.png",
+)
 CN_TITLE = "document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title?.text || ''"
 
 
@@ -91,18 +99,18 @@ def _switch_class_latency(pg) -> float:
     return (time.monotonic() - t0) * 1000
 
 
+KEYS = [c.key for c in CHARTS]  # the live charts in page order
 CHART_BOXES = (
-    "() => Object.fromEntries(['cn', 'cnh', 'z', 'H', 'B', 'loss'].map((k) => { const r = document"
+    f"() => Object.fromEntries({KEYS}.map((k) => {{ const r = document"
     ".querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`).getBoundingClientRect();"
     " return [k, [Math.round(r.left), Math.round(r.top), Math.round(r.width)]]; }))"
 )
 
 
 def _charts_per_row(pg) -> list[list[str]]:
-    """The six live charts as drawn, grouped into rows by their top edge."""
+    """The live charts as drawn, grouped into rows by their top edge."""
     pg.wait_for_function(
-        "() => ['cn', 'cnh', 'z', 'H', 'B', 'loss'].every((k) => "
-        "document.querySelector(`.st-key-lab-${k} .js-plotly-plot .main-svg`))"
+        f"() => {KEYS}.every((k) => document.querySelector(`.st-key-lab-${{k}} .js-plotly-plot .main-svg`))"
     )  # all drawn
     rows: dict[int, list[tuple[int, str]]] = {}
     for key, (left, top, width) in pg.evaluate(CHART_BOXES).items():
@@ -133,7 +141,7 @@ def test_lab_live_pause_reload(server, page):
     s1 = _wait_step_above(pg, 0)
     s2 = _wait_step_above(pg, s1 + 10)
     assert s2 > s1
-    assert _charts_per_row(pg) == [["cn", "cnh"], ["z", "H"], ["B", "loss"]]
+    assert _charts_per_row(pg) == [KEYS[i : i + 2] for i in range(0, len(KEYS), 2)]  # two by two, in order
     pg.screenshot(path=str(ARTIFACTS / "lab-live.png"), full_page=True)
     for n in (1, 0, 1):  # picking n while the run trains: the c_n chart shows n, and keeps moving
         _pick_n(pg, n)
@@ -187,10 +195,45 @@ def test_lecture_mode_is_large_and_tells_the_story(server, page):
     pg.wait_for_function(drawn)  # the live charts are drawn from a queue, a moment after the text updates
     title_px = pg.evaluate("() => document.querySelector('.st-key-lab-cn .js-plotly-plot').layout.title.font.size")
     assert title_px >= 24
-    assert _charts_per_row(pg) == [["cn"], ["cnh"], ["z"], ["H"], ["B"], ["loss"]]  # full width on a projector
+    assert _charts_per_row(pg) == [[k] for k in KEYS]  # full width on a projector
     for badge in ("common tokens suppressed", "distinct tokens growing", "growth ordered by P(l|n)", "snap detected"):
         assert pg.get_by_text(re.compile(rf"✅.*{re.escape(badge)}")).count() == 1, badge
     pg.screenshot(path=str(ARTIFACTS / "lab-lecture.png"), full_page=True)
+
+
+@pytest.mark.parametrize(
+    ("preset", "shot", "solid"), [("theorem4", "lab-theorem4.png", True), ("lecture", "lab-lecture-preset.png", False)]
+)
+def test_theory_meets_the_measurement_in_the_lab(server, page, preset, shot, solid):
+    """theorem4 (every condition of Theorem 4 holds): its calibrated curves drawn dashed next to the
+    measurement, no red badge; lecture (finite T): the curves dotted and named indicative, with the
+    failed condition said under the chart.  Screenshots of the first charts for the README."""
+    url, _ = server
+    pg = page
+    pg.goto(f"{url}/?preset={preset}")
+    pg.get_by_role("button", name="▶ Start").click()
+    pg.get_by_text(re.compile(r"^finished · step")).wait_for(timeout=180_000)
+    snap = "document.querySelector('.st-key-lab-B .js-plotly-plot')"
+    pg.wait_for_function(f"() => {snap}?.data?.some((t) => t.name.includes('Thm 4'))")
+    theory = pg.evaluate(f"() => {snap}.data.filter((t) => t.name.includes('Thm 4')).map((t) => [t.name, t.line.dash])")
+    assert len(theory) == 2 and all((d == "dash") is solid and ("indicative" in n) is not solid for n, d in theory)
+    notes = pg.evaluate(f"() => {snap}.layout.annotations.map((a) => a.text).join(' ')")
+    assert "snap (measured)" in notes and ("Dashed: Theorem 4" in notes) is solid
+    assert solid or "T = 128" in notes
+    assert pg.get_by_text(re.compile("❌")).count() == 0  # no red badge
+    pg.wait_for_timeout(1500)  # the last tick's redraw
+    top = pg.locator(".st-key-lab-cn").bounding_box()
+    low = pg.locator(".st-key-lab-cnh").bounding_box()
+    left = pg.locator("[data-testid=stMain]").bounding_box()["x"]
+    pg.screenshot(
+        path=str(ARTIFACTS / shot),
+        clip={
+            "x": left,
+            "y": top["y"] - 120,
+            "width": 1600 - left,
+            "height": low["y"] + low["height"] - top["y"] + 130,
+        },
+    )
 
 
 def test_theory_page(server, page):

@@ -15,9 +15,10 @@ from engine.paper.claims import run_claims
 from engine.paper.history import RunHistory, decimate, observed, rnd, token_info
 from engine.paper.presets import get_preset
 from engine.paper.sweeps import config_diffs, sweep_config, sweep_summary
-from engine.paper.theory_view import theory_overlay, theory_time
+from engine.paper.theory_view import calibrated_overlay
 from ui import chart_style, charts, token_lines
 from ui.knobs import config_params, encode, parse_params
+from ui.live import lab_charts
 
 
 def test_decimate_keeps_ends_and_bounds_count():
@@ -42,18 +43,21 @@ def test_token_info_colours_distinct_by_p_and_common_grey():
     assert colors[0] == chart_style.COMMON_GREY and colors[19] != colors[10] and colors[19] == colors[29]
 
 
-def test_theory_time_maps_momentum_and_skips_adam():
-    cfg = get_preset("syn-small").config
-    # momentum 0.9 warms up: step i moves (1 - 0.9^i)/0.1 gradients, summed over i = 1..k
-    want = [sum((1 - 0.9**i) / 0.1 for i in range(1, k + 1)) for k in (1, 10, 1000)]
-    np.testing.assert_allclose(theory_time([1, 10, 1000], cfg), want, rtol=1e-12)
-    assert theory_time([10], cfg)[0] == pytest.approx(41.39, abs=0.01)  # not 100: the buffer is still filling
-    assert theory_time([1], get_preset("syn-small-adam-1").config) is None
-    ov = theory_overlay(cfg, 100)
-    assert ov["M"] == 34 and ov["K"] == 2
-    for key, t in (("t0_prime", 2 * np.log(34)), ("t0", 4 * np.log(34))):  # K ln M/η_Y, 2K ln M/η_Y
-        assert theory_time([ov[key]], cfg)[0] == pytest.approx(t, rel=1e-9)  # converted back to code steps
-    assert ov["B_n"][0] >= 0 and np.all(np.diff(ov["B_n"]) >= -1e-12)
+def test_the_charts_theory_is_solid_only_where_theorem4_applies():
+    """theorem4 (T = ∞, Lemma 3, one common token and query, plain SGD, zero init): solid, nothing
+    failed, t'_0 < t_0 within the run; syn-small (finite T, momentum, 10 common tokens): indicative,
+    with the failed conditions in words; Adam: no curve at all (no theory)."""
+    for name, solid in (("theorem4", True), ("syn-small", False)):
+        cfg = get_preset(name).config
+        pb = build_problem(cfg.data)
+        ov = calibrated_overlay(cfg, pb, np.zeros((pb.Q, pb.M_ctx)), 0)
+        assert ov["solid"] is solid and (ov["failed"] == ()) is solid
+        assert ov["step"][0] == 0 and ov["step"][-1] == cfg.optim.steps and np.all(np.diff(ov["B_theory"]) >= 0)
+    assert 0 < ov["t0_prime"] < ov["t0"] or np.isnan(ov["t0"])
+    assert any("T = 128" in f for f in ov["failed"]) and any("momentum 0.9" in f for f in ov["failed"])
+    adam = get_preset("syn-small-adam-1").config
+    pb = build_problem(adam.data)
+    assert "step" not in calibrated_overlay(adam, pb, np.zeros((pb.Q, pb.M_ctx)), 0)
 
 
 def test_config_diffs_names_only_what_differs():
@@ -92,7 +96,7 @@ def test_encode_writes_text_as_is_and_the_rest_as_json():
 
 
 def test_live_payload_at_default_settings_is_small():
-    """Six live charts at 300 stored snapshots (the default max) stay under 200 KB a tick."""
+    """The seven live charts at 300 stored snapshots (the default max) stay under 200 KB a tick."""
     pb = build_problem(get_preset("syn-small").config.data)
     info, S = token_info(pb.P, pb.token_kind), 300
     steps = np.arange(S) * 10
@@ -100,16 +104,83 @@ def test_live_payload_at_default_settings_is_small():
     C, Z, H = rng.random((S, pb.M_ctx)), rng.standard_normal((S, pb.M_ctx)), rng.random(S)
     supp = np.flatnonzero(pb.token_kind[0])
     mf = (steps, C)
-    ov = theory_overlay(get_preset("syn-small").config, int(steps[-1]))
+    cfg = get_preset("syn-small").config
+    ov = calibrated_overlay(cfg, pb, np.zeros((pb.Q, pb.M_ctx)), 0)
     figs = [
         charts.cn_lines(steps, C, 0, info, supp, int(steps[-1]), mf=mf),
         charts.cn_heatmap(C[:2], np.array([0, 1]), 10),
         charts.z_lines(steps, Z, 0, info, supp, mf=(steps, Z)),
-        charts.entropy_chart(steps, H, ov),
-        charts.b_chart(steps, H, H, H, ov, 0),
+        charts.entropy_chart(steps, H, ov, 100),
+        charts.snap_chart(steps, H, H, ov, 100, 0),
+        charts.bracket_chart(steps, H, H, H, 0),
         charts.loss_chart(steps, H, H),
     ]
     assert charts.payload_bytes(figs) <= 200_000
+
+
+def test_snap_chart_draws_theory_solid_or_indicative_and_keeps_labels_inside():
+    """theorem4: Theorem 4 dashed in the measurement's colours, named plainly; syn-small: dotted in
+    greyed colours, named indicative; the measured snap near the right end labels to its left."""
+    steps = np.unique(np.round(np.logspace(0, 4, 60)).astype(int))
+    series = np.log1p(steps.astype(float))
+    for name, solid in (("theorem4", True), ("syn-small", False)):
+        cfg = get_preset(name).config.with_overrides({"optim.steps": int(steps[-1])})
+        pb = build_problem(cfg.data)
+        ov = calibrated_overlay(cfg, pb, np.zeros((pb.Q, pb.M_ctx)), 0)
+        fig = charts.snap_chart(steps, series, series, ov, int(steps[-8]), 0)
+        theory = [t for t in fig["data"] if "Thm 4" in t["name"]]
+        assert len(theory) == 2 and all(("indicative" in t["name"]) is not solid for t in theory)
+        dashes = {t["line"]["dash"] for t in theory}
+        colours = {t["line"]["color"] for t in theory}
+        assert dashes == ({"dash"} if solid else {"dot"}) and len(colours) == 2
+        assert (
+            colours == {"#d35400", "#1f77b4"}
+            if solid
+            else colours == {charts.greyed("#d35400"), charts.greyed("#1f77b4")}
+        )
+        rho0_sq = 1 / ov_rho(cfg)
+        assert fig["layout"]["legend"]["title"]["text"] == f"Thm 4: C₀ = ρ₀⁴/K = {rho0_sq**2 / 2:.3g}"
+        snap = next(a for a in fig["layout"]["annotations"] if a["text"] == "snap (measured)")
+        assert snap["xanchor"] == "right"  # log10(steps[-8]) / 4 > 0.6
+
+
+def ov_rho(cfg: RunConfig) -> float:
+    """ρ(0) at zero init with one query and K = 2, from its definition: f_1·f_2 of the normalised
+    rows P(·|n) (Eqn. 5), computed here without the calibration module."""
+    P = build_problem(cfg.data).P
+    f = P / np.linalg.norm(P, axis=1, keepdims=True)
+    return float(f[0] @ f[1])
+
+
+def test_the_snap_caption_lists_every_failed_condition_in_short():
+    failed = (
+        "T = 128: finite contexts (Assumption 1b)",
+        "10 common tokens (the statement needs one)",
+        "max |λ(E(0))| = 0.722 ≥ 1/K = 0.5 (E = F^T F − I)",
+    )
+    ov = {"solid": False, "failed": failed}
+    text = lab_charts._snap_caption(ov, 38)
+    assert text.endswith("fail here: T = 128; 10 common tokens; max |λ(E(0))| = 0.722 ≥ 1/K = 0.5.")
+    assert text.startswith("Measured snap at step 38.")
+    assert "No theory" in lab_charts._snap_caption({"solid": False, "failed": ()}, None)
+
+
+def test_greyed_mixes_towards_mid_grey():
+    assert charts.greyed("#000000", 1.0) == "#969696" and charts.greyed("#ff0000", 0.0) == "#ff0000"
+    assert charts.greyed("#ffffff", 0.5) == "#cacaca"  # (255 + 150) / 2 = 202.5 → 202 = 0xca (round half even)
+
+
+def test_caption_wraps_and_grows_the_bottom_margin():
+    fig = charts.loss_chart(np.arange(5), np.ones(5), np.ones(5))
+    before = dict(fig["layout"]["margin"]), fig["layout"]["height"]
+    charts.caption(fig, "word " * 40)
+    note = fig["layout"]["annotations"][-1]
+    lines = note["text"].split("<br>")
+    assert len(lines) == 4 and all(len(x) <= charts.CAPTION_CHARS for x in lines)
+    grow = fig["layout"]["margin"]["b"] - before[0]["b"]
+    assert grow > 0 and fig["layout"]["height"] - before[1] == grow
+    size = fig["layout"]["xaxis"]["tickfont"]["size"]
+    assert fig["layout"]["margin"]["b"] >= -note["yshift"] + 1.35 * size * len(lines)  # the caption fits
 
 
 def _history(dz_last: np.ndarray, H: np.ndarray, steps: np.ndarray) -> tuple[RunHistory, dict[str, np.ndarray]]:
@@ -135,8 +206,8 @@ def _verdicts(hist: RunHistory, statics: dict[str, np.ndarray]) -> dict:
 
 def test_lab_verdicts_judge_every_token_and_can_fail():
     pb = build_problem(get_preset("syn-small").config.data)
-    steps = np.array([0, 1, 10, 100, 1000])
-    snapped = np.array([2.15, 2.15, 2.05, 2.0, 1.999])
+    steps = np.unique(np.r_[0, np.round(np.geomspace(1, 1000, 60))]).astype(np.int64)  # log-spaced, as stored
+    snapped = 2.15 - 0.15 * (1 - np.exp(-steps / 5.0))  # falls, then freezes (the snap)
     good = np.zeros((pb.Q, pb.M_ctx))
     for n in range(pb.K):  # ψ(n) = n in Syn-Small: common tokens fall, distinct rise in order of P
         good[n] = np.where(pb.common_mask[n], -0.5, np.where(pb.distinct_mask[n], pb.P[n] * 10, 0.0))
@@ -145,7 +216,7 @@ def test_lab_verdicts_judge_every_token_and_can_fail():
     bad = good.copy()
     bad[0, 3] = 0.01  # one common token of class 0 rose
     bad[1, 29] = -0.01  # the top distinct token of class 1 fell
-    drifting = np.array([2.15, 2.15, 2.05, 1.9, 1.7])
+    drifting = 2.15 - 0.45 * np.log1p(steps) / np.log(1001)  # ln t: the same drop every decade, no snap
     v = _verdicts(*_history(bad, drifting, steps))
     assert v["thm2b"].status == "fail" and v["thm2b"].value == pytest.approx(0.01)
     assert v["thm2a"].status == "fail" and v["thm2a"].value == pytest.approx(-0.01)

@@ -61,6 +61,20 @@ def test_theory_page_has_both_charts(data_dir):
     assert len(at.latex) == 4
 
 
+def test_theorem4_explorer_takes_C0_from_a_preset_or_rho0(data_dir):
+    """The theorem4 preset: one common token of weight 1 and ten distinct tokens of weights
+    0.1, 0.2, …, 1 per class (K = 2), zero init, so ρ_0² = ‖P_n‖²/P(c|n)² = 1 + Σ w_l² (science §4.1)."""
+    at = app().switch_page("app_pages/theory.py").run()
+    rho0_sq = 1 + sum((k / 10) ** 2 for k in range(1, 11))
+    caption = " ".join(c.value for c in at.caption)
+    assert f"C₀ = ρ₀⁴/K = {rho0_sq**2 / 2:.4g}" in caption and f"ρ₀² = 1/ρ(0) = {rho0_sq:.4g}" in caption
+    assert at.number_input(key="th.K.theorem4").value == 2 and at.number_input(key="th.K.theorem4").disabled
+    at.radio(key="th.src").set_value("ρ₀ (C₀ = ρ₀⁴/K)").run()
+    at.number_input(key="th.K.None").set_value(2).run()
+    at.number_input(key="th.rho0").set_value(3.0).run()
+    assert not at.exception and "C₀ = ρ₀⁴/K = 40.5" in " ".join(c.value for c in at.caption)
+
+
 def test_invalid_input_shows_message_and_blocks_start(data_dir):
     at = app()
     assert not at.button(key="btn.start").disabled

@@ -19,7 +19,8 @@ logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings 
 def _syn_small_history(rid: str) -> tuple[RunHistory, dict[str, np.ndarray], str]:
     cfg = get_preset("syn-small").config
     pb = build_problem(cfg.data)
-    statics = {"P": pb.P, "token_kind": pb.token_kind, "psi": pb.query_of_class_id, "query_tokens": pb.query_ids}
+    statics = {"P": pb.P, "token_kind": pb.token_kind, "psi": pb.query_of_class_id, "query_tokens": pb.query_ids,
+               "label_ids": pb.label_ids}  # fmt: skip
     rng = np.random.default_rng(0)
     steps = [0, 1, 2, 5, 10, 20]
     z = [rng.standard_normal((1, pb.Q, pb.M_ctx)) for _ in steps]
@@ -41,11 +42,11 @@ def test_picking_another_n_rebuilds_only_the_charts_that_show_n():
     first = lab_live._tick(hist, statics, cfg_json, "tick-test", (0, 0, 0, None, 15))
     other = lab_live._tick(hist, statics, cfg_json, "tick-test", (0, 1, 1, None, 15))
     again = lab_live._tick(hist, statics, cfg_json, "tick-test", (0, 0, 0, None, 15))
-    assert [k for k, _, _ in first.charts] == ["cn", "cnh", "z", "H", "B", "loss"]
+    assert [k for k, _, _ in first.charts] == ["cn", "B", "H", "cnh", "z", "bracket", "loss"]
     for a, b, c in zip(first.charts, other.charts, again.charts, strict=True):
         key = a[0]
         assert c is a  # the same view again: every chart from the cache
-        assert (b is a) == (key in ("cnh", "H", "loss")), key  # n and q changed: cn, z and B are rebuilt
+        assert (b is a) == (key in ("cnh", "H", "loss")), key  # n and q changed: cn, B, z, bracket rebuilt
     title = json.loads(dict((k, d) for k, d, _ in other.charts)["cn"])["fig"]["layout"]["title"]["text"]
     assert "n=1 " in title
     assert other.verdicts is first.verdicts  # verdicts depend on the replica only

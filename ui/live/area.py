@@ -21,14 +21,14 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.core.config import RunConfig
 from engine.core.schedule import topk_note
 from engine.paper.claims import run_claims
-from engine.paper.history import RunHistory, observed, query_row, token_info
-from engine.paper.theory_view import theory_overlay
+from engine.paper.history import RunHistory, observed, query_row
 from engine.paper.verdicts import Verdict
 from engine.service.jobs import TERMINAL
-from ui import charts
-from ui.caches import BOUNDS_MB, byte_lru
-from ui.chart_style import Spec
+from ui.caches import BOUNDS_MB
+from ui.errors import boundary
 from ui.live.figure import live_payload, live_plot_ui
+from ui.live.lab_charts import CHARTS, figure
+from ui.live.run_data import run_statics
 from ui.live.slots import SLOTS
 from ui.live.tickbudget import TickBudget
 from ui.resources import service
@@ -49,33 +49,6 @@ def tick_budget() -> TickBudget:
 def _session() -> str:
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else "no-session"
-
-
-@byte_lru("theory overlays")
-def _overlay(cfg_json: str, replica: int) -> dict[str, Any] | None:
-    cfg = RunConfig.from_json(cfg_json)
-    return theory_overlay(cfg, cfg.optim.steps, replica)
-
-
-STATICS_BYTES = BOUNDS_MB["run statics"] * 2**20  # the runs' statics kept in memory, server-wide
-_STATICS: LRUCache[str, dict[str, np.ndarray]] = LRUCache(
-    STATICS_BYTES, getsizeof=lambda a: sum(x.nbytes for x in a.values())
-)
-_STATICS_LOCK = threading.Lock()
-
-
-def _statics(run_id: str) -> dict[str, np.ndarray]:
-    """A run's statics, kept once complete (the mean-field twin is added after the run's first step)."""
-    with _STATICS_LOCK:
-        found = _STATICS.get(run_id)
-    if found is not None:
-        return found
-    arrays = service().store.statics(run_id)
-    info = service().run(run_id)
-    if "mf_steps" in arrays or (info is not None and info["status"] in TERMINAL):
-        with _STATICS_LOCK:
-            _STATICS[run_id] = arrays
-    return arrays
 
 
 def active(rid: str) -> bool:
@@ -109,7 +82,7 @@ def _history(rid: str) -> RunHistory:
 
 
 def _live(rid: str) -> None:
-    with SLOTS.slot():  # a fragment rerun does not pass through app.py: take a slot here too
+    with SLOTS.slot(), boundary():  # a fragment rerun does not pass through app.py: slot and boundary here too
         _live_area(rid)
 
 
@@ -126,7 +99,7 @@ def _live_area(rid: str) -> None:
     if info is None:
         st.warning(f"run {plain(rid)} was deleted")
         return
-    hist, statics = _history(rid), _statics(rid)
+    hist, statics = _history(rid), run_statics(rid)
     cfg = RunConfig.from_json(info["config_json"])
     status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
     r, n, q = _selectors(cfg, statics, rid)
@@ -185,17 +158,6 @@ def _keep(key: tuple, value: Any) -> Any:
     return value
 
 
-NAMES = {
-    "cn": "c_n-over-time",
-    "cnh": "c_n-heatmap",
-    "z": "z-trajectories",
-    "H": "entropy_distinct",
-    "B": "B_hat-vs-B_n",
-    "loss": "loss-accuracy",
-}
-SHOWS = {"cn": "n", "cnh": "", "z": "q", "H": "", "B": "n", "loss": ""}  # the selection a chart depends on
-
-
 def _tick(
     hist: RunHistory,
     statics: dict[str, np.ndarray],
@@ -206,18 +168,19 @@ def _tick(
     """The tick for this view (replica, n, q, cursor, font size) of run ``rid`` at its last stored
     step.  Each chart is cached on what it shows, so picking another n rebuilds only the charts of n."""
     r, n, q, cursor, fs = view
-    keys = ["cn", "cnh", "z"] if hist.steps and not hist.topk else []
+    tokens = bool(hist.steps) and not hist.topk
     charts_ = []
-    for k in [*keys, "H", "B", "loss"]:
-        key = (rid, hist.last_step, k, r, {"n": n, "q": q, "": None}[SHOWS[k]], cursor, fs)
+    for ch in (c for c in CHARTS if tokens or not c.tokens):
+        key = (rid, hist.last_step, ch.key, r, {"n": n, "q": q, "": None}[ch.shows], cursor, fs)
         got = _cached(key)
         if got is None:
-            data = live_payload(_figure(k, hist, statics, cfg_json, r, n, q, cursor, fs), f"scansnap-{rid}-{NAMES[k]}")
-            got = _keep(key, (k, data, len(data)))
+            data = live_payload(figure(ch.key, hist, statics, cfg_json, view), f"scansnap-{rid}-{ch.file}")
+            got = _keep(key, (ch.key, data, len(data)))
         charts_.append(got)
     vkey = (rid, hist.last_step, "verdicts", r)
     if (found := _cached(vkey)) is None:
-        found = _keep(vkey, tuple(run_claims(observed(hist, statics, r))))
+        cfg = RunConfig.from_json(cfg_json)
+        found = _keep(vkey, tuple(run_claims(observed(hist, statics, r, cfg))))
     return Tick(tuple(charts_), found)
 
 
@@ -257,91 +220,6 @@ def _scrub(hist: RunHistory, rid: str) -> int | None:
         options=hist.steps,
         value=hist.steps[-1],
         key=f"live.scrub.{rid}",
-    )
-
-
-def _figure(
-    key: str,
-    hist: RunHistory,
-    statics: dict[str, np.ndarray],
-    cfg_json: str,
-    r: int,
-    n: int,
-    q: int,
-    cursor: int | None,
-    fs: int,
-) -> Spec:
-    """Live chart ``key`` (see :data:`NAMES`) of replica r, next token n, query q."""
-    steps, step = np.asarray(hist.steps), hist.last_step
-    kind, psi = statics["token_kind"], statics["psi"]
-    if key in ("cn", "z"):  # the token-line charts: colours by P-rank, mean-field theory dashed
-        info = token_info(statics["P"], kind)
-        mf = _clip(_twin(statics, r) if len(hist.steps) > 1 else None, step)
-    if key == "cn":
-        return charts.cn_lines(
-            steps,
-            hist.c_of(r, n),
-            n,
-            info,
-            np.flatnonzero(kind[n] != 0),
-            step,
-            fs,
-            (mf["steps"], mf["c"][:, n]) if mf else None,
-            cursor,
-        )
-    if key == "cnh":
-        at = hist.steps.index(cursor) if cursor is not None else -1
-        return charts.cn_heatmap(hist.c[at][r], _class_query(statics), hist.steps[at], fs)
-    if key == "z":
-        ztok = np.flatnonzero((kind[psi == statics["query_tokens"][q]] != 0).any(0))
-        return charts.z_lines(
-            steps, hist.z_of(r, q), q, info, ztok, fs, (mf["steps"], mf["z"][:, q]) if mf else None, cursor
-        )
-    overlay = _overlay(cfg_json, r)
-    if overlay:  # draw the theory only as far as the run has gone
-        keep = overlay["step"] <= max(step, 1) * 1.05
-        overlay = {**overlay, "step": overlay["step"][keep], "B_n": overlay["B_n"][keep]}
-    if key == "H":
-        hs, H = hist.metric("entropy_distinct", r)
-        return charts.entropy_chart(hs, H, overlay, fs, cursor)
-    if key == "B":
-        return _b_figure(hist, r, n, overlay, fs, cursor)
-    ls, loss = hist.metric("loss", r)
-    return charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)
-
-
-def _twin(statics: dict[str, np.ndarray], r: int) -> dict[str, np.ndarray] | None:
-    """Replica r's mean-field twin (steps, z, c) from the run's statics, if the worker stored one."""
-    if "mf_steps" not in statics or r >= len(statics["mf_z"]):
-        return None
-    return {"steps": statics["mf_steps"], "z": statics["mf_z"][r], "c": statics["mf_c"][r]}
-
-
-def _clip(mf: dict[str, np.ndarray] | None, last: int) -> dict[str, np.ndarray] | None:
-    if mf is None:
-        return None
-    keep = mf["steps"] <= max(last, 1)
-    return {k: v[keep] for k, v in mf.items()}
-
-
-def _class_query(statics: dict[str, np.ndarray]) -> np.ndarray:
-    """Query index q of each class n (for grouping heatmap rows)."""
-    return np.array([query_row(statics, n) for n in range(statics["P"].shape[0])])
-
-
-def _b_figure(hist: RunHistory, r: int, n: int, overlay: Any, fs: int, cursor: int | None) -> Any:
-    per_class = len(hist.metric("B_hat", r, n)[0]) > 0
-    nn = n if per_class else None
-    bs, B = hist.metric("B_hat", r, nn)
-    return charts.b_chart(
-        bs,
-        B,
-        hist.metric("dz_dominant", r, nn)[1],
-        hist.metric("bracket_lo", r, nn)[1],
-        overlay,
-        n if per_class else "mean",
-        fs,
-        cursor,
     )
 
 

@@ -11,10 +11,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.core.config import RunConfig
-from engine.core.data import Problem
 from engine.core.train import Snapshot, Trainer
 from engine.paper.claims import Observed
 from engine.paper.items.result import Progress
+from engine.paper.run_theory import failed_conditions
 
 HEATMAP_STEPS = (0, 2, 4, 6, 8, 10)  # Fig. 4/5 rows, then "Final"
 KIND_NAMES = {0: "none", 1: "distinct", 2: "common"}
@@ -31,11 +31,12 @@ def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, li
     return tr, snaps
 
 
-def observed_from_snapshots(snaps: Sequence[Snapshot], problem: Problem, replica: int = 0) -> Observed:
-    """The view of one replica that :mod:`engine.paper.claims` judges (the Lab builds the same from
-    the run store, :func:`engine.paper.history.observed`)."""
-    last = snaps[-1].scalars
+def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int = 0) -> Observed:
+    """The view of one replica that :mod:`engine.paper.claims` judges, its theorems' conditions
+    checked (the Lab builds the same from the run store, :func:`engine.paper.history.observed`)."""
+    last, problem = snaps[-1].scalars, tr.problem
     full = all("z" in s.arrays for s in snaps)
+    z0 = tr.Z0[replica].double().cpu().numpy()
     return Observed(
         steps=np.array([s.step for s in snaps], dtype=np.int64),
         z=np.stack([s.arrays["z"][replica] for s in snaps]) if full else None,
@@ -44,6 +45,9 @@ def observed_from_snapshots(snaps: Sequence[Snapshot], problem: Problem, replica
         token_kind=problem.token_kind,
         rows=np.asarray(problem.psi, dtype=np.int64),  # row q of Zq is query index q = ψ(n)
         shares={k: float(np.nanmean(last[k][replica])) for k in ("share_common_down", "share_distinct_up")},
+        dz_common=np.array([np.nanmean(s.scalars["dz_common"][replica]) for s in snaps]),
+        failed=failed_conditions(tr.cfg, problem, z0, replica),
+        method=tr.cfg.optim.method,
     )
 
 

@@ -53,7 +53,7 @@ def signs_and_bracket(progress: Progress | None) -> Part:
     """§6.1 signs after 10 steps and the finite-T bracket (tolerance 5%) on Syn-Small."""
     tr, snaps = train(preset_config("syn-small"), progress)
     pb = tr.problem
-    obs = observed_from_snapshots(snaps, pb, replica=0)
+    obs = observed_from_snapshots(snaps, tr, replica=0)
     dz = claims.dz_at(obs, SIGN_STEP)  # (K, M): Δz_{ψ(n),l}
     assert dz is not None  # syn-small stores full snapshots
     verdicts = [

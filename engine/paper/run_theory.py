@@ -1,0 +1,101 @@
+"""Theory for one replica of one run: which theorems apply (their conditions checked on the run), and
+Theorem 4 calibrated to the run (science §4.1): −Δz_common and B_n on its own steps, with the
+predicted t'_0 and t_0 in code steps.
+
+A curve is *solid* only when every condition of Theorem 4 holds; otherwise it is *indicative* and
+carries the failed conditions.  There is no theory for Adam: no curve at all.  Everything here is
+numpy (the web process draws it; the worker stores it with the run's scalars).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.core import calibration as cal
+from engine.core import theory_checks as tc
+from engine.core.config import RunConfig
+from engine.core.data import Problem, build_problem
+
+THEOREMS = {"theorem2": "Thm 2", "theorem3": "Thm 3", "theorem4": "Thm 4"}
+
+
+@dataclass(frozen=True)
+class ReplicaTheory:
+    """``conditions``: theorem → its conditions; ``curves``: the calibrated Theorem 4 (None for Adam
+    or when the initial logits are unknown); ``solid``: every Theorem 4 condition holds."""
+
+    conditions: dict[str, list[tc.Condition]]
+    curves: cal.CalibratedTheory | None
+
+    @property
+    def solid(self) -> bool:
+        return all(c.holds for c in self.conditions["theorem4"])
+
+    def failed(self, theorem: str) -> tuple[str, ...]:
+        """The failed conditions of a theorem, in words."""
+        return tuple(c.detail for c in self.conditions[theorem] if not c.holds)
+
+
+def replica_config(cfg: RunConfig, replica: int) -> RunConfig:
+    """The config of one replica: its own (η_Y, η_Z) pair and seed."""
+    seeds = list(cfg.replicas.seeds)
+    pair, seed = cfg.lr_pairs[replica // len(seeds)], seeds[replica % len(seeds)]
+    over = {"replicas.seeds": [seed], "replicas.lr_pairs": None, "optim.eta_y": pair[0], "optim.eta_z": pair[1]}
+    return cfg.with_overrides(over)
+
+
+def replica_conditions(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int) -> dict[str, list[tc.Condition]]:
+    """The conditions of Theorems 2–4 checked on ``replica``; z0: its initial query rows (Q, M_ctx)."""
+    return tc.applicability(tc.run_facts(replica_config(cfg, replica), problem, z0))
+
+
+def replica_curves(
+    cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int, steps: np.ndarray
+) -> cal.CalibratedTheory | None:
+    """Theorem 4 calibrated to ``replica`` on ``steps`` (None for Adam or without a common token)."""
+    one = replica_config(cfg, replica)
+    if one.optim.method != "sgd" or not problem.common_mask.any():
+        return None
+    consts = cal.theorem4_constants(problem.P, problem.psi, problem.common_mask, z0, problem.M_out)
+    return cal.calibrated_curves(steps, consts, one.optim.eta_y, one.optim.eta_z, one.optim)
+
+
+def replica_theory(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int, steps: np.ndarray) -> ReplicaTheory:
+    """Conditions and calibrated curves of ``replica`` on ``steps``."""
+    return ReplicaTheory(
+        replica_conditions(cfg, problem, z0, replica), replica_curves(cfg, problem, z0, replica, steps)
+    )
+
+
+def theory_scalars(cfg: RunConfig, problem: Problem, z0: np.ndarray, steps: np.ndarray) -> dict[str, np.ndarray]:
+    """``B_theory`` and ``dz_common_theory`` (S, R) at ``steps`` for every replica where Theorem 4
+    applies, NaN elsewhere (the run's stored metrics).  z0: (R, Q, M_ctx)."""
+    R = cfg.n_replicas
+    out = {k: np.full((len(steps), R), np.nan) for k in ("B_theory", "dz_common_theory")}
+    for r in range(R):
+        if not all(c.holds for c in replica_conditions(cfg, problem, z0[r], r)["theorem4"]):
+            continue
+        curves = replica_curves(cfg, problem, z0[r], r, steps)
+        if curves is not None:
+            out["B_theory"][:, r] = curves.B_theory
+            out["dz_common_theory"][:, r] = curves.dz_common_theory
+    return out
+
+
+def failed_conditions(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int) -> dict[str, tuple[str, ...]]:
+    """Theorem → the conditions that do not hold on ``replica`` (empty where the theorem applies)."""
+    conds = replica_conditions(cfg, problem, z0, replica)
+    return {name: tuple(c.detail for c in cs if not c.holds) for name, cs in conds.items()}
+
+
+def initial_constants(cfg: RunConfig) -> cal.Theorem4Constants | None:
+    """Theorem 4's constants (ρ_0, C_0, M, K) of a config's initial state at zero init, z(0) = 0
+    (exact for ``init = "zero"``; random inits start within their small σ of it).  None without a
+    common token or with a single next token (ρ(0) averages over pairs of classes)."""
+    problem = build_problem(cfg.data)
+    if problem.K < 2 or not problem.common_mask.any():
+        return None
+    z0 = np.zeros((len(problem.query_ids), problem.P.shape[1]))
+    return cal.theorem4_constants(problem.P, problem.psi, problem.common_mask, z0, problem.M_out)

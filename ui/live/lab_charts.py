@@ -1,0 +1,164 @@
+"""The Lab's live charts: which there are (in page order), what each depends on, how each is built
+from a run's history, and the one sentence under each that says what to see.  No Streamlit here.
+
+The three a lecture needs come first (c_n over time, the snap with its theory, the entropy); the
+theory is Theorem 4 calibrated to the run (:mod:`engine.paper.theory_view`): dashed when its
+conditions hold, dotted grey (indicative) otherwise, with the first failed condition said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.core.config import RunConfig
+from engine.paper.history import RunHistory, problem_from_statics, query_row, token_info
+from engine.paper.theory_view import calibrated_overlay, measured_snap, twin_agreement
+from ui import charts
+from ui.caches import byte_lru
+from ui.chart_style import Spec
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    file: str  # PNG download name
+    shows: str  # the selection it depends on: "n", "q" or ""
+    tokens: bool = False  # needs the per-token history (absent for top-k runs)
+
+
+CHARTS = (
+    Chart("cn", "c_n-over-time", "n", tokens=True),
+    Chart("B", "snap-vs-theorem4", "n"),
+    Chart("H", "entropy_distinct", ""),
+    Chart("cnh", "c_n-heatmap", "", tokens=True),
+    Chart("z", "z-trajectories", "q", tokens=True),
+    Chart("bracket", "theorem3-bracket", "n"),
+    Chart("loss", "loss-accuracy", ""),
+)
+CAPTIONS = {
+    "cn": "Grey common tokens fade; the dark, most likely distinct tokens take the attention.",
+    "cnh": "Each row is one next token: its attention concentrates on a few distinct tokens.",
+    "z": "Common tokens' logits fall, distinct ones rise in the order of P(l|n).",
+    "bracket": "Theorem 3: the winner's Δz stays between f²(0)·B̂ and B̂.",
+    "loss": "The decoder learns first; the attention keeps sharpening after the loss is low.",
+}
+
+
+@byte_lru("theory overlays", key=lambda rid, r, z0, cfg_json, statics: (rid, r, z0))
+def theory(rid: str, r: int, z0: bytes, cfg_json: str, statics: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Theorem 4 calibrated to replica r of run ``rid`` (keyed by the run, the replica and its initial
+    logits z0 as bytes; the config and statics are the run's own)."""
+    cfg = RunConfig.from_json(cfg_json)
+    shape = (len(statics["query_tokens"]), statics["P"].shape[1])
+    z0_rows = np.frombuffer(z0, dtype=np.float64).reshape(shape) if z0 else np.zeros(shape)
+    return calibrated_overlay(cfg, problem_from_statics(statics, cfg), z0_rows, r)
+
+
+def _overlay(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, r: int) -> dict[str, Any]:
+    z0 = hist.z[0][r].astype(np.float64).tobytes() if hist.z else b""
+    ov = theory(hist.run_id, r, z0, cfg_json, statics)
+    if "step" in ov:  # drawn only as far as the run has gone
+        keep = ov["step"] <= max(hist.last_step, 1) * 1.05
+        ov = {**ov, **{k: ov[k][keep] for k in ("step", "B_theory", "dz_common_theory")}}
+    return ov
+
+
+def _snap_caption(ov: dict[str, Any], snap: int | None) -> str:
+    seen = f"measured snap at step {snap}" if snap else "no snap measured yet"
+    if ov.get("solid"):
+        return f"The common token's logit falls fast, then bends (ln t → ln ln t): {seen}. Dashed: Theorem 4."
+    if not ov.get("failed"):
+        return f"{seen.capitalize()}. No theory for this optimiser."
+    why = "; ".join(short_condition(d) for d in ov["failed"])
+    return f"{seen.capitalize()}. Dotted: Theorem 4 only as an indication, its conditions fail here: {why}."
+
+
+def short_condition(detail: str) -> str:
+    """A failed condition's detail up to its explanation: 'T = 128: finite contexts (…)' → 'T = 128'."""
+    return detail.split(":")[0].split(" (")[0].strip()
+
+
+def twin_flip(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> str:
+    """A sentence when this finite-T replica moves its logits against its T = ∞ twin, else ""."""
+    if not hist.z or hist.topk:
+        return ""
+    found = twin_agreement(np.asarray(hist.steps), [z[r] for z in hist.z], statics, r)
+    if found is None or found[1].holds:
+        return ""
+    step, cond = found
+    return f" Unlike its T = ∞ twin (step {step}): {cond.detail}."
+
+
+def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, view: tuple) -> Spec:
+    """Live chart ``key`` for ``view`` = (replica r, next token n, query q, cursor, font size)."""
+    r, n, _, cursor, fs = view
+    if key in ("cn", "cnh", "z"):
+        fig = _token_figure(key, hist, statics, view)
+    elif key in ("B", "H"):
+        fig = _snap_figure(key, hist, statics, cfg_json, view)
+    elif key == "bracket":
+        nn = n if len(hist.metric("B_hat", r, n)[0]) else None
+        bs, B = hist.metric("B_hat", r, nn)
+        lo, dz = hist.metric("bracket_lo", r, nn)[1], hist.metric("dz_dominant", r, nn)[1]
+        fig = charts.bracket_chart(bs, B, dz, lo, n if nn is not None else "mean", fs, cursor)
+    else:
+        ls, loss = hist.metric("loss", r)
+        fig = charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)
+    if key == "z":
+        return charts.caption(fig, CAPTIONS[key] + twin_flip(hist, statics, r))
+    return charts.caption(fig, CAPTIONS[key]) if key in CAPTIONS else fig
+
+
+def _snap_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, view: tuple) -> Spec:
+    r, n, _, cursor, fs = view
+    ov = _overlay(hist, statics, cfg_json, r)
+    ds, dzc = hist.metric("dz_common", r)
+    hs, H = hist.metric("entropy_distinct", r)
+    snap = measured_snap(ds, dzc) if np.isfinite(dzc).any() else measured_snap(hs, H)
+    if key == "H":
+        fig = charts.entropy_chart(hs, H, ov, snap, fs, cursor)
+        return charts.caption(fig, "Shaded by what was measured: blue while it scans, orange once it has snapped.")
+    nn = n if len(hist.metric("dz_common", r, n)[0]) else None
+    ds, dzc = hist.metric("dz_common", r, nn)
+    B = hist.metric("B_hat", r, nn)[1]
+    fig = charts.snap_chart(ds, dzc, B, ov, snap, n if nn is not None else "mean", fs, cursor)
+    return charts.caption(fig, _snap_caption(ov, snap) + twin_flip(hist, statics, r))
+
+
+def _token_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
+    r, n, q, cursor, fs = view
+    steps, step = np.asarray(hist.steps), hist.last_step
+    kind, psi = statics["token_kind"], statics["psi"]
+    if key == "cnh":
+        at = hist.steps.index(cursor) if cursor is not None else -1
+        return charts.cn_heatmap(hist.c[at][r], class_query(statics), hist.steps[at], fs)
+    info = token_info(statics["P"], kind)
+    mf = _clip(twin(statics, r) if len(hist.steps) > 1 else None, step)
+    if key == "cn":
+        line = (mf["steps"], mf["c"][:, n]) if mf else None
+        return charts.cn_lines(steps, hist.c_of(r, n), n, info, np.flatnonzero(kind[n] != 0), step, fs, line, cursor)
+    ztok = np.flatnonzero((kind[psi == statics["query_tokens"][q]] != 0).any(0))
+    line = (mf["steps"], mf["z"][:, q]) if mf else None
+    return charts.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs, line, cursor)
+
+
+def twin(statics: dict[str, np.ndarray], r: int) -> dict[str, np.ndarray] | None:
+    """Replica r's mean-field twin (steps, z, c) from the run's statics, if the worker stored one."""
+    if "mf_steps" not in statics or r >= len(statics["mf_z"]):
+        return None
+    return {"steps": statics["mf_steps"], "z": statics["mf_z"][r], "c": statics["mf_c"][r]}
+
+
+def _clip(mf: dict[str, np.ndarray] | None, last: int) -> dict[str, np.ndarray] | None:
+    if mf is None:
+        return None
+    keep = mf["steps"] <= max(last, 1)
+    return {k: v[keep] for k, v in mf.items()}
+
+
+def class_query(statics: dict[str, np.ndarray]) -> np.ndarray:
+    """Query index q of each class n (for grouping heatmap rows)."""
+    return np.array([query_row(statics, n) for n in range(statics["P"].shape[0])])
