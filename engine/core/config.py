@@ -45,8 +45,8 @@ class DataConfig(_Frozen):
     source: Literal["generator", "table"] = "generator"
     num_last: int = Field(2, ge=1, le=1000)
     num_next_per_last: int = Field(1, ge=1, le=1000)
-    num_common: int = Field(10, ge=0, le=MAX_VOCAB)
-    num_common_per_last: int = Field(0, ge=0, le=MAX_VOCAB)
+    num_common: int = Field(10, ge=0, le=MAX_VOCAB - 1)  # every class has ≥ 1 distinct token
+    num_common_per_last: int = Field(0, ge=0, le=MAX_VOCAB - 1)
     num_distinct_per_next: int = Field(10, ge=1, le=MAX_VOCAB)
     distinct_weights: Literal["linspace", "uniform", "zipf", "dirichlet"] = "linspace"
     distinct_min: float = Field(0.1, gt=0, le=1e6, allow_inf_nan=False)

@@ -6,14 +6,16 @@ and reports itself as skipped (with the reason) where there is none."""
 
 from __future__ import annotations
 
+import platform
+
 import numpy as np
 import pytest
 import torch
 
-from engine.core import device
+from engine.core import device, train
 from engine.core.train import Trainer
 from engine.paper.presets import get_preset
-from engine.service.runner import RunJob
+from engine.service import runner
 from engine.service.store import RunStore
 
 
@@ -40,21 +42,58 @@ def test_describe_names_the_device_and_threads():
     assert device.describe_device(torch.device("cpu")) == f"cpu ({torch.get_num_threads()} threads)"
 
 
-def test_every_tensor_of_the_trainer_is_on_its_device():
-    tr = Trainer(get_preset("syn-small").config.with_overrides({"optim.steps": 3}))
-    list(tr.run())
-    tensors = [*tr.params.values(), tr.P, tr.psi, tr.labels, tr.support, tr.Z0, tr.f0, tr.B_hat]
-    tensors += [v for opt in tr.opt.values() for v in opt.state.values()]
-    assert tensors and {t.device for t in tensors} == {tr.device}
+@pytest.mark.parametrize("method", ["sgd", "adam"])
+def test_every_tensor_of_the_trainer_is_on_the_device_it_chose(monkeypatch, method):
+    """The trainer asks for the config's device and puts every tensor there.  On a CPU-only machine any
+    tensor lands on the CPU whatever the code asks, so the choice is faked as PyTorch's ``meta`` device
+    (shapes without data): a tensor created without ``device=`` stays on the CPU and is caught here."""
+    asked: list[str] = []
+
+    def choose(preference: str) -> torch.device:
+        asked.append(preference)
+        return torch.device("meta")
+
+    monkeypatch.setattr(train, "resolve_device", choose)
+    cfg = get_preset("syn-small").config.with_overrides({"optim.method": method, "model.device": "cpu"})
+    tr = Trainer(cfg)
+    assert asked == ["cpu"], "the trainer must choose the device the config asks for"
+    assert tr.device == torch.device("meta")
+    for name, opt in tr.opt.items():  # one update creates the optimiser's state (momentum, Adam's m and v)
+        opt.step(tr.params[name], torch.zeros_like(tr.params[name]))
+    tensors = {k: v for k, v in vars(tr).items() if isinstance(v, torch.Tensor)}
+    tensors |= {f"params.{k}": v for k, v in tr.params.items()}
+    tensors |= {f"opt.{n}.{k}": v for n, o in tr.opt.items() for k, v in [("lr", o.lr), *o.state.items()]}
+    assert all(o.state for o in tr.opt.values()), "the update created no optimiser state to check"
+    off = {k: str(t.device) for k, t in tensors.items() if t.device != tr.device}
+    assert not off, f"tensors off the trainer's device: {off}"
 
 
-def test_the_run_records_its_device_and_versions(tmp_path):
+def test_the_run_records_the_device_its_trainer_chose(monkeypatch, tmp_path):
+    """The store's record of where a run trains is its trainer's device, not where the test runs: a
+    trainer on the second GPU of a (faked) machine is recorded as such."""
+
+    class OnSecondGpu(Trainer):
+        def __init__(self, cfg):
+            super().__init__(cfg)  # built on the CPU; only the device it reports is faked
+            self.device = torch.device("cuda", 1)
+
+    monkeypatch.setattr(runner, "Trainer", OnSecondGpu)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: f"Fake GPU {torch.device(d).index}")
     with RunStore(tmp_path) as store:
-        job = RunJob(get_preset("syn-small").config.with_overrides({"optim.steps": 2}), store)
+        job = runner.RunJob(get_preset("syn-small").config.with_overrides({"optim.steps": 2}), store)
+        recorded = store.get_run(job.run_id)["device"]
+    assert recorded.startswith("cuda:1 ") and "Fake GPU 1" in recorded, recorded
+
+
+def test_a_cpu_run_records_cpu_and_the_versions(tmp_path):
+    with RunStore(tmp_path) as store:
+        cfg = get_preset("syn-small").config.with_overrides({"optim.steps": 2, "model.device": "cpu"})
+        job = runner.RunJob(cfg, store)
         job.run()
         run = store.get_run(job.run_id)
-    assert run["device"] == device.describe_device(torch.device("cpu" if not torch.cuda.is_available() else "cuda"))
-    assert {"python", "torch", "numpy"} <= set(run["versions"])
+    assert run["device"].startswith("cpu (") and run["device"].endswith(" threads)"), run["device"]
+    assert run["versions"]["torch"] == torch.__version__ and run["versions"]["numpy"] == np.__version__
+    assert run["versions"]["python"] == platform.python_version()
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")

@@ -8,7 +8,7 @@ import pytest
 
 from engine.core.config import ConfigError, RunConfig
 from engine.paper.presets import get_preset
-from engine.service.budget import check_budget, estimate
+from engine.service.budget import SAFETY, check_budget, estimate
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 
@@ -49,7 +49,9 @@ def test_estimate_bounds_measured_memory(over):
     measured = json.loads(out.stdout.strip().splitlines()[-1])
     est = estimate(cfg).total_mb
     assert measured > 20  # the config is big enough for the comparison to mean something
-    assert measured <= est <= 6 * measured, (measured, est)
+    # the estimate must bound the peak, and not refuse runs that fit: beyond its ×SAFETY (1.5) it may count
+    # temporaries that never coexist, but by no more than 4× (measured here: est ≈ 2.0× the peak for both)
+    assert measured <= est <= 4 * SAFETY * measured, (measured, est)
 
 
 def test_refusal_states_estimate_and_limit(monkeypatch, tmp_path):

@@ -104,7 +104,7 @@ def test_trajectory_topk_layout(store):
     rid = _make(store, "topk")
     df = trajectory_frame(store, rid)
     _check_schema(df)
-    assert len(df) == 2 * R * K * 4 - 2  # every stored entry but the padding
+    assert len(df) == 2 * R * K * 4 - 2  # every stored top-4 entry but the padding (one a step)
     for step in (0, 5):
         snap = store.snapshot(rid, step)
         sub = df[df["step"] == step]
@@ -134,6 +134,7 @@ def test_scalars_frame(store):
     assert list(df.columns) == ["step", "replica", "n", "metric", "value"]
     assert str(df["step"].dtype) == "int64" and str(df["n"].dtype) == "Int64"
     assert pd.api.types.is_string_dtype(df["metric"]) and df["value"].dtype == np.float64
+    # per step (2 of them): an "entropy" row per replica for the run (n = None) and for class 0, and one loss row
     assert len(df) == 2 * (2 * R + 1) and df["n"].isna().sum() == 2 * (R + 1)
     assert df.loc[df["metric"] == "loss", "value"].isna().all()
 

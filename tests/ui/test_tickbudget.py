@@ -21,7 +21,7 @@ def test_few_watchers_keep_the_base_tick():
 
 
 def test_many_watchers_stretch_the_tick_to_keep_the_budget():
-    b = TickBudget(base=0.5, budget=0.5, first_cost=0.04, clock=Clock())
+    b = TickBudget(base=0.5, budget=0.5, max_tick=5.0, first_cost=0.04, clock=Clock())
     for i in range(20):
         b.record(f"s{i}", 0.04)
     assert b.tick() == pytest.approx(20 * 0.04 / 0.5)  # 1.6 s: the 20 live areas use half a core
@@ -29,7 +29,7 @@ def test_many_watchers_stretch_the_tick_to_keep_the_budget():
     assert b.tick("s3") == pytest.approx(20 * 0.04 / 0.5)  # already counted: not twice
     for i in range(200):
         b.record(f"x{i}", 0.04)
-    assert b.tick() == 5.0  # capped
+    assert b.max_tick < 220 * 0.04 / 0.5 and b.tick() == b.max_tick  # 17.6 s wanted: capped
 
 
 def test_the_cost_is_measured_and_stale_sessions_drop_out():
@@ -37,6 +37,7 @@ def test_the_cost_is_measured_and_stale_sessions_drop_out():
     b = TickBudget(base=0.5, budget=0.5, first_cost=0.01, ttl=6.0, clock=clock)
     for _ in range(30):
         b.record("a", 0.2)  # slow ticks raise the average cost
+    # an exponential average of the ticks' times: after 30 ticks of 0.2 s the first guess (0.01) has faded
     assert b.cost == pytest.approx(0.2, rel=0.01)
     b.record("b", 0.2)
     clock.t = 5.0
