@@ -145,7 +145,7 @@ def _load_target(ld: dict[str, Any]) -> list[str]:
         f"health max {max(x['health_max_latency_s'] or 0 for x in rounds)} s, peak memory "
         f"{max(x['peak_tree_pss_mb'] or 0 for x in rounds)} MB (server + workers; bound {ld['rss_bound_mb']:.0f}), "
         f"idle after each round {' / '.join(str(x['idle']['tree_pss_mb']) for x in rounds)} MB "
-        f"({ld['idle_before']['tree_pss_mb']} before); {finished}/{started} runs finished, "
+        f"(server + workers; {ld['idle_before']['tree_pss_mb']} after start); {finished}/{started} runs finished, "
         f"{saw}/{watchers} watchers saw the broadcast finish",
         _met(ld["pass"]),
     ]
@@ -383,6 +383,31 @@ def load_test() -> list[str]:
     ]
 
 
+def load_memory() -> list[str]:
+    """Idle memory after each round, one server per variant (a change measured side by side)."""
+    res = load("load_memory")
+    if not res:
+        return []
+    variants = res["result"]["variants"]
+    rounds = [x["round"] for x in variants[0]["rounds"]]
+    rows = [
+        [
+            v["name"],
+            f"{v['idle_before']['rss_mb']} / {v['idle_before']['tree_pss_mb']}",
+            *(f"{x['idle_rss_mb']} / {x['idle_tree_pss_mb']}" for x in v["rounds"]),
+            v["rounds"][-1].get("sqlite_connections", "–"),
+        ]
+        for v in variants
+    ]
+    head = ["server", "idle after start", *(f"idle after {i + 1}: {r}" for i, r in enumerate(rounds)), "SQLite conns"]
+    return [
+        stamp(res) + " (idle memory, MiB: RSS of the server process / PSS of its process tree; SQLite "
+        "connections open in the server after the last round)\n",
+        table(head, rows),
+        "",
+    ]
+
+
 def tick_payload() -> list[str]:
     res = load("tick_payload")
     if not res:
@@ -434,6 +459,7 @@ def main() -> None:
         ("Live chart drawing", chart_draw),
         ("Live tick payload", tick_payload),
         ("Load", load_test),
+        ("Load: memory after rounds, side by side", load_memory),
     ):
         print(f"### {title}\n")
         print("\n".join(part()))
