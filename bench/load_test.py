@@ -50,6 +50,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
+from http.client import HTTPException
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +185,7 @@ def play(url: str, s: Session, data_dir: str, published: str | None, timeout: fl
         ):
             s.problems.append("the published run is live but not under 'Live now'")
         s.rendered = s.rendered and not s.problems
-    except (StClientError, OSError, TimeoutError) as e:
+    except (StClientError, OSError, TimeoutError, HTTPException) as e:
         s.problems.append(f"{type(e).__name__}: {e}")
     return s
 
@@ -200,7 +201,7 @@ def lecturer(url: str, steps: int, speed: float, timeout: float) -> Session:
             c.set_value("📡 Publish", True, timeout=timeout)
             if not c.wait_for(lambda c: c.has_text(f"?run={s.run_id}"), timeout):  # the toggle's confirmation
                 s.problems.append("publishing was not confirmed")
-    except (StClientError, OSError, TimeoutError) as e:
+    except (StClientError, OSError, TimeoutError, HTTPException) as e:
         s.problems.append(f"{type(e).__name__}: {e}")
     s.rendered = s.rendered and not s.problems
     return s
@@ -465,6 +466,8 @@ def run_round(srv: Server, data_dir: str, plan: Plan, index: int, sessions: int,
     final: dict[str, Any] = {}
     try:
         final = _drive(srv.url, data_dir, plan, sessions, runs, res, everyone, mon, deadline)
+    except Exception as e:  # the harness's own failure: recorded, the round fails, the next one still runs
+        res["harness_error"] = f"{type(e).__name__}: {e}"
     finally:
         close_all(everyone)
         mon.stop_event.set()
@@ -473,7 +476,8 @@ def run_round(srv: Server, data_dir: str, plan: Plan, index: int, sessions: int,
     res["wall_s"] = round(time.monotonic() - t0, 1)
     res["idle"] = settle(srv, data_dir, plan.settle_s, _left(deadline + 60, 120))
     log = srv.log_text()[log_from:]
-    if res["problems"] or tracebacks(log):  # the page says only that an error was redacted: the traceback is in the log
+    # a page says only that an error was redacted: the traceback is in the server's log
+    if res["problems"] or tracebacks(log) or "harness_error" in res:
         res["server_errors"] = tracebacks(log)
         res["server_log_tail"] = log[-20_000:]
     _checks(res, everyone, final, mon, plan, sessions, runs, runs_before)
@@ -653,6 +657,7 @@ def _checks(
         and res.get("watchers_saw_finish") == res.get("watchers_checked"),
         "rss_under_bound": res.get("peak_tree_pss_mb") is not None and res["peak_tree_pss_mb"] < plan.rss_bound_mb,
         "no_server_traceback": not res.get("server_errors"),
+        "no_harness_error": "harness_error" not in res,
     }
     res["pass"] = all(res["checks"].values())
 
