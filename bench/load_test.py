@@ -1,32 +1,39 @@
-"""Lecture-hall load test on loopback (issue 5 §1); bounded in count and time, stops by itself.
+"""Lecture-hall load test on loopback (issues 5 and 12); bounded in count and time, stops by itself.
 
-One server (``SCANSNAP_MAX_JOBS=2``, a fresh data directory) and ``--sessions`` Streamlit
-sessions played by lightweight websocket clients that speak Streamlit's own protocol
-(:mod:`bench.st_client`), so the students cost the test machine next to nothing and the
-server is what gets measured:
+One server (``SCANSNAP_MAX_JOBS=2``, a fresh data directory) serves several ROUNDS one after the
+other (``--rounds 50:20,150:30``, the default: a 50-session class with 20 runs, then a
+150-session class with 30).  A round's sessions are lightweight websocket clients that speak
+Streamlit's own protocol (:mod:`bench.st_client`), so the students cost the test machine next to
+nothing and the server is what gets measured:
 
 * the lecturer opens the lecture preset (throttled to ``--lecture-speed`` steps/s so that it is
   still live while the students arrive), presses ▶ Start and turns on 📡 Publish;
-* ``--runs`` − 1 starters open ``?preset=syn-small&optim.steps=<steps>`` and press ▶ Start;
+* runs − 1 starters open ``?preset=syn-small&optim.steps=<steps>`` and press ▶ Start;
 * the others, in waves of ``--wave``: two of three watch the published run (``?run=<id>``,
   following the fragment's auto-reruns like a browser tab), the rest visit the other pages
   (Lab, Theory, Compare, Sweep, Runs, Reproduce);
-* when everyone is in, the lecturer sets the speed to max; the test waits for every run.
+* when everyone is in, the lecturer sets the speed to max; the test waits for every run;
+* then every client of the round is closed, the test waits until no run is queued or training,
+  lets the server sit idle for ``--settle-s`` and records its idle memory (RSS of the server
+  process; PSS summed over its process tree) beside the round's peak.
 
 ``--browsers N`` additionally opens N real Chromium pages (Playwright) as watchers;
 ``--screenshot PATH`` saves the first one's page once it shows the finished run.
+``--server-env SCANSNAP_MEMDEBUG=sessions,objects,gc,trim`` adds a report of what holds the
+server's memory to each idle figure (bench/webserver.py).
 
-Pass means: ``/_stcore/health`` (polled every 0.5 s in a thread) always answers in < 1 s;
+A round passes when: ``/_stcore/health`` (polled every 0.5 s in a thread) always answers in < 1 s;
 every session rendered its page without an exception element; every started run is finished
 in the store (queued first when both job slots were busy) with all its steps; at most 2 runs
-train at once; the number of runs in the store equals the number started (nothing lost, no
-training per viewer); every watcher saw the published run's status advance and end
-``finished`` (the same run id); the peak memory of the server with its training workers (PSS
-summed over its process tree) stays under ``--rss-bound-mb``.  Hard
-time limit ``--time-limit-s``: then every client is closed, the server stopped, and what was
-measured is reported.  Prints JSON with every figure.
+train at once; the store gained exactly the runs started (nothing lost, no training per viewer);
+every watcher saw the published run's status advance and end ``finished`` (the same run id);
+the peak memory of the server with its training workers (PSS summed over its process tree)
+stays under ``--rss-bound-mb``; the server logged no traceback.  Each round has its own hard
+time limit ``--time-limit-s``: then its clients are closed and what was measured is reported.
+Prints JSON with every figure: one entry per round in ``rounds``.
 
-    PYTHONPATH=. .venv/bin/python -m bench.load_test            # 50 sessions, 20 runs
+    PYTHONPATH=. .venv/bin/python -m bench.load_test                    # 50:20, then 150:30
+    PYTHONPATH=. .venv/bin/python -m bench.load_test --rounds 50:20,50:20,50:20,50:20
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
+from http.client import HTTPException
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +185,7 @@ def play(url: str, s: Session, data_dir: str, published: str | None, timeout: fl
         ):
             s.problems.append("the published run is live but not under 'Live now'")
         s.rendered = s.rendered and not s.problems
-    except (StClientError, OSError, TimeoutError) as e:
+    except (StClientError, OSError, TimeoutError, HTTPException) as e:
         s.problems.append(f"{type(e).__name__}: {e}")
     return s
 
@@ -193,7 +201,7 @@ def lecturer(url: str, steps: int, speed: float, timeout: float) -> Session:
             c.set_value("📡 Publish", True, timeout=timeout)
             if not c.wait_for(lambda c: c.has_text(f"?run={s.run_id}"), timeout):  # the toggle's confirmation
                 s.problems.append("publishing was not confirmed")
-    except (StClientError, OSError, TimeoutError) as e:
+    except (StClientError, OSError, TimeoutError, HTTPException) as e:
         s.problems.append(f"{type(e).__name__}: {e}")
     s.rendered = s.rendered and not s.problems
     return s
@@ -344,33 +352,70 @@ def _browsers(url: str, n: int, published: str, deadline: float, screenshot: str
         out["browser_error"] = f"{type(e).__name__}: {e}"
 
 
+Round = tuple[int, int]  # (sessions, runs)
+MAX_ROUNDS, MAX_SESSIONS = 10, 500  # the test's own bounds: it never opens more than this
+
+
 @dataclass(frozen=True)
 class Plan:
-    """What to simulate and the bounds of the test (defaults: the issue's lecture hall)."""
+    """What to simulate and the bounds of the test (defaults: the issue's lecture hall, then a
+    150-session class on the same server)."""
 
-    sessions: int = 50
-    runs: int = 20
+    rounds: tuple[Round, ...] = ((50, 20), (150, 30))  # (sessions, runs) of each round, one server
     steps: int = 100  # of each started syn-small run
     wave: int = 10  # sessions opened at once
     max_jobs: int = 2
-    rss_bound_mb: float = 2048.0
-    time_limit_s: float = 240.0
+    rss_bound_mb: float = 2048.0  # peak PSS of the server's process tree, each round
+    time_limit_s: float = 240.0  # each round's own limit (its settling not included)
+    settle_s: float = 5.0  # after a round: no clients, no runs, this long; then the idle memory
     page_timeout_s: float = 60.0
     lecture_steps: int = 300
     lecture_speed: float = 1.0  # steps/s of the published run until every student is in
-    browsers: int = 0  # extra real Chromium pages watching the published run
+    browsers: int = 0  # extra real Chromium pages watching the published run (each round)
     screenshot: str | None = None
     tick_s: float | None = None  # the server's SCANSNAP_TICK_S (None: the app's default)
-    warm_up: bool = False  # open every page once (one at a time) before the lecture starts
+    warm_up: bool = False  # open every page once (one at a time) before the first round
+    server_env: tuple[tuple[str, str], ...] = ()  # more of the server's environment (e.g. MALLOC_ARENA_MAX)
+    server_root: str | None = None  # serve another checkout (default: this one), to compare a change
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.rounds) <= MAX_ROUNDS:
+            raise ValueError(f"rounds: {len(self.rounds)} rounds given; allowed 1 to {MAX_ROUNDS}")
+        for sessions, runs in self.rounds:
+            if not 1 <= runs <= sessions <= MAX_SESSIONS:
+                raise ValueError(
+                    f"rounds: {sessions}:{runs} (sessions:runs); allowed 1 ≤ runs ≤ sessions ≤ {MAX_SESSIONS}"
+                )
+
+
+def parse_rounds(text: str) -> tuple[Round, ...]:
+    """``"50:20,150:30"`` → ((50, 20), (150, 30)), within the test's bounds; a clear error otherwise."""
+    try:
+        rounds = tuple((int(a), int(b)) for a, b in (item.split(":") for item in text.split(",")))
+    except ValueError:
+        raise ValueError(f"--rounds {text!r}: expected sessions:runs[,sessions:runs…], e.g. 50:20,150:30") from None
+    Plan(rounds=rounds)  # the bounds
+    return rounds
+
+
+def _cli(parse: Any) -> Any:
+    """An argparse ``type`` that shows ``parse``'s own message."""
+
+    def wrapped(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    return wrapped
 
 
 def run_load(**kwargs: Any) -> dict[str, Any]:
-    """Run the whole test (keyword arguments: the fields of :class:`Plan`) and return every figure
-    (``res["pass"]``, ``res["checks"]``), also when it hit its time limit."""
+    """Run every round against one server (keyword arguments: the fields of :class:`Plan`) and return
+    every figure: ``res["rounds"]`` (each with its ``checks`` and ``pass``), ``res["pass"]``; also
+    when a round hit its time limit."""
     plan = Plan(**kwargs)
-    assert 1 <= plan.runs <= plan.sessions
     t_start, cpu0 = time.monotonic(), time.process_time()
-    deadline = t_start + plan.time_limit_s
     tmp = tempfile.mkdtemp(prefix="scansnap-load-")
     data_dir = str(Path(tmp) / "data")
     res: dict[str, Any] = {
@@ -378,26 +423,21 @@ def run_load(**kwargs: Any) -> dict[str, Any]:
         **asdict(plan),
         "cores": os.cpu_count(),
         "loadavg_start": os.getloadavg(),
+        "rounds": [],
     }  # other work on the machine skews every figure
-    env = {"SCANSNAP_MAX_JOBS": str(plan.max_jobs), **({"SCANSNAP_TICK_S": f"{plan.tick_s:g}"} if plan.tick_s else {})}
-    everyone: list[Session] = []
-    final: dict[str, Any] = {}
+    env = {
+        "SCANSNAP_MAX_JOBS": str(plan.max_jobs),
+        **({"SCANSNAP_TICK_S": f"{plan.tick_s:g}"} if plan.tick_s else {}),
+        **dict(plan.server_env),
+    }
     try:
-        with serve(data_dir, Path(tmp) / "server.log", env=env) as srv:
+        with serve(data_dir, Path(tmp) / "server.log", env=env, root=plan.server_root) as srv:
             res["server_healthy_s"] = round(time.monotonic() - srv.t_launch, 2)
-            mon = Monitor(srv, data_dir)
-            mon.start()
-            try:
-                final = _drive(srv.url, data_dir, plan, res, everyone, mon, deadline)
-            finally:
-                close_all(everyone)
-                mon.stop_event.set()
-                mon.join(10)
-            _figures(res, everyone, final, mon, plan)
-            if res["problems"]:  # the page says only that an error was redacted: the traceback is in the log
-                log = srv.log_tail(10**7)
-                res["server_errors"] = tracebacks(log)
-                res["server_log_tail"] = log[-20_000:]
+            if plan.warm_up:
+                res["warm_up_s"] = warm_up(srv.url, plan.page_timeout_s)
+            res["idle_before"] = settle(srv, data_dir, plan.settle_s, 60)
+            for i, (sessions, runs) in enumerate(plan.rounds):
+                res["rounds"].append(run_round(srv, data_dir, plan, i, sessions, runs))
             res["server_cpu_s"] = round(srv.cpu_s(), 1)  # both figures: what was measured vs what measured it
             res["server_tree_cpu_s"] = round(srv.tree_cpu_s(), 1)  # the server with its training workers
             res["harness_cpu_s"] = round(time.process_time() - cpu0, 1)
@@ -405,25 +445,85 @@ def run_load(**kwargs: Any) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
     res["wall_s"] = round(time.monotonic() - t_start, 1)
     res["loadavg_end"] = os.getloadavg()
-    _checks(res, everyone, final, mon, plan)
+    res["idle_tree_pss_mb"] = [r["idle"]["tree_pss_mb"] for r in res["rounds"]]  # after each round, in order
+    res["pass"] = len(res["rounds"]) == len(plan.rounds) and all(r["pass"] for r in res["rounds"])
     return res
 
 
+def run_round(srv: Server, data_dir: str, plan: Plan, index: int, sessions: int, runs: int) -> dict[str, Any]:
+    """One lecture (a lecturer, ``sessions`` − 1 students, ``runs`` runs) within ``plan.time_limit_s``;
+    then every client closed, every run ended, ``plan.settle_s`` without load, the idle memory.
+    Returns the round's figures with its ``checks`` and ``pass``."""
+    t0 = time.monotonic()
+    deadline = t0 + plan.time_limit_s
+    with RunStore(data_dir) as store:
+        runs_before = len(store.list_runs(1000))
+    res: dict[str, Any] = {"round": index, "sessions": sessions, "runs": runs, "loadavg_start": os.getloadavg()}
+    log_from = len(srv.log_text())
+    everyone: list[Session] = []
+    mon = Monitor(srv, data_dir)
+    mon.start()
+    final: dict[str, Any] = {}
+    try:
+        final = _drive(srv.url, data_dir, plan, sessions, runs, res, everyone, mon, deadline)
+    except Exception as e:  # the harness's own failure: recorded, the round fails, the next one still runs
+        res["harness_error"] = f"{type(e).__name__}: {e}"
+    finally:
+        close_all(everyone)
+        mon.stop_event.set()
+        mon.join(10)
+    _figures(res, everyone, final, mon, plan)
+    res["wall_s"] = round(time.monotonic() - t0, 1)
+    res["idle"] = settle(srv, data_dir, plan.settle_s, _left(deadline + 60, 120))
+    log = srv.log_text()[log_from:]
+    # a page says only that an error was redacted: the traceback is in the server's log
+    if res["problems"] or tracebacks(log) or "harness_error" in res:
+        res["server_errors"] = tracebacks(log)
+        res["server_log_tail"] = log[-20_000:]
+    _checks(res, everyone, final, mon, plan, sessions, runs, runs_before)
+    return res
+
+
+def settle(srv: Server, data_dir: str, settle_s: float, runs_timeout: float) -> dict[str, Any]:
+    """Wait (at most ``runs_timeout`` s) until no run is queued or training, then ``settle_s`` s with
+    no load at all; the server's memory then: RSS of its process, PSS summed over its tree."""
+    t0 = time.monotonic()
+    with RunStore(data_dir) as store:
+        _wait_until(lambda: not any(r["status"] in LIVE for r in store.list_runs(1000)), runs_timeout)
+        live = sum(r["status"] in LIVE for r in store.list_runs(1000))
+    time.sleep(settle_s)
+    out = {
+        "rss_mb": round(srv.rss_mb(), 1),
+        "tree_pss_mb": round(srv.tree_pss_mb(), 1),
+        "processes": len(srv.pids()),
+        "runs_still_live": live,
+        "waited_s": round(time.monotonic() - t0, 1),
+    }
+    if report := srv.memory_report():  # only with SCANSNAP_MEMDEBUG set
+        out["memdebug"] = report
+    return out
+
+
 def _drive(
-    url: str, data_dir: str, plan: Plan, res: dict[str, Any], everyone: list[Session], mon: Monitor, deadline: float
+    url: str,
+    data_dir: str,
+    plan: Plan,
+    sessions: int,
+    runs: int,
+    res: dict[str, Any],
+    everyone: list[Session],
+    mon: Monitor,
+    deadline: float,
 ) -> dict[str, Any]:
     """The scenario: lecturer, students in waves, max speed, every run to its end, watchers' view.
     Returns the started runs as the store has them at the end."""
-    if plan.warm_up:
-        res["warm_up_s"] = warm_up(url, plan.page_timeout_s)
-        mon.mark("warm-up done")
     t0 = time.monotonic()
     lect = lecturer(url, plan.lecture_steps, plan.lecture_speed, _left(deadline, plan.page_timeout_s))
     everyone.append(lect)
     published = res["published_run"] = lect.run_id
     if not published:
         return {}
-    everyone += open_students(url, data_dir, published, roles(plan.sessions, plan.runs), plan, mon, deadline)
+    everyone += open_students(url, data_dir, published, roles(sessions, runs), plan, mon, deadline)
     res["all_sessions_open_s"] = round(time.monotonic() - t0, 1)
     res["sessions_open_at_once"] = sum(1 for s in everyone if s.client is not None and not s.client.connection_errors())
     mon.mark("all sessions open")
@@ -533,41 +633,133 @@ def run_times(seen: dict[str, dict[str, float]], published: str | None) -> dict[
     }
 
 
-def _checks(res: dict[str, Any], everyone: list[Session], final: dict[str, Any], mon: Monitor, plan: Plan) -> None:
-    """The pass criteria (``res["checks"]``, ``res["pass"]``)."""
-    runs = plan.runs
+def _checks(
+    res: dict[str, Any],
+    everyone: list[Session],
+    final: dict[str, Any],
+    mon: Monitor,
+    plan: Plan,
+    sessions: int,
+    runs: int,
+    runs_before: int,
+) -> None:
+    """The round's pass criteria (``res["checks"]``, ``res["pass"]``); ``runs_before``: runs in the
+    store before the round."""
     res["checks"] = {
         "health_under_1s": bool(mon.health) and max(mon.health) < 1.0,
-        "every_page_rendered": len(everyone) == plan.sessions
+        "every_page_rendered": len(everyone) == sessions
         and all(s.rendered for s in everyone)
         and res.get("browsers_rendered", 0) == res.get("browsers", 0),
         "every_run_finished": res.get("runs_finished") == runs and res.get("runs_with_all_steps") == runs,
-        "nothing_lost": res.get("runs_in_store") == runs == len(final),
+        "nothing_lost": res.get("runs_in_store") == runs_before + runs and len(final) == runs,
         "job_cap_respected": mon.max_running <= plan.max_jobs,
         "watchers_saw_broadcast_finish": res.get("watchers_checked", 0) > 0
         and res.get("watchers_saw_finish") == res.get("watchers_checked"),
         "rss_under_bound": res.get("peak_tree_pss_mb") is not None and res["peak_tree_pss_mb"] < plan.rss_bound_mb,
+        "no_server_traceback": not res.get("server_errors"),
+        "no_harness_error": "harness_error" not in res,
     }
     res["pass"] = all(res["checks"].values())
 
 
+Variant = tuple[str, str | None, tuple[tuple[str, str], ...]]  # name, checkout to serve, more server env
+
+
+def parse_variant(text: str) -> Variant:
+    """``"NAME[@ROOT][,ENV=VALUE…]"`` → (name, root or None, env pairs); a clear error otherwise."""
+    head, *env = text.split(",")
+    name, _, root = head.partition("@")
+    if not name or any("=" not in kv for kv in env):
+        raise ValueError(f"--variant {text!r}: expected NAME[@CHECKOUT][,ENV=VALUE…], e.g. arena2,MALLOC_ARENA_MAX=2")
+    return name, root or None, tuple((k, v) for k, _, v in (kv.partition("=") for kv in env))
+
+
+def memory_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per round of one result: health, peak and idle memory (the figures a comparison is about)."""
+    return [
+        {
+            "round": f"{r['sessions']}:{r['runs']}",
+            "pass": r["pass"],
+            "health_max_latency_s": r.get("health_max_latency_s"),
+            "peak_rss_mb": r.get("peak_rss_mb"),
+            "peak_tree_pss_mb": r.get("peak_tree_pss_mb"),
+            "idle_rss_mb": r["idle"]["rss_mb"],
+            "idle_tree_pss_mb": r["idle"]["tree_pss_mb"],
+            **{k: r["idle"].get("memdebug", {}).get("sessions", {}).get(k) for k in ("sqlite_connections",)},
+        }
+        for r in res["rounds"]
+    ]
+
+
+def compare(variants: list[Variant], repeats: int, **plan: Any) -> dict[str, Any]:
+    """The same rounds against each variant's server in turn (interleaved over ``repeats``), so that a
+    change or a setting is measured side by side in one run; each variant's memory per round."""
+    out: dict[str, Any] = {"variants": [], "loadavg_start": os.getloadavg()}
+    for rep in range(repeats):
+        for name, root, env in variants:
+            res = run_load(**{**plan, "server_root": root, "server_env": (*plan.get("server_env", ()), *env)})
+            idle0 = res["idle_before"]
+            out["variants"].append(
+                {
+                    "name": name,
+                    "repeat": rep,
+                    "server_root": root,
+                    "server_env": dict(env),
+                    "idle_before": {"rss_mb": idle0["rss_mb"], "tree_pss_mb": idle0["tree_pss_mb"]},
+                    "rounds": memory_rows(res),
+                    "loadavg_start": res["loadavg_start"],
+                    "wall_s": res["wall_s"],
+                    "pass": res["pass"],
+                }
+            )
+    out["loadavg_end"] = os.getloadavg()
+    out["pass"] = all(v["pass"] for v in out["variants"])
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sessions", type=int, default=50)
-    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument(
+        "--rounds",
+        type=_cli(parse_rounds),
+        default=Plan.rounds,
+        help="sessions:runs of each round against one server (default 50:20,150:30)",
+    )
     ap.add_argument("--steps", type=int, default=100, help="steps of each started syn-small run")
     ap.add_argument("--wave", type=int, default=10, help="sessions opened at once")
     ap.add_argument("--max-jobs", type=int, default=2, help="the server's SCANSNAP_MAX_JOBS")
     ap.add_argument("--lecture-steps", type=int, default=300)
     ap.add_argument("--lecture-speed", type=float, default=1.0, help="steps/s of the lecture until all are in")
-    ap.add_argument("--rss-bound-mb", type=float, default=2048.0)
-    ap.add_argument("--time-limit-s", type=float, default=240.0)
+    ap.add_argument("--rss-bound-mb", type=float, default=2048.0, help="peak PSS of the server's tree, each round")
+    ap.add_argument("--time-limit-s", type=float, default=240.0, help="each round's limit")
+    ap.add_argument("--settle-s", type=float, default=5.0, help="idle time after each round before its memory")
     ap.add_argument("--browsers", type=int, default=0, help="extra real Chromium pages watching the broadcast")
     ap.add_argument("--screenshot", default=None, help="PNG of the first Chromium watcher at the end")
     ap.add_argument("--tick-s", type=float, default=None, help="the server's SCANSNAP_TICK_S (default: the app's)")
-    ap.add_argument("--warm-up", action="store_true", help="open every page once before the lecture starts")
+    ap.add_argument("--warm-up", action="store_true", help="open every page once before the first round")
+    ap.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="more of the server's environment, e.g. MALLOC_ARENA_MAX=2 or SCANSNAP_MEMDEBUG=sessions,objects",
+    )
+    ap.add_argument("--server-root", default=None, help="serve another checkout of the app, to compare a change")
+    ap.add_argument(
+        "--variant",
+        action="append",
+        type=_cli(parse_variant),
+        default=[],
+        metavar="NAME[@CHECKOUT][,ENV=VALUE…]",
+        help="compare: run the rounds against each variant's server in turn (give two or more)",
+    )
+    ap.add_argument("--repeats", type=int, default=1, help="with --variant: how many times each, interleaved")
     args = ap.parse_args(argv)
-    res = run_load(**{f.name: getattr(args, f.name) for f in fields(Plan) if hasattr(args, f.name)})
+    if bad := [kv for kv in args.server_env if "=" not in kv]:
+        ap.error(f"--server-env {bad[0]!r}: expected NAME=VALUE")
+    args.server_env = tuple(tuple(kv.split("=", 1)) for kv in args.server_env)
+    plan = {f.name: getattr(args, f.name) for f in fields(Plan) if hasattr(args, f.name)}
+    res = compare(args.variant, args.repeats, **plan) if args.variant else run_load(**plan)
     print(json.dumps(res, indent=1))
     if not res["pass"]:
         sys.exit(1)
