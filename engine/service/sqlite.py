@@ -30,7 +30,7 @@ class SqliteDB:
         self.path = path
         self.busy_timeout_s = float(busy_timeout_s)
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []  # (the thread that opened it, it)
         self._lock = threading.Lock()
 
     def _conn(self) -> sqlite3.Connection:
@@ -52,8 +52,21 @@ class SqliteDB:
                 )
             self._local.con = con
             with self._lock:
-                self._all.append(con)
+                self._close_orphans()
+                self._all.append((threading.current_thread(), con))
         return con
+
+    def _close_orphans(self) -> None:
+        """Close the connections of threads that have ended (the caller holds ``_lock``).  A web
+        server runs every page script in a fresh thread: without this, each would leave an open
+        connection, with its page cache, behind for as long as the store lives."""
+        alive = []
+        for thread, con in self._all:
+            if thread.is_alive():
+                alive.append((thread, con))
+            else:
+                con.close()
+        self._all = alive
 
     def _translate(self, exc: BaseException, what: str) -> StoreError:
         msg = str(exc)
@@ -105,6 +118,6 @@ class SqliteDB:
         """Close every connection this store opened (any thread)."""
         with self._lock:
             cons, self._all = self._all, []
-        for con in cons:
+        for _thread, con in cons:
             con.close()
         self._local = threading.local()
