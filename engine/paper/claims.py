@@ -100,7 +100,7 @@ def thm3_ordered(obs: Observed) -> Verdict:
     if dz is None:
         return _na(claim, stat, f"> {MIN_RHO:g}", "needs the per-token history of at least one step", "thm3")
     distinct = obs.token_kind == KIND_DISTINCT
-    rhos = [_spearman(dz[n][distinct[n]], obs.P[n][distinct[n]]) for n in range(len(obs.P))]
+    rhos = [spearman(dz[n][distinct[n]], obs.P[n][distinct[n]]) for n in range(len(obs.P))]
     rhos = [r for r in rhos if math.isfinite(r)]
     if not rhos:
         why = "no class has ≥ 3 distinct tokens with different P(l|n): there is no order to follow"
@@ -109,13 +109,13 @@ def thm3_ordered(obs: Observed) -> Verdict:
     return v.named("thm3", "Thm 3 · growth ordered by P(l|n)")
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan
     return float(spearmanr(x, y).statistic)
 
 
-def _snap_series(obs: Observed) -> tuple[str, np.ndarray]:
+def snap_series(obs: Observed) -> tuple[str, np.ndarray]:
     """The snap's lead signal (science §4.1): −Δz of the common token(s) where the run has one (the
     largest move of the snap), else the distinct-token entropy."""
     if obs.dz_common is not None and np.isfinite(obs.dz_common).all() and len(obs.dz_common) == len(obs.steps):
@@ -128,7 +128,7 @@ def thm4_snap(obs: Observed) -> Verdict:
     (or of the entropy): from it on, each doubling of t moves the series by < 10 % of its total change
     and < ½ of its fastest doubling (:func:`engine.core.theory_checks.measured_snap_step`); it passes
     when a snap was measured within the run.  No theory covers Adam: n/a."""
-    name, series = _snap_series(obs)
+    name, series = snap_series(obs)
     claim = "Thm 4: the attention snaps (its growth freezes after a step)"
     stat, threshold = f"measured snap step of {name}", "measured within the run"
     if obs.method != "sgd":

@@ -99,3 +99,8 @@ def initial_constants(cfg: RunConfig) -> cal.Theorem4Constants | None:
         return None
     z0 = np.zeros((len(problem.query_ids), problem.P.shape[1]))
     return cal.theorem4_constants(problem.P, problem.psi, problem.common_mask, z0, problem.M_out)
+
+
+def short_condition(detail: str) -> str:
+    """A failed condition's detail up to its explanation: 'T = 128: finite contexts (…)' → 'T = 128'."""
+    return detail.split(":")[0].split(" (")[0].strip()

@@ -60,6 +60,7 @@ class JobStatus:
     current: str | None = None
     quick: bool = False
     elapsed_s: float = 0.0
+    speed: float | None = None  # the run's throttle in steps/s (None: as fast as it goes)
 
     @property
     def fraction(self) -> float:
@@ -105,6 +106,7 @@ class _Job:
         return JobStatus(
             self.id, self.status, c.step, self.total_steps, position, self.message, c.paused, self.kind,
             self.owner, tuple(names), self.items_done, self.current, quick, round(end - self.started, 3),
+            c.max_steps_per_s,
         )  # fmt: skip
 
 

@@ -1,0 +1,115 @@
+"""The story of a run as it happens, decided from what was measured (science §6, §4.1): which phase
+the attention is in now and the step each phase began, in one short sentence for the Lab's caption.
+
+Phases, in the order the paper tells them:
+  1. *suppressing*: every common token's logit has fallen, max_{l∈CT} Δz < 0 (Thm 2b);
+  2. *winning*: the distinct tokens above their class median P(l|n) have risen (Thm 2a) and, where
+     P(l|n) differs, in its order: Spearman ρ(Δz, P) > 0.9 in every class (Thm 3);
+  3. *snapped*: the measured snap of −Δz_common (or of the entropy) has happened: from that step on
+     each doubling of t moves it by < 10 % of its total change (Thm 4, measured).
+The statistics are those of :mod:`engine.paper.claims`, evaluated at up to :data:`PROBES` stored steps
+(log-spaced), so a tick costs the same however long the run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.core.data import KIND_COMMON, KIND_DISTINCT
+from engine.core.theory_checks import measured_snap_step
+from engine.paper import verdicts as vd
+from engine.paper.claims import MIN_RHO, Observed, snap_series, spearman
+
+PROBES = 40  # stored steps at which the phase tests are evaluated
+PHASES = ("starting", "suppressing", "winning", "snapped")
+SHOWN_CONDITIONS = 2  # failed conditions named in the caption (the rest are counted)
+
+
+@dataclass(frozen=True)
+class Story:
+    """``phase`` (one of :data:`PHASES`), the last stored ``step``, ``began``: phase → the first probed
+    step where it held, and ``failed``: Theorem 4's failed conditions (short form) on this run."""
+
+    phase: str
+    step: int
+    began: dict[str, int] = field(default_factory=dict)
+    failed: tuple[str, ...] = ()
+
+    @property
+    def sentence(self) -> str:
+        """One short sentence: the phase now, with the step it began."""
+        b = self.began
+        if self.phase == "snapped":
+            return f"Snapped at step {b['snapped']}: the attention pattern has frozen."
+        if self.phase == "winning":
+            return f"Scanning: distinct tokens win attention, the most frequent first (since step {b['winning']})."
+        if self.phase == "suppressing":
+            return f"Scanning: the common tokens are losing attention (since step {b['suppressing']})."
+        return "Starting: the decoder learns first; the attention has not moved yet."
+
+    @property
+    def earlier(self) -> str:
+        """The phases already passed, with their steps (empty in the first one)."""
+        past = {"suppressing": "common tokens suppressed", "winning": "distinct tokens ordered by P(l|n)"}
+        done = [f"{past[p]} from step {self.began[p]}" for p in past if p in self.began and p != self.phase]
+        return "; ".join(done)
+
+    @property
+    def theory_note(self) -> str:
+        """Empty where Theorem 4's conditions hold; else says the story is measured only."""
+        return self.note(SHOWN_CONDITIONS)
+
+    def note(self, shown: int) -> str:
+        """:attr:`theory_note` naming ``shown`` failed conditions (the rest are counted)."""
+        if not self.failed:
+            return ""
+        named = ", ".join(self.failed[:shown])
+        more = len(self.failed) - shown
+        rest = f" and {more} more" if more > 0 else ""
+        return f"Measured only: the theorems' assumptions do not hold here ({named}{rest})."
+
+
+def probe_indices(count: int, probes: int = PROBES) -> np.ndarray:
+    """Up to ``probes`` log-spaced indices into ``count`` stored steps, from 1 to the last."""
+    if count < 2:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.round(np.geomspace(1, count - 1, min(probes, count - 1))).astype(np.int64))
+
+
+def _suppressed(dz: np.ndarray, common: np.ndarray) -> bool:
+    return bool(common.any()) and vd.max_common_dz(dz, common) < 0
+
+
+def _winning(dz: np.ndarray, P: np.ndarray, distinct: np.ndarray) -> bool:
+    rise = vd.min_distinct_dz_above_median(dz, P, distinct)
+    if not (math.isfinite(rise) and rise > 0):
+        return False
+    rhos = [spearman(dz[n][distinct[n]], P[n][distinct[n]]) for n in range(len(P))]
+    return all(r > MIN_RHO for r in rhos if math.isfinite(r))
+
+
+def run_story(obs: Observed, short_failed: tuple[str, ...] = ()) -> Story:
+    """The phase of replica ``obs`` at its last stored step and when each phase began."""
+    steps = np.asarray(obs.steps)
+    last = int(steps[-1]) if len(steps) else 0
+    began: dict[str, int] = {}
+    if obs.z is not None:
+        common, distinct = obs.token_kind == KIND_COMMON, obs.token_kind == KIND_DISTINCT
+        z0 = obs.z[0][obs.rows]
+        for i in probe_indices(len(steps)):
+            dz = obs.z[i][obs.rows] - z0
+            if "suppressing" not in began and _suppressed(dz, common):
+                began["suppressing"] = int(steps[i])
+            if "winning" not in began and _winning(dz, obs.P, distinct):
+                began["winning"] = int(steps[i])
+    _, series = snap_series(obs)
+    ok = np.isfinite(series)
+    if ok.sum() >= 4 and last >= 8:
+        snap = measured_snap_step(steps[ok], series[ok])
+        if snap is not None:
+            began["snapped"] = int(snap)
+    phase = next((p for p in reversed(PHASES[1:]) if p in began), "starting")
+    return Story(phase, last, began, short_failed)
