@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from engine.service.health import store_health
+from ui.prewarm import prewarm
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -18,4 +19,5 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"ok": ok, "store": detail}, status_code=200 if ok else 503)
 
 
+prewarm()  # before the server answers: the first page finds everything imported and built
 app = st.App("app.py", routes=[Route("/healthz", healthz)])

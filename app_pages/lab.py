@@ -10,17 +10,19 @@ from engine.paper.presets import load_presets
 from engine.service.uploads import MAX_CONFIG_BYTES, table_to_csv
 from ui import lab_actions, session
 from ui.errors import show_callback_error
-from ui.knobs import KNOBS, RATIOS, validate, visible
+from ui.knobs import KNOBS, RATIOS, SPEEDS, validate, visible
 from ui.live.area import live_area
+from ui.live.lab_charts import CHART_KEYS, TITLES
 from ui.page_data import p_preview
 from ui.resources import service
 from ui.text import plain
-from ui.widgets import copy_link_ui, font, knob_ui, lecture_on, plot_ui, recovery_ui
+from ui.widgets import LAB_STYLE, copy_link_ui, font, knob_ui, lecture_on, plot_ui, recovery_ui
 
 ss = st.session_state
 for problem in session.init_state():
     st.warning(plain(problem))  # URL text: shown as typed, never as a link or an image
 lecture = lecture_on()
+st.html(f"<style>{LAB_STYLE}</style>")  # the control bar and the chart grids
 show = set(st.query_params["show"].split(",")) if "show" in st.query_params else None
 cfg = ss["lab.cfg"]
 W = session.wkey
@@ -79,64 +81,49 @@ def table_ui() -> None:
 
 
 def controls_ui(valid: bool) -> None:
+    """The control bar (sticky: it stays on screen while the charts scroll), one row with full labels."""
     live = lab_actions.is_live()
     s = lab_actions.live_status()
     mine = session.owns(ss.get("lab.run"))  # viewers of someone else's run watch it, never control it
     paused = bool(s and s.status == "paused")
     ss["lab.ctl_paused"] = paused  # the live fragment reruns the page when this goes stale
-    start, pause, n, step, stop, reset, seed, speed = control_slots()
-    start.button(
-        "▶ Start",
-        key="btn.start",
-        type="primary",
-        disabled=not valid or live,
-        on_click=lab_actions.start,
-        help="train this config in the background",
-    )
-    pause.button(
-        "⏵ Resume" if paused else "⏸ Pause",
-        key="btn.pause",
-        disabled=not live or not mine,
-        on_click=lab_actions.pause_resume,
-    )
-    n.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
-    step.button(
-        "Step N",
-        key="btn.step",
-        disabled=(not valid and not live) or (live and not mine),
-        on_click=lab_actions.step_n,
-        args=(W("stepn"),),
-    )
-    stop.button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=lab_actions.stop)
-    reset.button(
-        "↺ Reset",
-        key="btn.reset",
-        disabled=not valid,
-        on_click=lab_actions.reset,
-        help="restart with the same config and seed",
-    )
-    seed.button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=lab_actions.new_seed)
-    opts = session.speed_options()
-    speed.select_slider(
+    with st.container(key="lab-bar", horizontal=True, vertical_alignment="center", gap="small"):
+        st.button("▶ Start", key="btn.start", type="primary", disabled=not valid or live,
+                  on_click=lab_actions.start, help="train this config in the background")  # fmt: skip
+        st.button("▶ Resume" if paused else "⏸ Pause", key="btn.pause", disabled=not live or not mine,
+                  on_click=lab_actions.pause_resume)  # fmt: skip
+        st.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"), label_visibility="collapsed",
+                        width=90, help="how many steps Step N takes")  # fmt: skip
+        st.button("Step N", key="btn.step", disabled=(not valid and not live) or (live and not mine),
+                  on_click=lab_actions.step_n, args=(W("stepn"),))  # fmt: skip
+        st.button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=lab_actions.stop)
+        st.button("↺ Reset", key="btn.reset", disabled=not valid, on_click=lab_actions.reset,
+                  help="restart with the same config and seed")  # fmt: skip
+        st.button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=lab_actions.new_seed)
+        speed_ui(s if live else None, mine)
+    if not lecture:  # a lecture's first screen is for the run: publishing is below its charts
+        broadcast_ui(mine)
+
+
+def speed_ui(status: Any, mine: bool) -> None:
+    """Steps per second, slow to fast: the run's real speed while it trains (a viewer sees it, only
+    its owner changes it), else the speed the next run will take."""
+    cur = ss.get("lab.speed", "max")
+    if status is not None:
+        cur = "max" if status.speed is None else next((v for v in SPEEDS if v == status.speed), status.speed)
+    st.select_slider(
         "speed (steps/s)",
-        options=opts,
-        value=ss.get("lab.speed", "max"),
+        options=session.speed_options(cur),
+        value=cur,
         key=W("speed"),
-        format_func=lambda v: "max" if v == "max" else f"{v:g}",
+        format_func=lambda v: "max speed" if v == "max" else f"{v:g} steps/s",
         on_change=lab_actions.on_speed,
         args=(W("speed"),),
+        disabled=status is not None and not mine,
+        label_visibility="collapsed",
+        width=260,
+        help="steps per second: slow enough to narrate, or as fast as it goes",
     )
-    broadcast_ui(mine)
-
-
-def control_slots() -> list[Any]:
-    """Containers for Start, Pause, N, Step N, Stop, Reset, New seed, speed: one row, or two rows
-    of larger buttons in lecture mode (labels must not be cut on a projector)."""
-    if not lecture:
-        return list(st.columns([1, 1.2, 0.8, 1, 1, 1, 1.1, 2.2], vertical_alignment="bottom"))
-    top = st.columns(5, vertical_alignment="bottom")
-    low = st.columns([0.8, 1, 3.2], vertical_alignment="bottom")
-    return [top[0], top[1], low[0], low[1], top[2], top[3], top[4], low[2]]
 
 
 def broadcast_ui(mine: bool) -> None:
@@ -223,13 +210,17 @@ def live_now_ui() -> None:
         )
 
 
-with st.sidebar:
-    live_now_ui()
+def preset_ui() -> None:
+    """The preset picker, and what is on screen: the preset's description, or the opened run's own
+    config (its name, and the preset it started from)."""
     presets = load_presets()
     names = list(presets)
     cur = ss["lab.preset"]
+    origin = ss.get("lab.origin")
+    if origin:
+        st.markdown(f"**Run: {plain(origin['name'], limit=60)}** (`{origin['id']}`)")
     st.selectbox(
-        "Preset",
+        "Preset" if not origin else "Start from a preset",
         names,
         index=names.index(cur),
         key=W("preset"),
@@ -237,14 +228,40 @@ with st.sidebar:
         args=(W("preset"),),
         format_func=lambda k: presets[k].title,
     )
-    st.caption(presets[cur].description)
+    if origin:
+        st.caption(f"The knobs below are this run's own config (it started from “{presets[cur].title}”).")
+    else:
+        st.caption(presets[cur].description)
+
+
+def charts_picker_ui() -> None:
+    """Which live charts are shown (kept in the link)."""
+    chosen = ss.get("lab.view", {}).get("charts") or CHART_KEYS
+    key = W("charts")
+    st.multiselect(
+        "Charts shown",
+        CHART_KEYS,
+        default=[k for k in CHART_KEYS if k in chosen],
+        format_func=TITLES.get,
+        key=key,
+        on_change=lambda: session.set_view("charts", tuple(ss[key]) if 0 < len(ss[key]) < len(CHART_KEYS) else None),
+    )
+
+
+with st.sidebar:
+    live_now_ui()
+    preset_ui()
     if show is None:  # a lecture's ?show= list keeps the sidebar to the knobs it names
         uploads_ui()
     knobs_ui("data", "Data")
     knobs_ui("train", "Training")
+    if show is None or "charts" in show:
+        st.subheader("View")
+        charts_picker_ui()
 
 run_cfg, error = validate(cfg)
-st.title("Lab" if not lecture else "Scan & Snap, live")
+if not lecture:  # a lecture's screen starts with the control bar
+    st.title("Lab")
 controls_ui(run_cfg is not None)
 show_callback_error()
 interrupted_ui()
@@ -255,7 +272,12 @@ if ss.get("lab.error"):
 if cfg["data"].get("source") == "table" and (show is None or "data.table" in show):
     with st.expander("P(l|n) table", expanded=True):
         table_ui()
-if run_cfg is not None:
+    run_cfg, error = validate(cfg)  # the table just edited: the preview shows it now, not a rerun later
+
+
+def preview_ui() -> None:
+    if run_cfg is None:
+        return
     with st.expander("Data designer preview: P(l|n)", expanded=not ss.get("lab.run")):
         cells = run_cfg.data.table_cells  # from the config alone: nothing is built yet
         if cells > PREVIEW_MAX_CELLS:
@@ -266,7 +288,13 @@ if run_cfg is not None:
         else:
             plot_ui(p_preview(run_cfg.data.model_dump_json(), font()), "lab-preview", "scansnap-P-preview")
 
-live_area()
+
+if not lecture:
+    preview_ui()
+live_area(load_presets()[ss["lab.preset"]].title)
+if lecture:  # on a projector the charts come first
+    broadcast_ui(session.owns(ss.get("lab.run")))
+    preview_ui()
 
 with st.expander("Share, config JSON"):
     copy_link_ui({**st.query_params.to_dict()})

@@ -248,7 +248,7 @@ def set_max_speed(lect: Session, timeout: float) -> bool:
     """The lecturer lets the published run go at full speed now that everyone watches."""
     try:
         assert lect.client is not None
-        lect.client.set_value("speed (steps/s)", "max", timeout=timeout)
+        lect.client.set_value("speed (steps/s)", "max speed", timeout=timeout)  # as format_func shows it
         return "speed" not in lect.client.query
     except StClientError as e:
         lect.problems.append(str(e))

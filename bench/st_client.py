@@ -68,7 +68,7 @@ from websockets.sync.client import connect
 XSRF_COOKIE = "_streamlit_xsrf"
 FULL_RUN_DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR)
 # The Lab's live area: "**running** · step 120 / 300 · last snapshot 120 · run `<id>` · 40 KB this tick"
-LIVE_STATUS = re.compile(r"^\*\*(?P<status>\w+)\*\* · step (?P<step>\d+) / \d+ .*run `(?P<run>[^`]+)`")
+LIVE_STATUS = re.compile(r"^(?:\*\*)?(?P<status>\w+)(?:\*\*)? · step (?P<step>\d+) / \d+ .*run `(?P<run>[^`]+)`")
 TEXT_FIELDS = {
     "markdown": "body",
     "heading": "body",

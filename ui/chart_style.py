@@ -18,7 +18,7 @@ Spec = dict[str, Any]
 COMMON_GREY = "#9a9a9a"
 THEORY: dict[str, Any] = dict(dash="dash", width=2.5)
 FONT = 15
-LECTURE_FONT = 22
+LECTURE_FONT = 17  # lecture mode: ticks 16 px, titles 20 px, legends 16 px (read from the back of a hall)
 MAX_POINTS = 150  # points per trace in live charts
 MAX_CHART_POINTS = 4000  # points per chart: many-token charts get fewer points a line
 
@@ -107,3 +107,31 @@ def vline(x: float, color: str = "#555", dash: str = "dot") -> dict[str, Any]:
 def cursor_line(fig: Spec, cursor: float | None) -> None:
     if cursor is not None:
         fig["layout"].setdefault("shapes", []).append(vline(max(cursor, 1e-9), "#d62728"))
+
+
+def legend_entries(fig: Spec) -> int:
+    """How many entries plotly's legend shows (none for a single trace, as plotly does)."""
+    if len(fig["data"]) < 2 or fig["layout"].get("showlegend") is False:
+        return 0
+    return sum(1 for t in fig["data"] if t.get("showlegend", True) and t.get("name"))
+
+
+def lecture_layout(fig: Spec, title: str | None = None) -> Spec:
+    """A chart for a projector: the title pinned to the top, the legend in two columns between the
+    title and the plot (a side legend would take half of a third of the screen), the top margin
+    grown to hold both; ``title``: a shorter one (one line in a third of a 1280 px screen, ≤ 36
+    characters).  The browser sets the height (ui/live/figure.py fits it to the screen)."""
+    lay = fig["layout"]
+    font = lay["font"]["size"]
+    if title:
+        lay["title"]["text"] = f"<b>{title}</b>"
+    lay["title"].update(y=1, yref="container", yanchor="top", pad=dict(t=8))
+    top = int(1.4 * (font + 3)) + 16
+    rows = math.ceil(legend_entries(fig) / 2)
+    if rows:
+        lay["legend"].update(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", entrywidth=0.5,
+                             entrywidthmode="fraction", font=dict(size=font - 1))  # fmt: skip
+        top += rows * int(1.6 * (font - 1)) + 4
+    lay["height"] += top - lay["margin"]["t"]
+    lay["margin"]["t"] = top
+    return fig

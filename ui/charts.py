@@ -23,6 +23,7 @@ from engine.paper.history import TokenInfo, decimate, rnd
 from ui.chart_style import (
     COMMON_GREY,
     FONT,
+    LECTURE_FONT,
     MAX_POINTS,
     THEORY,
     Spec,
@@ -67,6 +68,18 @@ def _long_runs_on_log_x(fig: Spec, steps: np.ndarray) -> Spec:
     if len(steps) and steps.max() >= LOG_X_FROM:
         fig["layout"]["xaxis"]["title"]["text"] = "step (log)"
         _log_x(fig, float(steps.max()))
+    return fig
+
+
+def placeholder(title: str, font: int = FONT, height: int | None = None) -> Spec:
+    """An empty chart (of ``height``, the chart's last one, so the page does not jump): the frame shown
+    before a run's first snapshot."""
+    fig = spec([], title, font, "placeholder")
+    if height:
+        fig["layout"]["height"] = height
+    note = dict(text="waiting for the first snapshot…", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False)
+    fig["layout"]["annotations"] = [{**note, "font": dict(size=font, color="#888")}]
+    fig["layout"]["xaxis"]["visible"] = fig["layout"]["yaxis"]["visible"] = False
     return fig
 
 
@@ -150,8 +163,8 @@ def _markers(fig: Spec, overlay: dict[str, Any] | None, snap: int | None, xmax: 
         shapes += [{**rect, "x0": 1e-3, "x1": snap, "fillcolor": "#1f77b4"},
                    {**rect, "x0": snap, "x1": max(xmax, snap) * 10, "fillcolor": "#ff7f0e"},
                    vline(snap, MEASURED["color"], "solid")]  # fmt: skip
-        notes.append(_label(snap, "snap (measured)", xmax, 0.92))
-    for key, name, y in (("t0_prime", "t′₀ pred.", 0.8), ("t0", "t₀ pred.", 0.68)):
+        notes.append(_label(snap, "snap (measured)", xmax, 0.99))
+    for key, name, y in (("t0_prime", "t′₀ pred.", 0.87), ("t0", "t₀ pred.", 0.75)):
         x = (overlay or {}).get(key)
         if x is not None and np.isfinite(x) and 0 < x <= xmax:
             shapes.append(vline(float(x), PREDICTED["color"], "dot"))
@@ -162,11 +175,12 @@ def _label(x: float, text: str, xmax: float, y: float) -> dict[str, Any]:
     """A marker's label beside its line on the log axis: right of it in the left 60 % of the plot,
     left of it further right (so it stays inside the plot area)."""
     where = math.log10(max(x, 1)) / max(math.log10(max(xmax, 10)), 1e-9)
-    return dict(x=math.log10(x), y=y, yref="paper", text=text, showarrow=False, yanchor="bottom",
+    return dict(x=math.log10(x), y=y, yref="paper", text=text, showarrow=False, yanchor="top",
                 xanchor="left" if where < 0.6 else "right", bgcolor="rgba(255,255,255,0.8)")  # fmt: skip
 
 
 CAPTION_CHARS = 62  # characters per caption line: fits a half-width chart at the normal font
+LECTURE_CAPTION_CHARS = 42  # … and a third of a 1280 px projector at the lecture font
 
 
 def caption(fig: Spec, text: str) -> Spec:
@@ -174,7 +188,7 @@ def caption(fig: Spec, text: str) -> Spec:
     wrapped to ``CAPTION_CHARS`` per line, below the x-axis title, with the margin grown to hold it."""
     lay = fig["layout"]
     size = lay["xaxis"]["tickfont"]["size"]
-    lines = textwrap.wrap(text, CAPTION_CHARS) or [""]
+    lines = textwrap.wrap(text, CAPTION_CHARS if size < LECTURE_FONT - 1 else LECTURE_CAPTION_CHARS) or [""]
     axis = 2.4 * size + 24  # tick labels and the axis title under the plot area
     lay.setdefault("annotations", []).append(
         dict(text="<br>".join(lines), x=0, xref="paper", xanchor="left", y=0, yref="paper", yshift=-axis,

@@ -3,7 +3,8 @@
 The URL holds ``preset=<name>`` plus one ``<dotted.key>=<value>`` for every setting that
 differs from the preset (seed included), so ``preset.with_overrides(params)`` rebuilds the
 exact config.  UI-only params: ``run`` (a run id to reopen), ``lecture=1``, ``show`` (a
-comma list of knob keys to show), ``speed`` (steps/s) and ``lock`` (η_Y/η_Z ratio lock).
+comma list of knob keys to show), ``speed`` (steps/s), ``lock`` (η_Y/η_Z ratio lock) and the view
+(``n``, ``q``, ``replica``, ``at`` = the scrubbed step, ``charts`` = the charts shown).
 Parsing and writing are pure functions (no Streamlit here); :mod:`ui.session` applies them to
 ``st.query_params``.
 """
@@ -19,17 +20,19 @@ from engine.core.config import ConfigError, RunConfig, flatten_dotted, get_dotte
 from engine.paper.presets import get_preset, load_presets
 from ui.text import shown
 
-UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock")
+VIEW_PARAMS = ("n", "q", "replica", "at", "charts")  # what the live area shows: ui.session.view_from_params
+UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock", *VIEW_PARAMS)
 DEFAULT_PRESET = "syn-small"
+LECTURE_PRESET = "lecture"  # what ?lecture=1 alone opens
 ETA_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
-SPEEDS = ("max", 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, "max")  # steps/s, slow to fast (left to right)
 RATIOS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)  # η_Y/η_Z choices of the ratio lock
 
 
 @dataclass(frozen=True)
 class Knob:
     """One setting: dotted config key, label, widget kind, options, section, advanced flag,
-    and ``when`` = (key, allowed values) for knobs that only matter in some setups."""
+    and ``when`` = ((key, allowed values), …) for knobs that only matter in some setups (all must hold)."""
 
     key: str
     label: str
@@ -37,7 +40,7 @@ class Knob:
     options: tuple = ()
     section: str = "data"
     advanced: bool = False
-    when: tuple[str, tuple] | None = None
+    when: tuple[tuple[str, tuple], ...] = ()
     help: str | None = None
 
 
@@ -48,13 +51,20 @@ def _k(
     options: tuple = (),
     section: str = "data",
     advanced: bool = False,
-    when: tuple[str, tuple] | None = None,
+    when: tuple[tuple[str, tuple], ...] = (),
     help: str | None = None,
 ) -> Knob:
     return Knob(key, label, kind, options, section, advanced, when, help)
 
 
-GEN = ("data.source", ("generator",))
+GEN = (("data.source", ("generator",)),)  # the generator's knobs: hidden in table mode
+
+
+def gen_when(key: str, *allowed: str) -> tuple[tuple[str, tuple], ...]:
+    """A generator knob that matters only when ``key`` is one of ``allowed``."""
+    return (*GEN, (key, allowed))
+
+
 KNOBS: tuple[Knob, ...] = (
     _k("data.source", "P(l|n) source", "select", ("generator", "table"), help="table: edit P(l|n) directly"),
     _k("data.num_last", "query tokens Q (num_last)", "int", when=GEN),
@@ -63,11 +73,11 @@ KNOBS: tuple[Knob, ...] = (
     _k("data.num_common_per_last", "common tokens per query", "int", advanced=True, when=GEN),
     _k("data.num_distinct_per_next", "distinct tokens per class", "int", when=GEN),
     _k("data.distinct_weights", "distinct weights", "select", ("linspace", "uniform", "zipf", "dirichlet"), when=GEN),
-    _k("data.distinct_min", "distinct_min", "float", when=("data.distinct_weights", ("linspace",))),
-    _k("data.distinct_max", "distinct_max", "float", when=("data.distinct_weights", ("linspace",))),
-    _k("data.zipf_s", "zipf exponent s", "float", when=("data.distinct_weights", ("zipf",))),
-    _k("data.dirichlet_alpha", "dirichlet α", "float", when=("data.distinct_weights", ("dirichlet",))),
-    _k("data.dirichlet_seed", "dirichlet seed", "int", when=("data.distinct_weights", ("dirichlet",))),
+    _k("data.distinct_min", "distinct_min", "float", when=gen_when("data.distinct_weights", "linspace")),
+    _k("data.distinct_max", "distinct_max", "float", when=gen_when("data.distinct_weights", "linspace")),
+    _k("data.zipf_s", "zipf exponent s", "float", when=gen_when("data.distinct_weights", "zipf")),
+    _k("data.dirichlet_alpha", "dirichlet α", "float", when=gen_when("data.distinct_weights", "dirichlet")),
+    _k("data.dirichlet_seed", "dirichlet seed", "int", when=gen_when("data.distinct_weights", "dirichlet")),
     _k("data.common_weight", "common token weight", "float", advanced=True, when=GEN),
     _k("data.T", "context length T (or inf)", "text", help="an integer ≥ 2, or inf for T→∞"),
     _k("data.layout", "token layout", "select", ("paper", "compact"), advanced=True),
@@ -79,18 +89,18 @@ KNOBS: tuple[Knob, ...] = (
         ("plain", "lemma3"),
         "train",
         True,
-        ("model.kind", ("yz-meanfield",)),
+        (("model.kind", ("yz-meanfield",)),),
     ),
-    _k("model.d", "embedding dim d", "int", (), "train", True, ("model.kind", ("standard",))),
+    _k("model.d", "embedding dim d", "int", (), "train", True, (("model.kind", ("standard",)),)),
     _k("model.init", "init", "select", ("zero", "torch-default", "normal"), section="train"),
-    _k("model.init_std", "init std", "float", (), "train", True, ("model.init", ("normal",))),
+    _k("model.init_std", "init std", "float", (), "train", True, (("model.init", ("normal",)),)),
     _k("optim.eta_z", "η_Z (attention)", "eta", section="train"),
     _k("optim.eta_y", "η_Y (decoder)", "eta", section="train"),
     _k("optim.method", "optimizer", "select", ("sgd", "adam"), section="train"),
-    _k("optim.momentum", "momentum", "float", (), "train", False, ("optim.method", ("sgd",))),
-    _k("optim.beta1", "Adam β1", "float", (), "train", True, ("optim.method", ("adam",))),
-    _k("optim.beta2", "Adam β2", "float", (), "train", True, ("optim.method", ("adam",))),
-    _k("optim.eps", "Adam ε", "float", (), "train", True, ("optim.method", ("adam",))),
+    _k("optim.momentum", "momentum", "float", (), "train", False, (("optim.method", ("sgd",)),)),
+    _k("optim.beta1", "Adam β1", "float", (), "train", True, (("optim.method", ("adam",)),)),
+    _k("optim.beta2", "Adam β2", "float", (), "train", True, (("optim.method", ("adam",)),)),
+    _k("optim.eps", "Adam ε", "float", (), "train", True, (("optim.method", ("adam",)),)),
     _k("optim.weight_decay", "weight decay", "float", (), "train", True),
     _k("optim.batch", "batch", "int", section="train"),
     _k("optim.steps", "steps", "int", section="train"),
@@ -126,18 +136,16 @@ def config_params(preset: str, cfg: dict[str, Any]) -> dict[str, str]:
 MAX_PARAM_CHARS = 20_000  # a URL value longer than this is refused unread (a P(l|n) table fits)
 
 
-def parse_params(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]]:
-    """(preset, config dict, problems) from URL params.  Starting from the preset (valid), each
-    setting is applied only if the config stays valid; one that does not (unknown key, wrong type,
-    outside its range, too long) keeps the preset's value and is reported, so a link can never
-    hand the page a config it cannot draw."""
+def parse_params(params: dict[str, str], default: str = DEFAULT_PRESET) -> tuple[str, dict[str, Any], list[str]]:
+    """(preset, config dict, problems) from URL params (``default``: the preset when none is named).
+    Starting from the preset (valid), each setting is applied only if the config stays valid; one that
+    does not (unknown key, wrong type, outside its range, too long) keeps the preset's value and is
+    reported, so a link can never hand the page a config it cannot draw."""
     problems = []
-    preset = params.get("preset", DEFAULT_PRESET)
+    preset = params.get("preset", default)
     if preset not in load_presets():
-        problems.append(
-            f"unknown preset {shown(preset)}: using {DEFAULT_PRESET} (allowed: {', '.join(load_presets())})"
-        )
-        preset = DEFAULT_PRESET
+        problems.append(f"unknown preset {shown(preset)}: using {default} (allowed: {', '.join(load_presets())})")
+        preset = default
     cfg = copy.deepcopy(get_preset(preset).config.to_dict())
     for key, value in params.items():
         if key in UI_PARAMS:
@@ -195,7 +203,4 @@ def visible(knob: Knob, cfg: dict[str, Any], lecture: bool, show: set[str] | Non
         return knob.key in show
     if lecture and knob.advanced:
         return False
-    if knob.when:
-        key, allowed = knob.when
-        return get_dotted(cfg, key) in allowed
-    return True
+    return all(get_dotted(cfg, key) in allowed for key, allowed in knob.when)

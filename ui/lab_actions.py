@@ -23,7 +23,7 @@ from engine.service.uploads import config_from_upload, table_from_csv
 from ui.errors import guarded
 from ui.knobs import RATIOS, Knob, validate
 from ui.resources import service
-from ui.session import actor, bump, owns, stale, write_url
+from ui.session import actor, bump, owns, preset_speed, stale, write_url
 
 ss = st.session_state
 MAX_TABLE_EDIT = 20_000  # P(l|n) entries copied into an editable table (and the URL)
@@ -36,6 +36,7 @@ def on_knob(knob: Knob, value: Any, key: str | None = None) -> None:
     if key is not None and stale(key):
         return
     cfg = ss["lab.cfg"]
+    ss["lab.touched"] = True  # the first-visit hint gives way
     seeds = cfg["replicas"]["seeds"]
     if knob.kind == "seed":  # bounded before any list is built (a client may send any number)
         first = min(max(int(value), 0), MAX_SEED - len(seeds) + 1)
@@ -75,7 +76,8 @@ def on_preset(key: str) -> None:
     name = ss[key]
     stop_current()
     ss["lab.preset"], ss["lab.cfg"], ss["lab.run"] = name, copy.deepcopy(get_preset(name).config.to_dict()), None
-    ss["lab.lock"] = None
+    ss["lab.lock"], ss["lab.origin"], ss["lab.touched"] = None, None, True
+    ss["lab.speed"], ss["lab.view"] = preset_speed(name), {}
     bump()
     write_url()
 
@@ -124,7 +126,7 @@ def on_config_upload(wk: str) -> None:
         ss["lab.upload_error"] = f"{f.name}: {e}"
         return
     stop_current()
-    ss["lab.cfg"], ss["lab.run"], ss["lab.lock"] = cfg.to_dict(), None, None
+    ss["lab.cfg"], ss["lab.run"], ss["lab.lock"], ss["lab.origin"] = cfg.to_dict(), None, None, None
     ss.pop("lab.upload_error", None)
     bump()
     write_url()

@@ -5,7 +5,9 @@ Session keys: ``owner`` (this browser's owner id), ``operator`` (the operator ke
 ``lab.preset`` (name), ``lab.cfg`` (config dict, possibly invalid: the page shows why and blocks
 Start), ``lab.run`` (the run on screen), ``lab.rev`` (bumped on every programmatic change so that
 widgets are rebuilt with the new values), ``lab.sig`` (the URL this session last wrote or
-applied), ``lab.speed``, ``lab.lock``.
+applied), ``lab.speed``, ``lab.lock``, ``lab.view`` (what the live area shows: n, q, replica, the
+scrubbed step ``at``, the ``charts`` shown; :func:`view_from_params`), ``lab.origin`` (the run whose
+own config is on screen, when one was opened by link).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from typing import Any
 
 import streamlit as st
 
+from engine.paper.presets import load_presets
 from engine.service.access import XSRF_COOKIE, browser_owner, operator_configured, operator_ok, owner_salt
 from engine.service.facade import Actor
-from ui.knobs import RATIOS, SPEEDS, choice, config_params, parse_params, validate
+from ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, choice, config_params, parse_params, validate
+from ui.live.lab_charts import CHART_KEYS
 from ui.resources import service
 from ui.text import shown
 
@@ -115,8 +119,11 @@ def init_state() -> list[str]:
 
 
 def apply_params(params: dict[str, str]) -> list[str]:
-    preset, cfg, problems = parse_params(params)
-    run = params.get("run")
+    """Apply a link: the preset (the Lecture preset for ``?lecture=1`` alone) and its settings, or a
+    stored run's own config; its speed (else the preset's narrated one); the view."""
+    default = LECTURE_PRESET if ss.get("lecture") and LECTURE_PRESET in load_presets() else DEFAULT_PRESET
+    preset, cfg, problems = parse_params(params, default)
+    run, origin = params.get("run"), None
     if run:
         info = service().run(run)
         if info is None:
@@ -124,23 +131,70 @@ def apply_params(params: dict[str, str]) -> list[str]:
             run = None
         else:
             cfg = json.loads(info["config_json"])
+            preset = preset_of(cfg, preset) if "preset" not in params else preset
+            origin = {"id": run, "name": info["name"] or run}
     valid, _ = validate(cfg)
     cfg = valid.to_dict() if valid else cfg  # canonical types (10 → 10.0) when it is a valid config
-    ss["lab.preset"], ss["lab.cfg"], ss["lab.run"] = preset, cfg, run
-    ss["lab.speed"] = choice(params.get("speed"), SPEEDS, "speed", "max", problems)
+    ss["lab.preset"], ss["lab.cfg"], ss["lab.run"], ss["lab.origin"] = preset, cfg, run, origin
+    ss["lab.speed"] = choice(params.get("speed"), SPEEDS, "speed", preset_speed(preset), problems)
     ss["lab.lock"] = choice(params.get("lock"), RATIOS, "lock (η_Y/η_Z)", None, problems)
+    ss["lab.view"] = view_from_params(params, problems)
+    for key in [k for k in ss if str(k).startswith("live.")]:  # the view's widgets start from the link
+        del ss[key]
     bump()
     return problems
+
+
+def preset_of(cfg: dict[str, Any], fallback: str) -> str:
+    """The preset a stored config came from (runs are named after their preset), else ``fallback``."""
+    name = cfg.get("name")
+    return name if isinstance(name, str) and name in load_presets() else fallback
+
+
+def preset_speed(preset: str) -> Any:
+    """The speed a preset is narrated at, as a speed option (``"max"`` when it has none)."""
+    speed = load_presets()[preset].speed
+    if speed is None:
+        return "max"
+    return min((s for s in SPEEDS if s != "max"), key=lambda s: abs(float(s) - speed))
+
+
+VIEW_MAX = 10**9  # an index or step in a link beyond this is refused unread
+
+
+def view_from_params(params: dict[str, str], problems: list[str]) -> dict[str, Any]:
+    """The live area's view from a link: ``n``, ``q``, ``replica``, ``at`` (whole numbers ≥ 0; the
+    live area checks them against the run) and ``charts`` (chart keys).  A bad value is reported and
+    left out (the default view is shown)."""
+    view: dict[str, Any] = {}
+    for key in ("n", "q", "replica", "at"):
+        raw = params.get(key)
+        if raw is None:
+            continue
+        if raw.isascii() and raw.isdigit() and len(raw) <= len(str(VIEW_MAX)) and int(raw) <= VIEW_MAX:
+            view[key] = int(raw)
+        else:
+            problems.append(f"{key} = {shown(raw)} is not a whole number from 0 to {VIEW_MAX:,}: not applied")
+    if "charts" in params:
+        keys = [k for k in params["charts"].split(",") if k]
+        bad = [k for k in keys if k not in CHART_KEYS]
+        if bad or not keys:
+            problems.append(f"charts = {shown(params['charts'])}: allowed are {', '.join(CHART_KEYS)} (comma list)")
+        else:
+            view["charts"] = tuple(keys)
+    return view
 
 
 def canonical_params() -> dict[str, str]:
     p = config_params(ss["lab.preset"], ss["lab.cfg"])
     if ss.get("lab.run"):
         p["run"] = ss["lab.run"]
-    if ss.get("lab.speed", "max") != "max":
-        p["speed"] = f"{ss['lab.speed']:g}"
+    if ss.get("lab.speed", "max") != preset_speed(ss["lab.preset"]):
+        p["speed"] = str(ss["lab.speed"]) if ss.get("lab.speed") == "max" else f"{ss['lab.speed']:g}"
     if ss.get("lab.lock"):
         p["lock"] = f"{ss['lab.lock']:g}"
+    for key, value in ss.get("lab.view", {}).items():
+        p[key] = ",".join(value) if key == "charts" else str(value)
     return p
 
 
@@ -153,6 +207,19 @@ def write_url() -> None:
     ss["lab.sig"] = lab
 
 
-def speed_options() -> list[Any]:
-    cur = ss.get("lab.speed", "max")
-    return list(SPEEDS) if cur in SPEEDS else [*SPEEDS, cur]
+def speed_options(cur: Any) -> list[Any]:
+    """The speed slider's options, slow to fast, with ``cur`` (a run's own speed) among them."""
+    if cur in SPEEDS:
+        return list(SPEEDS)
+    return [*sorted([*(s for s in SPEEDS if s != "max"), cur]), "max"]
+
+
+def set_view(key: str, value: Any) -> None:
+    """Change one item of the view (n, q, replica, at, charts) and write it into the URL."""
+    view = ss.setdefault("lab.view", {})
+    if value is None:
+        view.pop(key, None)
+    else:
+        view[key] = value
+    if "lab.preset" in ss:  # on the Lab (the pickers also work alone, in tests)
+        write_url()

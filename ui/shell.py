@@ -10,7 +10,7 @@ from engine.service.facade import ServiceError
 from ui.errors import boundary
 from ui.live.slots import SLOTS
 from ui.resources import service
-from ui.widgets import apply_lecture_mode
+from ui.widgets import apply_lecture_mode, lecture_requested
 
 PAGES = [
     ("app_pages/lab.py", "Lab", "🧪"),
@@ -29,12 +29,15 @@ PAPER_LINE = (
 
 
 def main() -> None:
-    st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide")
+    lecture = lecture_requested()
+    sidebar = "collapsed" if lecture else "auto"  # a projector's screen is for the controls and the charts
+    st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide", initial_sidebar_state=sidebar)
     pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)]
     page = st.navigation(pages, position="top")
     with suppress(ServiceError):  # only the pages that need the store say when it cannot be opened
         service()  # created with the first page of any kind: its fork server loads torch (~2 s) while pages render
     apply_lecture_mode()
-    st.caption(PAPER_LINE)
+    if not lecture:  # lecture mode: every pixel of the first screen goes to the run
+        st.caption(PAPER_LINE)
     with SLOTS.slot(), boundary():  # a few script runs at a time, server-wide (ui/live/slots.py)
         page.run()

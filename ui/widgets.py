@@ -3,9 +3,11 @@ copy-link box, verdict badges, recovery of interrupted runs.  They return plain 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -13,6 +15,7 @@ import streamlit as st
 from engine.core.config import MAX_SEED, MAX_SEEDS, field_bounds, get_dotted, parse_value
 from engine.paper.report import verdict_word
 from engine.paper.verdicts import Verdict
+from engine.service.address import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from ui.chart_style import FONT, LECTURE_FONT, plot_config
 from ui.knobs import Knob, eta_options
 from ui.resources import service
@@ -20,7 +23,7 @@ from ui.session import actor
 from ui.text import plain
 
 CSS = Path(__file__).resolve().parent.parent / "assets" / "style.css"
-LIVE_CSS = CSS.with_name("live.css")
+LAB_STYLE = CSS.with_name("live.css").read_text()  # the Lab's layout (read once, not on every rerun)
 # The server's event loop and many sessions' script threads share the GIL.
 # A thread that releases it for I/O (the event loop, a torch kernel) waits up to the switch
 # interval (5 ms by default) to get it back from a busy thread; 1 ms shortens those hand-offs
@@ -38,11 +41,19 @@ def font() -> int:
     return LECTURE_FONT if lecture_on() else FONT
 
 
+def lecture_requested() -> bool:
+    """Lecture mode asked for by the link (``?lecture=1``) or kept from earlier in this session."""
+    qp = st.query_params
+    if "lecture" in qp:
+        return qp["lecture"] not in ("0", "false", "")
+    return lecture_on()
+
+
 def apply_lecture_mode() -> bool:
     """``?lecture=1`` (kept across pages in the session): large fonts from assets/style.css."""
     qp = st.query_params
     if "lecture" in qp:
-        st.session_state["lecture"] = qp["lecture"] not in ("0", "false", "")
+        st.session_state["lecture"] = lecture_requested()
     elif lecture_on():
         qp["lecture"] = "1"  # query params are cleared on page switches: re-apply
     if lecture_on():
@@ -55,17 +66,27 @@ def plot_ui(fig: go.Figure, key: str, filename: str) -> None:
 
 
 def copy_link_ui(params: dict[str, str]) -> None:
-    """The current URL in a code box (its copy button copies the link)."""
-    base = str(st.context.url or "").split("?")[0] if st.context.url else ""
-    query = "&".join(f"{k}={v}" for k, v in params.items())
-    st.caption("Share this setup (copy button on the right):")
-    st.code(f"{base}?{query}", language=None, wrap_lines=True)
+    """The link to this view in a code box (its copy button copies it): at the address the viewer
+    used, or ``SCANSNAP_PUBLIC_URL``; a hint with the network address when that is ``localhost``."""
+    public = os.environ.get(PUBLIC_URL_ENV)
+    try:
+        base = public_base(str(st.context.url or ""), public)
+    except ValueError as e:
+        st.warning(str(e))
+        base = public_base(str(st.context.url or ""), None)
+    link = f"{base}?{urlencode(params)}"
+    st.caption("Share this view (copy button on the right):")
+    st.code(link, language=None, wrap_lines=True)
+    if is_loopback(base):
+        lan = lan_address()
+        where = f": on this network it is {with_host(link, lan)}" if lan else ""
+        st.caption(f"Others cannot open localhost{where}. Set {PUBLIC_URL_ENV} to the address students use.")
 
 
 def verdicts_ui(verdicts: list[Verdict]) -> None:
-    """One badge per verdict with the number behind it: a row of four, or 2×2 in lecture mode
-    (one Markdown element per verdict in a container laid out by assets/live.css)."""
-    with st.container(key="lab-verdicts-wide" if lecture_on() else "lab-verdicts"):
+    """One badge per verdict with the number behind it, four in a row (one Markdown element per
+    verdict in a container laid out by assets/live.css)."""
+    with st.container(key="lab-verdicts"):
         for v in verdicts:
             color, icon = BADGES[v.status]
             st.markdown(f":{color}-badge[{icon} {plain(v.label)}]\n\n:small[:gray[{plain(badge_detail(v))}]]")

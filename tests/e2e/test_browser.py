@@ -24,7 +24,8 @@ SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refresh
 README_SHOTS = (
     "lab-paused.png",
     "lab-designer.png",
-    "lab-lecture.png",
+    "lecture-1280x720.png",
+    "lecture-1920x1080.png",
     "theory.png",
     "lab-theorem4.png",
     "lab-lecture-preset.png",
@@ -148,7 +149,7 @@ def test_lab_live_pause_reload(server, page):
     s3 = _step_of_chart(pg)
     assert _wait_step_above(pg, s3) > s3
     pg.get_by_role("button", name="⏸ Pause").click()
-    pg.get_by_role("button", name="⏵ Resume").wait_for()
+    pg.get_by_role("button", name="▶ Resume").wait_for()
     status = pg.get_by_text(re.compile(r"^paused · step"))
     status.wait_for()  # the full rerun after Pause has landed
     paused_at = int(re.search(r"last snapshot (\d+)", status.inner_text()).group(1))
@@ -179,26 +180,110 @@ def test_lab_live_pause_reload(server, page):
     pg.get_by_text("stopped").first.wait_for()
 
 
-def test_lecture_mode_is_large_and_tells_the_story(server, page):
-    """?lecture=1 on a projector: 22 px text, chart titles ≥ 24 px, only the knobs ``show=`` lists;
-    the lecture preset runs to the end and all four verdict badges turn green."""
+PROJECTORS = [(1280, 720), (1920, 1080)]
+STORY = ("cn", "B", "H")  # the three charts a lecture needs on the first screen
+MAIN_SCROLL = "(y) => document.querySelector('[data-testid=stMain]').scrollTo(0, y)"
+HEAT_TITLE = "document.querySelector('.st-key-lab-cnh .js-plotly-plot')?.layout?.title?.text || ''"
+CHART_COUNT = "() => document.querySelectorAll('[class*=st-key-lab-] .js-plotly-plot').length"
+
+
+def _box(pg, selector: str) -> dict[str, float]:
+    return pg.locator(selector).first.bounding_box()
+
+
+def _inside(box: dict[str, float], w: int, h: int) -> bool:
+    return box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= w + 1 and box["y"] + box["height"] <= h + 1
+
+
+@pytest.mark.parametrize(("w", "h"), PROJECTORS, ids=[f"{w}x{h}" for w, h in PROJECTORS])
+def test_lecture_screen_fits_a_projector(server, page, w, h):
+    """``?lecture=1`` alone: the Lecture preset at its narrated speed (300 steps take ≥ 10 s); after
+    Start, without scrolling, the control bar (full labels), the story sentence and the c_n, snap and
+    entropy charts are all on screen, with ticks ≥ 16 px and titles ≥ 20 px; three charts in a row
+    below 1600 px, two from 1600 px; the bar stays on screen when the page scrolls; all four badges
+    turn green.  Screenshots for the README."""
+    url, _ = server
+    pg = page.context.browser.new_page(viewport={"width": w, "height": h})
+    try:
+        pg.set_default_timeout(30_000)
+        pg.goto(f"{url}/?lecture=1")
+        start = pg.get_by_role("button", name="▶ Start")
+        start.wait_for()
+        assert "preset=lecture" in pg.url and "speed=" not in pg.url  # the preset's own speed (20 steps/s)
+        side = _box(pg, "[data-testid=stSidebar]")
+        assert side is None or side["x"] + side["width"] <= 1, side  # collapsed: the screen is for the run
+        t0 = time.monotonic()
+        start.click()
+        pg.get_by_text("Step 300 of 300").wait_for(timeout=120_000)
+        assert time.monotonic() - t0 >= 10, "the Lecture preset ran faster than a lecturer can narrate"
+        drawn = " && ".join(f"document.querySelector('.st-key-lab-{k} .js-plotly-plot .main-svg')" for k in STORY)
+        pg.wait_for_function(f"() => {drawn}")
+        pg.wait_for_timeout(1000)  # the last tick's redraw
+        assert _inside(_box(pg, ".st-key-lab-bar"), w, h)
+        for label in ("▶ Start", "⏸ Pause", "Step N", "⏹ Stop", "↺ Reset", "🎲 New seed"):
+            button = pg.get_by_role("button", name=label)
+            assert button.evaluate("(b) => b.scrollWidth <= b.clientWidth"), f"{label} is cut"
+        assert _inside(_box(pg, ".st-key-lab-story"), w, h)
+        boxes = {k: _box(pg, f".st-key-lab-{k} .js-plotly-plot .main-svg") for k in STORY}
+        for k, box in boxes.items():
+            assert _inside(box, w, h), (k, box, w, h)
+            layout = pg.evaluate(f"() => document.querySelector('.st-key-lab-{k} .js-plotly-plot').layout")
+            assert layout["xaxis"]["tickfont"]["size"] >= 16 and layout["title"]["font"]["size"] >= 20, k
+        rows = {round(b["y"]) for b in boxes.values()}
+        assert len(rows) == (1 if w < 1600 else 2)  # three in a row, or two rows of two
+        for badge in (
+            "common tokens suppressed",
+            "distinct tokens growing",
+            "growth ordered by P(l|n)",
+            "snap detected",
+        ):
+            assert pg.get_by_text(re.compile(rf"✅.*{re.escape(badge)}")).count() == 1, badge
+        pg.screenshot(path=str(ARTIFACTS / f"lecture-{w}x{h}.png"))
+        pg.evaluate(MAIN_SCROLL, 1500)
+        pg.wait_for_timeout(300)
+        assert _inside(_box(pg, ".st-key-lab-bar"), w, h)  # sticky
+    finally:
+        pg.close()
+
+
+def test_a_link_reopens_the_view(server, page):
+    """Picking n and scrubbing go into the URL; the link opened afresh shows the same n and step.
+    Reset keeps every chart on the page while the new run starts (no jump)."""
     url, _ = server
     pg = page
-    pg.goto(f"{url}/?lecture=1&preset=lecture&show=optim.eta_y,optim.eta_z,optim.steps")
-    pg.wait_for_selector("[data-testid=stPlotlyChart]")
-    assert pg.evaluate("() => getComputedStyle(document.body).fontSize") == "22px"
-    labels = pg.locator("[data-testid=stSidebar] [data-testid=stWidgetLabel]").all_inner_texts()
-    assert [x.strip() for x in labels] == ["Preset", "η_Z (attention)", "η_Y (decoder)", "steps"], labels
+    pg.goto(f"{url}/?preset=syn-small&optim.steps=200")
     pg.get_by_role("button", name="▶ Start").click()
-    pg.get_by_text(re.compile(r"^finished · step 300")).wait_for(timeout=60_000)
-    drawn = "() => document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title"
-    pg.wait_for_function(drawn)  # the live charts are drawn from a queue, a moment after the text updates
-    title_px = pg.evaluate("() => document.querySelector('.st-key-lab-cn .js-plotly-plot').layout.title.font.size")
-    assert title_px >= 24
-    assert _charts_per_row(pg) == [[k] for k in KEYS]  # full width on a projector
-    for badge in ("common tokens suppressed", "distinct tokens growing", "growth ordered by P(l|n)", "snap detected"):
-        assert pg.get_by_text(re.compile(rf"✅.*{re.escape(badge)}")).count() == 1, badge
-    pg.screenshot(path=str(ARTIFACTS / "lab-lecture.png"), full_page=True)
+    pg.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=60_000)
+    _pick_n(pg, 1)
+    pg.wait_for_function("() => window.location.search.includes('n=1')")
+    thumb = pg.get_by_role("slider", name=re.compile("scrub"))
+    thumb.focus()
+    thumb.press("Home")
+    for _ in range(3):
+        thumb.press("ArrowRight")
+    pg.wait_for_timeout(1000)  # each key press is a rerun: let them land
+    at = int(thumb.get_attribute("aria-valuetext"))
+    pg.wait_for_function("(s) => new URLSearchParams(window.location.search).get('at') === s", arg=str(at))
+    pg.wait_for_function(f"(s) => ({HEAT_TITLE}).includes(`step ${{s}}`)", arg=at)
+    link = pg.url
+    fresh = pg.context.browser.new_page(viewport={"width": 1600, "height": 2300})
+    try:
+        fresh.goto(link)
+        fresh.wait_for_function(f"() => ({CN_TITLE}).includes('n=1 ')")
+        fresh.wait_for_function(f"(s) => ({HEAT_TITLE}).includes(`step ${{s}}`)", arg=at)
+        group = fresh.get_by_role("radiogroup", name=re.compile("^next token n"))
+        assert group.get_by_role("radio", checked=True).inner_text().strip() == "1"
+        assert fresh.get_by_role("slider", name=re.compile("scrub")).get_attribute("aria-valuetext") == str(at)
+    finally:
+        fresh.close()
+    before = pg.evaluate(CHART_COUNT)
+    pg.get_by_role("button", name="↺ Reset").click()
+    counts = []
+    for _ in range(40):  # 2 s of the new run's start: every chart stays on the page
+        counts.append(pg.evaluate(CHART_COUNT))
+        pg.wait_for_timeout(50)
+    assert min(counts) >= before, (counts, before)
+    pg.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=60_000)
 
 
 @pytest.mark.parametrize(

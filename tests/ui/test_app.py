@@ -108,8 +108,10 @@ def test_preset_start_progress_and_reopen(data_dir):
     assert at.session_state["lab.cfg"]["optim"]["eta_y"] == 10.0
     rid = start_and_finish(at, data_dir)
     assert not at.exception
-    status = " ".join(m.value for m in at.markdown)
-    assert "step 100 / 100" in status
+    status = " ".join(m.value for m in at.caption)
+    assert "finished · step 100 / 100" in status
+    story = " ".join(m.value for m in at.markdown)
+    assert "**Step 100 of 100** · Snapped at step" in story  # the phase caption, measured
     cn = figure(at, "cn")
     assert "step 100" in cn["layout"]["title"]["text"]
     assert max(max(x for x in t["x"] if x is not None) for t in cn["data"] if t["x"][0] is not None) == 100
@@ -135,7 +137,7 @@ def test_step_n_takes_exactly_n_steps(data_dir):
         mgr.wait(rid, 0.02)
     assert mgr.status(rid).step == 10
     at.run()
-    assert "step 10 / 1000" in " ".join(m.value for m in at.markdown)
+    assert "step 10 / 1000" in " ".join(m.value for m in at.caption)
     at.button(key="btn.stop").click().run()
     assert mgr.status(rid).status == "stopped"
 
@@ -163,9 +165,12 @@ def test_compare_runs_and_sweep(data_dir):
 
 def test_lecture_mode_and_show_limit_the_knobs(data_dir):
     at = app({"lecture": "1"})
+    assert at.session_state["lab.preset"] == "lecture"  # ?lecture=1 alone opens the Lecture preset
+    assert at.session_state["lab.speed"] == 20  # … at its narrated speed (assets/presets/lecture.json)
     sidebar = [w.label for w in at.sidebar.number_input]
     assert "momentum" in sidebar and "weight decay" not in sidebar  # advanced knobs hidden
-    assert any("font-size: 22px" in h.proto.body for h in at.get("html"))
+    assert any(".st-key-lab-story" in h.proto.body for h in at.get("html"))  # the lecture style sheet
+    assert not at.title  # the first screen starts with the control bar
     at = app({"lecture": "1", "show": "optim.eta_z,optim.steps"})
     assert [w.label for w in at.sidebar.number_input] == ["steps"]
     assert [w.label for w in at.sidebar.select_slider] == ["η_Z (attention)"]

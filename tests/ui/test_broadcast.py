@@ -70,7 +70,7 @@ def test_viewers_watch_the_published_run_without_training_or_controlling_it(data
             assert v.button(key="btn.pause").disabled and v.button(key="btn.stop").disabled
             assert v.button(key="btn.step").disabled
             assert any("Watching run" in c.value for c in v.caption)
-            assert any(f"run `{rid}`" in m.value for m in v.markdown)  # the live status line of the same run
+            assert any(f"run `{rid}`" in m.value for m in v.caption)  # the live status line of the same run
         assert len(mgr.store.list_runs()) == runs_before and mgr.active() == active_before  # no training
         # a viewer finds it under "Live now"
         other = app()

@@ -69,10 +69,10 @@ def test_each_chart_shows_the_stored_history_it_is_built_from():
 def _two_pickers() -> None:
     import streamlit as st
 
-    from ui.live.area import _pick
+    from ui.live.view import _pick
 
-    st.session_state["few"] = _pick("next token n", 3, 1, "few-key")
-    st.session_state["many"] = _pick("query q", 40, 7, "many-key")
+    st.session_state["few"] = _pick("next token n", 3, 1, "few-key", "n")
+    st.session_state["many"] = _pick("query q", 40, 7, "many-key", "q")
 
 
 def test_a_few_choices_are_buttons_and_many_a_select_box():

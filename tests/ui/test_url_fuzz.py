@@ -10,6 +10,7 @@ import pytest
 
 from engine.core.config import RunConfig, flatten_dotted
 from tests.apphelp import run_app
+from ui.knobs import UI_PARAMS
 
 BAD = {
     "empty": "",
@@ -25,8 +26,9 @@ BAD = {
     "nested list": "[[1, 2], [3]]",
     "path": "../../etc/passwd",
     "20 KB": "x" * 20_000,
+    "unicode digits": "²³",
 }
-LAB_KEYS = [*flatten_dotted(RunConfig().to_dict()), "preset", "run", "speed", "lock", "show", "lecture"]
+LAB_KEYS = [*flatten_dotted(RunConfig().to_dict()), *UI_PARAMS]
 PAGES = {
     "app_pages/lab.py": LAB_KEYS,
     "app_pages/compare.py": ["runs", "metric", "lecture"],

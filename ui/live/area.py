@@ -1,8 +1,10 @@
 """The Lab's live area: a fragment that re-runs every 0.5 s only while a run is active.
 
-Each tick reads only what the run store gained since the last tick (``RunHistory.update``),
-redraws the six charts from decimated, rounded arrays and measures the JSON it sends.
-When the run stops being active it triggers one full rerun so the controls refresh.
+Each tick reads only what the run store gained since the last tick (``RunHistory.update``), says in
+one sentence which phase the run is in (:mod:`engine.paper.story`), redraws the charts from
+decimated, rounded arrays and measures the JSON it sends.  When the run stops being active it
+triggers one full rerun so the controls refresh.  In lecture mode the three charts of the story come
+first, sized by the browser to fill the screen under the control bar (``ui/live/figure.py``).
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.core.config import RunConfig
 from engine.core.schedule import topk_note
 from engine.paper.claims import run_claims
-from engine.paper.history import RunHistory, observed, query_row
+from engine.paper.history import RunHistory, observed
+from engine.paper.run_theory import short_condition
+from engine.paper.story import Story, run_story
 from engine.paper.verdicts import Verdict
 from engine.service.jobs import TERMINAL
 from ui.caches import BOUNDS_MB
 from ui.errors import boundary
+from ui.live import view
 from ui.live.figure import live_payload, live_plot_ui
 from ui.live.lab_charts import CHARTS, figure
 from ui.live.run_data import run_statics
@@ -33,10 +38,9 @@ from ui.live.slots import SLOTS
 from ui.live.tickbudget import TickBudget
 from ui.resources import service
 from ui.text import plain
-from ui.widgets import LIVE_CSS, font, lecture_on, verdicts_ui
+from ui.widgets import font, lecture_on, verdicts_ui
 
 ss = st.session_state
-_LIVE_STYLE = LIVE_CSS.read_text()  # read once, not on every rerun
 TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # the fastest refresh; the budget stretches it under load
 
 
@@ -59,13 +63,16 @@ def active(rid: str) -> bool:
     return s.status in ("queued", "running") or s.step < ss.get("lab.target", 0)
 
 
-def live_area() -> None:
+def live_area(title: str) -> None:
+    """The live area of the run on screen; ``title``: the preset's, for the hint before any run."""
     rid = ss.get("lab.run")
     if not rid:
-        st.info("Pick a preset (sidebar), then press **Start**: the charts appear here and update live.")
+        if ss.get("lab.touched"):
+            st.info(f"Press **▶ Start** to train “{plain(title)}”: the charts appear here and update live.")
+        else:
+            st.info("Pick a preset (sidebar), then press **▶ Start**: the charts appear here and update live.")
         return
     plotly_loader_ui()
-    st.html(f"<style>{_LIVE_STYLE}</style>")  # the live area's grid layouts
     ss["lab.active"] = active(rid)
     ss["lab.tick"] = tick_budget().tick(_session()) if ss["lab.active"] else None
     if not ss["lab.active"]:
@@ -102,24 +109,54 @@ def _live_area(rid: str) -> None:
     hist, statics = _history(rid), run_statics(rid)
     cfg = RunConfig.from_json(info["config_json"])
     status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
-    r, n, q = _selectors(cfg, statics, rid)
-    cursor = _scrub(hist, rid) if not now_active else None
+    story_ui = st.container(key="lab-story")
+    lecture = lecture_on()
+    hero = st.container(key="lab-hero") if lecture else None
+    r, n, q = view.selectors(cfg, statics, rid)
+    cursor = view.scrub(hist, rid, now_active)
     tick = _tick(hist, statics, info["config_json"], rid, (r, n, q, cursor, font()))
     payload = ss["lab.payload"] = sum(nbytes for _, _, nbytes in tick.charts)
     refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
-    st.markdown(
-        f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · "
-        f"run `{rid}` · {payload / 1024:.0f} KB this tick{refresh}"
-    )
-    if s and s.message:
-        st.caption(plain(s.message))
-    if hist.topk:
-        K, M = statics["P"].shape
-        st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
-    verdicts_ui(list(tick.verdicts))
-    _grid(tick.charts)
+    with story_ui:
+        _story_ui(tick.story, step, cfg.optim.steps, lecture)
+        if not lecture:  # a projector shows the story only
+            st.caption(
+                f"{status} · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · run `{rid}` · "
+                f"{payload / 1024:.0f} KB this tick{refresh}"
+            )
+    with st.container():  # notes in one slot (no chart moves when one appears)
+        if s and s.message:
+            st.caption(plain(s.message))
+        if hist.topk:
+            K, M = statics["P"].shape
+            st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
+    shown = view.shown_charts(tuple(c[0] for c in tick.charts))
+    charts_ = [c for c in tick.charts if c[0] in shown]
+    if hero is not None:  # lecture: the story's charts first, filling the screen
+        with hero:
+            _charts([c for c in charts_ if c[0] in HERO])
+        verdicts_ui(list(tick.verdicts))
+        with st.container(key="lab-more"):
+            _charts([c for c in charts_ if c[0] not in HERO])
+    else:
+        verdicts_ui(list(tick.verdicts))
+        with st.container(key="lab-charts"):
+            _charts(charts_)
     if now_active:
         tick_budget().record(_session(), time.perf_counter() - t0)
+
+
+HERO = ("cn", "B", "H", "cnh")  # lecture mode: c_n over time, the snap, the entropy (and the heatmap)
+
+
+def _story_ui(story: Story, step: int, total: int, lecture: bool) -> None:
+    """The phase the run is in now, in one sentence (large in lecture mode), what came before and
+    whether the theorems apply (one condition named on a projector)."""
+    st.markdown(f"**Step {step} of {total}** · {story.sentence}")
+    earlier = "" if lecture else story.earlier.capitalize()
+    more = ". ".join(x for x in (earlier, story.note(1 if lecture else 2)) if x)
+    if more:
+        st.caption(more)
 
 
 # ------------------------------------------------------------------------------ one tick, shared
@@ -132,14 +169,15 @@ class Tick:
 
     charts: tuple[tuple[str, str, int], ...]
     verdicts: tuple[Verdict, ...]
+    story: Story
 
 
 TICK_BYTES = BOUNDS_MB["live charts"] * 2**20  # built chart payloads kept for every session to share
-VERDICTS_BYTES = 4096  # a tick's four verdicts, as counted against TICK_BYTES
+VERDICTS_BYTES = 4096  # a tick's four verdicts and its story, as counted against TICK_BYTES
 
 
 def _entry_bytes(value: Any) -> int:
-    """A chart entry (key, JSON, bytes) counts its JSON's bytes; a verdict tuple a fixed amount."""
+    """A chart entry (key, JSON, bytes) counts its JSON's bytes; verdicts and story a fixed amount."""
     return value[2] if isinstance(value[0], str) else VERDICTS_BYTES
 
 
@@ -168,7 +206,7 @@ def _tick(
     """The tick for this view (replica, n, q, cursor, font size) of run ``rid`` at its last stored
     step.  Each chart is cached on what it shows, so picking another n rebuilds only the charts of n."""
     r, n, q, cursor, fs = view
-    tokens = bool(hist.steps) and not hist.topk
+    tokens = not hist.topk  # before the first snapshot every chart shows its frame (no jump when it comes)
     charts_ = []
     for ch in (c for c in CHARTS if tokens or not c.tokens):
         key = (rid, hist.last_step, ch.key, r, {"n": n, "q": q, "": None}[ch.shows], cursor, fs)
@@ -179,58 +217,19 @@ def _tick(
         charts_.append(got)
     vkey = (rid, hist.last_step, "verdicts", r)
     if (found := _cached(vkey)) is None:
-        cfg = RunConfig.from_json(cfg_json)
-        found = _keep(vkey, tuple(run_claims(observed(hist, statics, r, cfg))))
-    return Tick(tuple(charts_), found)
+        obs = observed(hist, statics, r, RunConfig.from_json(cfg_json))
+        failed = tuple(map(short_condition, obs.failed.get("theorem4", ())))
+        found = _keep(vkey, (tuple(run_claims(obs)), run_story(obs, failed)))
+    return Tick(tuple(charts_), *found)
 
 
-def _selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tuple[int, int, int]:
-    K, Q = statics["P"].shape[0], len(statics["query_tokens"])
-    with st.container(horizontal=True, gap="medium"):  # one element for the row, not four (st.columns)
-        n = _pick("next token n (c_n, B)", K, 0, f"live.n.{rid}")
-        q = _pick("query q (z_m)", Q, query_row(statics, n), f"live.q.{rid}.{n}")
-        r = 0
-        if cfg.n_replicas > 1:
-            ey, ez, seed = statics["eta_y"], statics["eta_z"], statics["seed"]
-            r = st.selectbox(
-                "replica",
-                range(cfg.n_replicas),
-                key=f"live.r.{rid}",
-                format_func=lambda i: f"{i}: η_Y={ey[i]:g}, η_Z={ez[i]:g}, seed {seed[i]}",
-            )
-    return int(r), int(n), int(q)
-
-
-SEGMENTS = 12  # up to this many choices: one button each (one click), more: a select box
-
-
-def _pick(label: str, count: int, default: int, key: str) -> int:
-    """One of ``range(count)``: buttons in a row for a few (one click to switch, and lighter for
-    the browser to redraw on every tick than a select box), a select box for many."""
-    if count <= SEGMENTS:
-        return int(st.segmented_control(label, range(count), default=default, required=True, key=key))
-    return int(st.selectbox(label, range(count), index=default, key=key))
-
-
-def _scrub(hist: RunHistory, rid: str) -> int | None:
-    if len(hist.steps) < 2:
-        return None
-    return st.select_slider(
-        "scrub through the stored steps (heatmap and cursor)",
-        options=hist.steps,
-        value=hist.steps[-1],
-        key=f"live.scrub.{rid}",
-    )
-
-
-def _grid(charts_: tuple[tuple[str, str, int], ...]) -> None:
-    """The charts in one container laid out two by two by CSS (one per row in lecture mode: full
-    width on a projector): seven elements a tick, not the 21 of rows of columns.  Every chart
-    updates in place (``live_plot_ui``: Plotly.react, no validation on the server, no remount
-    in the browser); its element carries the CSS class ``st-key-lab-<chart key>``."""
-    with st.container(key="lab-charts-wide" if lecture_on() else "lab-charts"):
-        for key, data, _ in charts_:
-            live_plot_ui(data, f"lab-{key}")
+def _charts(charts_: list[tuple[str, str, int]]) -> None:
+    """Charts in the current container, laid out by CSS (assets/live.css): one element each, not the
+    rows of columns of ``st.columns``.  Every chart updates in place (``live_plot_ui``: Plotly.react,
+    no validation on the server, no remount in the browser); its element carries the CSS class
+    ``st-key-lab-<chart key>``."""
+    for key, data, _ in charts_:
+        live_plot_ui(data, f"lab-{key}")
 
 
 def plotly_loader_ui() -> None:

@@ -5,8 +5,9 @@ every data change remounts the chart (measured: a remount on every 0.5 s tick), 
 flickers and resets the user's zoom whatever ``uirevision`` says.  This ``components.v2``
 component keeps its div across reruns and calls ``Plotly.react``, so ``layout.uirevision``
 preserves zoom and pan while the run streams in.  It uses the plotly.js that Streamlit's own
-chart element loads (``window.Plotly``): ``ui.lab_live.plotly_loader_ui`` keeps a hidden
+chart element loads (``window.Plotly``): ``ui.live.area.plotly_loader_ui`` keeps a hidden
 ``st.plotly_chart`` on the page for that, and the component waits until the library is there.
+In lecture mode the browser sets the height of the story's charts to fill the screen (``fitHeight``).
 Charts are drawn one per task from a page-wide queue (see ``_JS``): measured in
 ``bench/ui_latency.py``, it shortens the time from picking n to the c_n chart showing it.
 """
@@ -36,6 +37,38 @@ function firstOnPage() {
   return first;
 }
 
+// Lecture mode: the charts of the story (in .st-key-lab-hero) fill the screen under the control bar,
+// one row of three below 1600 px wide, two rows of two from 1600 px (assets/live.css lays them out).
+const WIDE = 1600, GAP = 12, MIN_H = 300;
+
+function pageTop(el) {
+  let y = el.getBoundingClientRect().top + window.scrollY;
+  for (let p = el.parentElement; p; p = p.parentElement) y += p.scrollTop || 0;
+  return y;
+}
+
+function fitHeight(div) {
+  const hero = div.closest('[class*="st-key-lab-hero"]');
+  if (!hero) return null;
+  const rows = window.innerWidth >= WIDE ? 2 : 1;
+  const free = window.innerHeight - pageTop(hero) - GAP;
+  return Math.max(MIN_H, Math.floor((free - (rows - 1) * GAP) / rows));
+}
+
+if (!window.__livefigResize) {
+  window.__livefigResize = true;
+  let timer = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      for (const div of document.querySelectorAll('[class*="st-key-lab-hero"] div.livefig')) {
+        const h = fitHeight(div);
+        if (h && window.Plotly && div.layout) window.Plotly.relayout(div, { height: h });
+      }
+    }, 150);
+  });
+}
+
 function drawNext() {
   if (!window.Plotly) { setTimeout(drawNext, 100); return; }  // Streamlit's chart element loads it
   const div = firstOnPage();
@@ -46,6 +79,8 @@ function drawNext() {
     if (div.drawn !== data) {
       div.drawn = data;
       const spec = JSON.parse(data);
+      const h = fitHeight(div);
+      if (h) spec.fig.layout.height = h;
       window.Plotly.react(div, spec.fig.data, spec.fig.layout, spec.config);
     }
   } catch (err) {

@@ -15,10 +15,11 @@ import numpy as np
 
 from engine.core.config import RunConfig
 from engine.paper.history import RunHistory, problem_from_statics, query_row, token_info
+from engine.paper.run_theory import short_condition
 from engine.paper.theory_view import calibrated_overlay, measured_snap, twin_agreement
 from ui import charts
 from ui.caches import byte_lru
-from ui.chart_style import Spec
+from ui.chart_style import LECTURE_FONT, Spec, lecture_layout
 
 
 @dataclass(frozen=True)
@@ -26,18 +27,21 @@ class Chart:
     key: str
     file: str  # PNG download name
     shows: str  # the selection it depends on: "n", "q" or ""
+    title: str  # what it shows, in words (the chart picker; the placeholder before the first snapshot)
     tokens: bool = False  # needs the per-token history (absent for top-k runs)
 
 
 CHARTS = (
-    Chart("cn", "c_n-over-time", "n", tokens=True),
-    Chart("B", "snap-vs-theorem4", "n"),
-    Chart("H", "entropy_distinct", ""),
-    Chart("cnh", "c_n-heatmap", "", tokens=True),
-    Chart("z", "z-trajectories", "q", tokens=True),
-    Chart("bracket", "theorem3-bracket", "n"),
-    Chart("loss", "loss-accuracy", ""),
+    Chart("cn", "c_n-over-time", "n", "Attention c(l | n) over time", tokens=True),
+    Chart("B", "snap-vs-theorem4", "n", "The snap: the common token's logit drop and B̂"),
+    Chart("H", "entropy_distinct", "", "Attention entropy on distinct tokens"),
+    Chart("cnh", "c_n-heatmap", "", "Attention c_n of every next token", tokens=True),
+    Chart("z", "z-trajectories", "q", "Attention logits z(m, l)", tokens=True),
+    Chart("bracket", "theorem3-bracket", "n", "Theorem 3: the winner's Δz inside its bracket"),
+    Chart("loss", "loss-accuracy", "", "Loss and accuracy"),
 )
+TITLES = {c.key: c.title for c in CHARTS}
+CHART_KEYS = tuple(c.key for c in CHARTS)
 CAPTIONS = {
     "cn": "Grey common tokens fade; the dark, most likely distinct tokens take the attention.",
     "cnh": "Each row is one next token: its attention concentrates on a few distinct tokens.",
@@ -66,19 +70,22 @@ def _overlay(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, r:
     return ov
 
 
-def _snap_caption(ov: dict[str, Any], snap: int | None) -> str:
+def _snap_caption(ov: dict[str, Any], snap: int | None, short: bool = False) -> str:
+    """What to see in the snap chart; ``short`` (a projector's narrow chart) names one failed condition."""
     seen = f"measured snap at step {snap}" if snap else "no snap measured yet"
     if ov.get("solid"):
+        if short:
+            return f"{seen.capitalize()}. Dashed: Theorem 4 (C₀ = {ov['C0']:.3g})."
         return f"The common token's logit falls fast, then bends (ln t → ln ln t): {seen}. Dashed: Theorem 4."
     if not ov.get("failed"):
         return f"{seen.capitalize()}. No theory for this optimiser."
-    why = "; ".join(short_condition(d) for d in ov["failed"])
-    return f"{seen.capitalize()}. Dotted: Theorem 4 only as an indication, its conditions fail here: {why}."
-
-
-def short_condition(detail: str) -> str:
-    """A failed condition's detail up to its explanation: 'T = 128: finite contexts (…)' → 'T = 128'."""
-    return detail.split(":")[0].split(" (")[0].strip()
+    failed = list(map(short_condition, ov["failed"]))
+    if short:
+        more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
+        return f"{seen.capitalize()}. Dotted: Theorem 4, indicative only ({failed[0]}{more})."
+    return (
+        f"{seen.capitalize()}. Dotted: Theorem 4 only as an indication, its conditions fail here: {'; '.join(failed)}."
+    )
 
 
 def twin_flip(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> str:
@@ -95,6 +102,9 @@ def twin_flip(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> str:
 def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, view: tuple) -> Spec:
     """Live chart ``key`` for ``view`` = (replica r, next token n, query q, cursor, font size)."""
     r, n, _, cursor, fs = view
+    if not hist.steps:  # a run that has not stored its first snapshot yet: the chart's frame, same height
+        fig = charts.placeholder(TITLES[key], fs, LAST_HEIGHT.get((key, fs)))
+        return lecture_layout(fig) if fs >= LECTURE_FONT else fig
     if key in ("cn", "cnh", "z"):
         fig = _token_figure(key, hist, statics, view)
     elif key in ("B", "H"):
@@ -107,9 +117,36 @@ def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json:
     else:
         ls, loss = hist.metric("loss", r)
         fig = charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)
+    fig = _captioned(key, fig, hist, statics, view)
+    LAST_HEIGHT[(key, fs)] = fig["layout"]["height"]
+    return fig
+
+
+LAST_HEIGHT: dict[tuple[str, int], int] = {}  # chart, font → its last height: the placeholder's (no jump)
+
+
+def _captioned(key: str, fig: Spec, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
+    """The chart with its one sentence under it, laid out for a projector in lecture mode."""
+    r, n, _, cursor, fs = view
+    lecture = fs >= LECTURE_FONT
     if key == "z":
-        return charts.caption(fig, CAPTIONS[key] + twin_flip(hist, statics, r))
-    return charts.caption(fig, CAPTIONS[key]) if key in CAPTIONS else fig
+        fig = charts.caption(fig, CAPTIONS[key] + twin_flip(hist, statics, r))
+    elif key == "cn" and lecture:  # no room for a legend in a third of a projector: the caption says it
+        fig["layout"]["showlegend"] = False
+        twin = any(t.get("legendgroup") == "mf" for t in fig["data"])
+        fig = charts.caption(fig, CAPTIONS[key] + (" Dashed: the T → ∞ twin." if twin else ""))
+    elif key in CAPTIONS:
+        fig = charts.caption(fig, CAPTIONS[key])
+    return lecture_layout(fig, _lecture_title(key, n, hist.last_step, cursor)) if lecture else fig
+
+
+def _lecture_title(key: str, n: int, last: int, cursor: int | None) -> str | None:
+    """The story's charts' titles on one line of a third of a projector (the others keep theirs)."""
+    return {
+        "cn": f"c(l | n) over time · n = {n} · step {last}",
+        "B": f"The snap: −Δz common and B̂ · n = {n}",
+        "cnh": f"Attention c_n at step {last if cursor is None else cursor}",
+    }.get(key)
 
 
 def _snap_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, view: tuple) -> Spec:
@@ -125,7 +162,22 @@ def _snap_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg
     ds, dzc = hist.metric("dz_common", r, nn)
     B = hist.metric("B_hat", r, nn)[1]
     fig = charts.snap_chart(ds, dzc, B, ov, snap, n if nn is not None else "mean", fs, cursor)
-    return charts.caption(fig, _snap_caption(ov, snap) + twin_flip(hist, statics, r))
+    if fs < LECTURE_FONT:
+        return charts.caption(fig, _snap_caption(ov, snap) + twin_flip(hist, statics, r))
+    for trace in fig["data"]:  # a third of a projector: short names, C₀ in the caption
+        trace["name"] = LECTURE_NAMES.get(trace["name"], trace["name"])
+    fig["layout"]["legend"].pop("title", None)
+    return charts.caption(fig, _snap_caption(ov, snap, short=True))
+
+
+LECTURE_NAMES = {
+    "−Δz common, measured": "−Δz common",
+    "B̂, measured": "B̂",
+    "−Δz common, Thm 4": "−Δz, Thm 4",
+    "B, Thm 4": "B, Thm 4",
+    "−Δz common, Thm 4 (indicative)": "−Δz, Thm 4",
+    "B, Thm 4 (indicative)": "B, Thm 4",
+}
 
 
 def _token_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:

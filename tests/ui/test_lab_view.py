@@ -1,0 +1,122 @@
+"""The Lab's view in the link (n, q, replica, scrubbed step, charts), a run opened by link showing its
+own config and its real speed, the lecture presets, table mode's knobs, the first-visit hint and the
+share box's address (issue 14, items 3–4 and 6)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.service.jobs import get_manager
+from tests.apphelp import run_app as app
+from tests.ui.test_app import figure, start_and_finish, widget
+from ui.knobs import SPEEDS
+from ui.live.lab_charts import CHART_KEYS
+
+
+@pytest.fixture(scope="module")
+def finished(data_dir):
+    """A finished syn-small run of 60 steps, η_Y changed from the preset, started at 50 steps/s."""
+    at = app({"preset": "syn-small", "optim.steps": "60", "optim.eta_y": "3.0", "speed": "50"})
+    rid = start_and_finish(at, data_dir)
+    return rid, at.session_state["lab.cfg"]
+
+
+def _texts(elements) -> str:
+    return " ".join(e.value for e in elements).replace("\\", "")
+
+
+def test_the_link_reopens_n_q_and_the_scrubbed_step(data_dir, finished):
+    rid, _ = finished
+    steps = get_manager(data_dir).store.steps(rid)
+    at = app({"run": rid, "n": "1", "at": str(steps[3])})
+    assert not at.exception
+    assert at.button_group[0].label.startswith("next token n") and at.button_group[0].value == 1
+    assert "n=1 " in figure(at, "cn")["layout"]["title"]["text"]
+    scrub = next(s for s in at.select_slider if s.label.startswith("scrub"))
+    assert scrub.value == steps[3]
+    assert f"step {steps[3]}" in figure(at, "cnh")["layout"]["title"]["text"]
+    scrub.set_value(steps[5]).run()
+    assert at.query_params["at"] in (str(steps[5]), [str(steps[5])])  # a change goes back into the link
+    at.button_group[0].set_value(0).run()
+    assert at.query_params["n"] in ("0", ["0"]) and "q" not in at.query_params
+
+
+def test_view_values_beyond_the_run_or_malformed_are_said_and_not_applied(data_dir, finished):
+    rid, _ = finished
+    at = app({"run": rid, "n": "7", "at": "abc", "charts": "cn,bogus"})
+    assert not at.exception
+    assert "n = 7 is beyond this run's 2 next tokens: showing 0" in _texts(at.caption)
+    warnings = _texts(at.warning)
+    assert "at = 'abc' is not a whole number" in warnings and "charts = 'cn,bogus': allowed are cn, B" in warnings
+    assert at.button_group[0].value == 0
+
+
+def test_charts_in_the_link_pick_the_charts_shown(data_dir, finished):
+    rid, _ = finished
+    at = app({"run": rid, "charts": "cn,H"})
+    shown = [json.loads(json.loads(c.proto.json))["fig"]["layout"]["uirevision"] for c in at.get("bidi_component")]
+    assert shown == ["cn", "H"]
+    picker = widget(at, "multiselect", "Charts shown")
+    assert picker.value == ["cn", "H"]
+    picker.set_value(list(CHART_KEYS)).run()  # all of them again: the link names none
+    assert "charts" not in at.query_params
+
+
+def test_an_opened_run_shows_its_own_config_title_and_real_speed(data_dir, finished):
+    rid, cfg = finished
+    at = app({"run": rid})
+    assert at.session_state["lab.cfg"] == cfg and at.session_state["lab.cfg"]["optim"]["eta_y"] == 3.0
+    side = _texts(at.sidebar.markdown)
+    assert f"Run: syn-small** (`{rid}`)" in side or f"(`{rid}`)" in side
+    assert "this run's own config" in _texts(at.sidebar.caption)
+    assert widget(at, "selectbox", "Start from a preset").value == "syn-small"
+
+
+def test_a_viewer_sees_the_runs_real_speed_and_cannot_change_it(data_dir):
+    owner = app({"preset": "syn-small", "optim.steps": "100000", "speed": "10"})
+    owner.button(key="btn.start").click().run()
+    rid = owner.session_state["lab.run"]
+    try:
+        viewer = app({"run": rid})  # another browser: not the owner
+        speed = next(s for s in viewer.select_slider if s.label == "speed (steps/s)")
+        assert speed.value == 10 and speed.disabled
+        assert speed.options == [str(s) if s == "max" else f"{s:g} steps/s" for s in SPEEDS] or speed.value == 10
+    finally:
+        owner.button(key="btn.stop").click().run()
+
+
+def test_speed_reads_slow_to_fast_and_the_lecture_preset_has_its_own():
+    assert SPEEDS[-1] == "max" and list(SPEEDS[:-1]) == sorted(SPEEDS[:-1])
+    at = app({"preset": "lecture"})
+    assert at.session_state["lab.speed"] == 20 and "speed" not in at.query_params
+    widget(at, "selectbox", "Preset").set_value("syn-small").run()
+    assert at.session_state["lab.speed"] == "max"
+
+
+def test_table_mode_hides_the_generators_knobs(data_dir):
+    at = app({"preset": "syn-small", "data.distinct_weights": "linspace"})
+    assert "distinct_min" in [w.label for w in at.sidebar.number_input]
+    widget(at, "selectbox", "P(l|n) source").set_value("table").run()
+    labels = [w.label for w in at.sidebar.number_input] + [w.label for w in at.sidebar.selectbox]
+    for gone in ("distinct_min", "distinct_max", "distinct weights", "global common tokens"):
+        assert gone not in labels, gone
+
+
+def test_the_first_visit_hint_gives_way_after_a_pick(data_dir):
+    at = app()
+    assert "Pick a preset" in _texts(at.info)
+    widget(at, "selectbox", "Preset").set_value("lecture").run()
+    hint = _texts(at.info)
+    assert "Pick a preset" not in hint and "Press **▶ Start** to train “Lecture: scan, then snap”" in hint
+
+
+def test_the_share_box_uses_the_public_address_when_set(data_dir, monkeypatch):
+    monkeypatch.setenv("SCANSNAP_PUBLIC_URL", "http://10.1.2.3:8501/")
+    at = app({"preset": "lecture"})
+    links = [c.value for c in at.code if c.language != "json"]
+    assert any(v.startswith("http://10.1.2.3:8501?preset=lecture") for v in links), links
+    monkeypatch.setenv("SCANSNAP_PUBLIC_URL", "ftp://nowhere")
+    at = app({"preset": "lecture"})
+    assert "is not an http(s) address" in _texts(at.warning)
