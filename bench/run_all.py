@@ -38,6 +38,7 @@ BENCHES: dict[str, list[str]] = {
     "chart_draw": [PY, "-m", "bench.chart_draw"],
     "load": [PY, "-m", "bench.load_test", "--rounds", "50:20,150:30"],
     "tick_payload": [PY, "-m", "bench.tick_payload"],
+    "first_paint": [PY, "-m", "bench.first_paint", "--repeats", "3"],
 }
 
 
