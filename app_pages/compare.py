@@ -4,14 +4,14 @@ import json
 
 import streamlit as st
 
-from engine.core.metrics import METRICS, label
+from engine.core.metrics import label, synthetic_metrics
 from engine.paper.sweeps import config_diffs
 from ui import charts_pages
 from ui.page_data import compare_series
 from ui.resources import service
 from ui.widgets import font, plot_ui
 
-NAMES = list(METRICS)
+NAMES = synthetic_metrics()  # the stored runs are synthetic (Y, Z) runs
 
 st.title("Compare runs")
 runs = [r for r in service().runs() if (r["last_step"] or 0) > 0]
@@ -51,5 +51,5 @@ if chosen:
     plot_ui(charts_pages.overlay(lines, metric, logx, font()), "cmp-chart", f"compare-{metric}-{'-'.join(chosen)}")
     st.caption(
         "Lines are the class mean of each run, averaged over its replicas. Legends list the config keys "
-        "whose values differ among the chosen runs."
+        "whose values differ among the chosen runs. Losses are drawn on a log axis (they fall towards 0)."
     )
