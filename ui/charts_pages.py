@@ -162,7 +162,7 @@ def sweep_heatmap(summary: Any, metric: str = "entropy_distinct", font: int = FO
                 size=size,
                 color=rnd(mean).tolist(),
                 colorscale="Viridis",
-                colorbar=dict(title=dict(text=html_label(metric))),
+                colorbar=dict(title=dict(text=html_label(metric), side="right")),  # a long label reads upwards
                 line=dict(width=0),
             ),
             customdata=np.c_[summary["ratio"].to_numpy(), summary["sem"].to_numpy()].tolist(),

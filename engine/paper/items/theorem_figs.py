@@ -49,8 +49,8 @@ def mean_field(frame: pd.DataFrame) -> go.Figure:
     for col in ("bracket_lo", "dz_dominant", "B_hat"):
         fig.add_trace(go.Scatter(x=d["step"], y=d[col], name=html_label(col)), row=1, col=2)
     fig.update_xaxes(title_text="step (T→∞ mean field, η = 0.01)")
-    fig.update_layout(legend={"orientation": "h", "y": -0.25})
-    fig.update_layout(title="Theorem 3 in the T→∞ mean field (Lemma-3 decoder), class n = 1", height=380)
+    fig.update_layout(legend={"orientation": "h", "y": -0.3, "yanchor": "top"}, margin={"b": 150})  # long labels: below
+    fig.update_layout(title="Theorem 3 in the T→∞ mean field (Lemma-3 decoder), class n = 1", height=500)
     return fig
 
 
