@@ -4,14 +4,22 @@ import json
 
 import streamlit as st
 
-from engine.core.metrics import METRICS, label
+from engine.core.metrics import label, synthetic_metrics
 from engine.paper.sweeps import config_diffs
 from ui import charts_pages
+from ui.knobs import KNOBS
 from ui.page_data import compare_series
 from ui.resources import service
 from ui.widgets import font, plot_ui
 
-NAMES = list(METRICS)
+NAMES = synthetic_metrics()  # the stored runs are synthetic (Y, Z) runs
+SYMBOLS = {k.key: k.label.split(" (")[0] for k in KNOBS}  # "η_Y (decoder)" → "η_Y"
+
+
+def knob_symbol(key: str) -> str:
+    """A config key as the legend shows it: its knob's label without the gloss (else the key's last part)."""
+    return SYMBOLS.get(key, key.split(".")[-1])
+
 
 st.title("Compare runs")
 runs = [r for r in service().runs() if (r["last_step"] or 0) > 0]
@@ -43,7 +51,7 @@ st.query_params.from_dict(
 
 
 if chosen:
-    diffs = config_diffs([json.loads(by_id[i]["config_json"]) for i in chosen])
+    diffs = config_diffs([json.loads(by_id[i]["config_json"]) for i in chosen], name=knob_symbol)
     lines = [
         (f"{by_id[i]['name']} · {d}", *compare_series(i, metric, by_id[i]["last_step"] or 0))
         for i, d in zip(chosen, diffs, strict=True)
@@ -51,5 +59,5 @@ if chosen:
     plot_ui(charts_pages.overlay(lines, metric, logx, font()), "cmp-chart", f"compare-{metric}-{'-'.join(chosen)}")
     st.caption(
         "Lines are the class mean of each run, averaged over its replicas. Legends list the config keys "
-        "whose values differ among the chosen runs."
+        "whose values differ among the chosen runs. Losses are drawn on a log axis (they fall towards 0)."
     )

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from engine.core.metrics import html_label, html_subscripts, is_log
 from engine.paper.history import decimate, rnd
 from ui.chart_style import FONT, THEORY, style
 
@@ -19,7 +20,7 @@ def _axis(t: np.ndarray, mode: str, M: float, K: float, eta_y: float) -> tuple[n
     if mode == "ln t":
         return np.log(t), "ln t"
     if mode == "ln ln t":
-        return np.log(np.log(M * eta_y * t / K)), "ln ln(M η_Y t / K)"
+        return np.log(np.log(M * eta_y * t / K)), "ln ln(M η<sub>Y</sub> t / K)"
     return t, "t (single-sample updates)"
 
 
@@ -33,13 +34,13 @@ def theorem4(th: dict[str, Any], mode: str, M: float, K: float, eta_y: float, fo
         go.Scatter(
             x=rnd(x).tolist(),
             y=rnd(th["B_n"][ok]).tolist(),
-            name="B_n (exact in h)",
+            name="B<sub>n</sub> (exact in h)",
             line=dict(color="#1f77b4", width=3.5),
         )
     )
     for key, color, name, mask in (
-        ("B_scan", "#2ca02c", "B_scan (t < t′₀)", t[ok] < th["t0_prime"] * 1.5),
-        ("B_snap", "#ff7f0e", "B_snap (t ≥ t₀)", t[ok] > th["t0"] / 1.5),
+        ("B_scan", "#2ca02c", "B<sub>n</sub>, scanning form (t < t′₀)", t[ok] < th["t0_prime"] * 1.5),
+        ("B_snap", "#ff7f0e", "B<sub>n</sub>, snapping form (t ≥ t₀)", t[ok] > th["t0"] / 1.5),
     ):
         fig.add_trace(
             go.Scatter(
@@ -49,14 +50,17 @@ def theorem4(th: dict[str, Any], mode: str, M: float, K: float, eta_y: float, fo
                 line=dict(color=color, **THEORY),
             )
         )
-    for tv, name, anchor in ((th["t0_prime"], "t′₀ = K ln M/η_Y ", "right"), (th["t0"], " t₀ = 2K ln M/η_Y", "left")):
+    for tv, name, anchor in (
+        (th["t0_prime"], "t′₀ = K ln M/η<sub>Y</sub> ", "right"),
+        (th["t0"], " t₀ = 2K ln M/η<sub>Y</sub>", "left"),
+    ):
         xv, _ = _axis(np.array([tv]), mode, M, K, eta_y)
         if np.isfinite(xv[0]):
             fig.add_vline(x=float(xv[0]), line=dict(color="#555", dash="dot", width=2))
             fig.add_annotation(
                 x=float(xv[0]), y=1, yref="paper", text=name, showarrow=False, yanchor="bottom", xanchor=anchor
             )
-    return style(fig, f"Theorem 4: B_n(t) vs {label}", font, "thm4", label, "B_n", height=460)
+    return style(fig, f"Theorem 4: B<sub>n</sub>(t) vs {label}", font, "thm4", label, "B<sub>n</sub>", height=460)
 
 
 def joma(lin: dict[str, np.ndarray], nonlin: dict[str, np.ndarray], font: int = FONT) -> go.Figure:
@@ -72,18 +76,24 @@ def joma(lin: dict[str, np.ndarray], nonlin: dict[str, np.ndarray], font: int = 
                 line=dict(color=color, width=3),
             )
         )
-    return style(fig, "JoMA: attention entropy (nats) during training", font, "joma", "iteration", "entropy")
+    return style(fig, "JoMA: attention entropy during training", font, "joma", "iteration", "entropy (nats)")
 
 
 def overlay(series: list[tuple[str, np.ndarray, np.ndarray]], metric: str, logx: bool, font: int = FONT) -> go.Figure:
-    """One line per stored run; the legend says how their configs differ."""
+    """One line per stored run; the legend says how their configs differ.  A metric registered as
+    log-scaled (a loss) is drawn on a log y axis: on a linear one its curves collapse onto 0."""
     fig = go.Figure()
     colors = qualitative.D3
+    logy = is_log(metric)
     for i, (label, x, y) in enumerate(series):
         k = decimate(len(x), 500)
         xs, ys = x[k], y[k]
+        keep = np.ones(len(xs), dtype=bool)
         if logx:
-            xs, ys = xs[xs > 0], ys[xs > 0]
+            keep &= xs > 0
+        if logy:
+            keep &= ys > 0  # a log axis cannot place 0 (or NaN)
+        xs, ys = xs[keep], ys[keep]
         fig.add_trace(
             go.Scatter(
                 x=xs.tolist(),
@@ -93,10 +103,18 @@ def overlay(series: list[tuple[str, np.ndarray, np.ndarray]], metric: str, logx:
                 line=dict(color=colors[i % len(colors)], width=3),
             )
         )
+    name = html_label(metric)
+    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    style(fig, f"{name} across runs", font, "cmp", "step (log)" if logx else "step", _log_title(name, logy), 480)
     if logx:
         fig.update_xaxes(type="log", dtick=1)  # decades only: minor tick labels crowd the axis
-    fig.update_layout(legend=dict(orientation="h", y=-0.25))
-    return style(fig, f"{metric} across runs", font, "cmp", "step", metric, height=480)
+    if logy:
+        fig.update_yaxes(type="log", exponentformat="power")
+    return fig
+
+
+def _log_title(name: str, log: bool) -> str:
+    return f"{name} (log)" if log else name
 
 
 def sweep_lines(summary: Any, metric: str = "entropy_distinct", font: int = FONT) -> go.Figure:
@@ -108,17 +126,20 @@ def sweep_lines(summary: Any, metric: str = "entropy_distinct", font: int = FONT
             go.Scatter(
                 x=g["ratio"].tolist(),
                 y=rnd(g["mean"]).tolist(),
-                name=f"η_Z={ez:g}",
+                name=f"η<sub>Z</sub> = {ez:g}",
                 error_y=dict(type="data", array=rnd(g["sem"]).tolist(), visible=True),
                 mode="lines+markers",
                 line=dict(width=3, color=qualitative.D3[i % 10]),
             )
         )
     ratios = sorted(summary["ratio"].unique())
+    name, logy = html_label(metric), is_log(metric)
+    title = html_subscripts(f"final {name} vs η_Y/η_Z (mean ± SEM over seeds)")
+    style(fig, title, font, "sweep", html_subscripts("η_Y/η_Z (log)"), _log_title(name, logy), height=440)
     fig.update_xaxes(type="log", tickvals=ratios, ticktext=[f"{r:g}" for r in ratios])
-    return style(
-        fig, f"final {metric} vs η_Y/η_Z (mean ± SEM over seeds)", font, "sweep", "η_Y/η_Z (log)", metric, height=440
-    )
+    if logy:
+        fig.update_yaxes(type="log", exponentformat="power")
+    return fig
 
 
 def sweep_heatmap(summary: Any, metric: str = "entropy_distinct", font: int = FONT) -> go.Figure:
@@ -141,17 +162,16 @@ def sweep_heatmap(summary: Any, metric: str = "entropy_distinct", font: int = FO
                 size=size,
                 color=rnd(mean).tolist(),
                 colorscale="Viridis",
-                colorbar=dict(title=dict(text=metric)),
+                colorbar=dict(title=dict(text=html_label(metric), side="right")),  # a long label reads upwards
                 line=dict(width=0),
             ),
             customdata=np.c_[summary["ratio"].to_numpy(), summary["sem"].to_numpy()].tolist(),
-            hovertemplate="η_Z=%{x:g}, η_Y=%{y:g} (ratio %{customdata[0]:g}): %{marker.color} ± %{customdata[1]:.3f}"
-            "<extra></extra>",
+            hovertemplate="η<sub>Z</sub>=%{x:g}, η<sub>Y</sub>=%{y:g} (ratio %{customdata[0]:g}): "
+            "%{marker.color} ± %{customdata[1]:.3f}<extra></extra>",
         )
     )
     xs, ys = sorted(np.unique(ez)), sorted(np.unique(ey))
     fig.update_xaxes(type="log", tickvals=xs, ticktext=[f"{v:g}" for v in xs])
     fig.update_yaxes(type="log", tickvals=ys, ticktext=[f"{v:g}" for v in ys])
-    return style(
-        fig, f"final {metric} over (η_Z, η_Y) (mean over seeds)", font, "sweeph", "η_Z (log)", "η_Y (log)", height=440
-    )
+    title = html_subscripts(f"final {html_label(metric)} over (η_Z, η_Y) (mean over seeds)")
+    return style(fig, title, font, "sweeph", html_subscripts("η_Z (log)"), html_subscripts("η_Y (log)"), height=440)

@@ -30,11 +30,53 @@ def zipped_export(store: Any, run_id: str, fmt: str) -> bytes:
     return buf.getvalue()
 
 
-def _twin(st_: dict[str, np.ndarray], replica: int, key: str, row: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(steps, values) of the mean-field twin's ``mf_<key>`` for one row (class n or query q)."""
+MF_NOTE = " (dashed: T→∞ mean field)"  # a token chart's title says this only when it draws the twin
+
+
+def _twin(
+    st_: dict[str, np.ndarray], replica: int, key: str, row: int, last: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(steps, values) of the mean-field twin's ``mf_<key>`` for one row (class n or query q), up to the
+    run's last step (as the Lab draws it); None when the run has no twin for this replica."""
     if "mf_steps" not in st_ or replica >= len(st_["mf_z"]):
         return None
-    return st_["mf_steps"], st_[f"mf_{key}"][replica][:, row]
+    keep = np.asarray(st_["mf_steps"]) <= max(last, 1)
+    return st_["mf_steps"][keep], st_[f"mf_{key}"][replica][keep][:, row]
+
+
+def twin_note(cfg: RunConfig, st_: dict[str, np.ndarray], replica: int) -> str:
+    """What the report's token charts say about the T→∞ mean-field twin of this replica."""
+    if cfg.model.kind != "yz":
+        return "This run trains the T→∞ mean field itself, so its token charts have no mean-field twin to show."
+    if "mf_steps" not in st_ or replica >= len(st_["mf_z"]):
+        return (
+            "No T→∞ mean-field twin is stored with this run (vocabulary too large, the twin diverged, or an older run)."
+        )
+    tail = f" up to step {int(st_['mf_steps'][-1])}" if int(st_["mf_steps"][-1]) < cfg.optim.steps else ""
+    return f"Dashed lines in the token charts: the run's T→∞ mean-field twin (same seed and learning rates){tail}."
+
+
+def _titled(fig: dict[str, Any], twin: Any) -> dict[str, Any]:
+    """The chart's title promises the dashed mean-field lines exactly when it draws them."""
+    title = fig["layout"]["title"]
+    text = str(title["text"]).removeprefix("<b>").removesuffix("</b>").replace(MF_NOTE, "")
+    title["text"] = f"<b>{text}{MF_NOTE if twin is not None else ''}</b>"
+    return fig
+
+
+def token_figures(hist: RunHistory, st_: dict[str, np.ndarray], n: int, replica: int) -> list[tuple[str, Any]]:
+    """c_n and z over time (with the mean-field twin dashed when the run has one) and the c_n heat map."""
+    P, kind = st_["P"], st_["token_kind"]
+    tinfo, steps, last = token_info(P, kind), np.asarray(hist.steps), hist.last_step
+    q = query_row(st_, n)
+    qs = np.array([query_row(st_, k) for k in range(P.shape[0])])
+    supp, ztok = np.flatnonzero(kind[n] != 0), np.flatnonzero((kind[qs == q] != 0).any(0))
+    mf_c, mf_z = _twin(st_, replica, "c", n, last), _twin(st_, replica, "z", q, last)
+    return [
+        ("c_n over time", _titled(charts.cn_lines(steps, hist.c_of(replica, n), n, tinfo, supp, last, mf=mf_c), mf_c)),
+        ("c_n of every next token", charts.cn_heatmap(hist.c[-1][replica], qs, last)),
+        ("z_m over time", _titled(charts.z_lines(steps, hist.z_of(replica, q), q, tinfo, ztok, mf=mf_z), mf_z)),
+    ]
 
 
 def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[tuple[str, Any]]:
@@ -43,22 +85,10 @@ def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[t
     hist = RunHistory(run_id)
     hist.update(store)
     st_ = store.statics(run_id)
-    P, kind = st_["P"], st_["token_kind"]
-    tinfo, steps = token_info(P, kind), np.asarray(hist.steps)
+    P = st_["P"]
     z0 = hist.z[0][replica].astype(np.float64) if hist.z else np.zeros((len(st_["query_tokens"]), P.shape[1]))
     overlay = calibrated_overlay(cfg, problem_from_statics(st_, cfg), z0, replica)
-    figs: list[tuple[str, Any]] = []
-    if hist.c and not hist.topk:
-        q = query_row(st_, n)
-        qs = np.array([query_row(st_, k) for k in range(P.shape[0])])
-        supp, ztok = np.flatnonzero(kind[n] != 0), np.flatnonzero((kind[qs == q] != 0).any(0))
-        figs += [
-            ("c_n over time", charts.cn_lines(steps, hist.c_of(replica, n), n, tinfo, supp, hist.last_step,
-                                              mf=_twin(st_, replica, "c", n))),
-            ("c_n of every next token", charts.cn_heatmap(hist.c[-1][replica], qs, hist.last_step)),
-            ("z_m over time", charts.z_lines(steps, hist.z_of(replica, q), q, tinfo, ztok,
-                                             mf=_twin(st_, replica, "z", q))),
-        ]  # fmt: skip
+    figs = token_figures(hist, st_, n, replica) if hist.c and not hist.topk else []
     hs, H = hist.metric("entropy_distinct", replica)
     ds, dzc = hist.metric("dz_common", replica)
     snap = measured_snap(ds, dzc) if np.isfinite(dzc).any() else measured_snap(hs, H)
@@ -79,10 +109,12 @@ def html_report(store: Any, run_id: str) -> str:
     info = store.get_run(run_id)
     hist = RunHistory(run_id)
     hist.update(store)
-    verdicts = run_claims(observed(hist, store.statics(run_id), 0, RunConfig.from_json(info["config_json"])))
+    cfg, st_ = RunConfig.from_json(info["config_json"]), store.statics(run_id)
+    verdicts = run_claims(observed(hist, st_, 0, cfg))
     section = Section(
         "Charts (replica 0, next token n = 0)",
         run_figures(store, run_id),
+        notes=[twin_note(cfg, st_, 0)] if hist.c and not hist.topk else [],  # the token charts are drawn
         configs=json.loads(info["config_json"]),
         status=f"status {info['status']}, step {info['last_step']}",
     )

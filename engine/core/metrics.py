@@ -2,47 +2,79 @@
 
 Every metric the engine records has one name here, used verbatim as the store's ``metric``
 column, the export's column value, the CLI table's row and the key of a chart's trace;
-:data:`METRICS` gives each its human-readable label (the paper's symbols) for chart axes and
-legends.  The tensors behind them are computed in :mod:`engine.core.stats`.
+:data:`METRICS` gives each its human-readable label (the paper's symbols, plain Unicode: no LaTeX)
+for chart axes, legends and select boxes, and whether a chart draws it on a log axis.  The tensors
+behind them are computed in :mod:`engine.core.stats` (synthetic model) and
+:mod:`engine.core.text.metrics` (real-text model).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A recorded quantity: its name, a label in the paper's symbols, and whether it is per class n."""
+    """A recorded quantity: its name, a label in the paper's symbols, whether it is per class n,
+    whether charts draw it on a log axis (it spans decades and tends to 0: a loss), and whether
+    only the real-text trainer writes it."""
 
     name: str
     label: str
     per_class: bool
+    log: bool = False
+    text: bool = False
 
 
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
-        Metric("loss", "population loss (T→∞, nats)", False),
+        Metric("loss", "population loss (T→∞, nats)", False, log=True),
         Metric("accuracy", "population accuracy", False),
-        Metric("train_loss", "mini-batch training loss (nats)", False),
+        Metric("train_loss", "mini-batch training loss (nats)", False, log=True),
         Metric("entropy_distinct", "H(c_n) on distinct tokens (nats)", True),
         Metric("entropy_all", "H(c_n) on all tokens (nats)", True),
-        Metric("common_mass", "attention on common tokens Σ_CT c_{l|n}", True),
+        Metric("common_mass", "attention on common tokens Σ_CT c(l|n)", True),
         Metric("B_hat", "B̂_n, measured growth of distinct logits", True),
         Metric("dz_dominant", "Δz of the dominant distinct token l₀", True),
-        Metric("bracket_lo", "Thm 3 lower bracket f²_{nl₀}(0)·B̂_n", True),
-        Metric("rel_gain", "relative gain r_{l₀/l₁|n}", True),
-        Metric("rel_gain_pred", "predicted gain r(0)·e^{2Δz_{l₀}}", True),
+        Metric("bracket_lo", "Thm 3 lower bracket f_nl₀(0)²·B̂_n", True),
+        Metric("rel_gain", "relative gain r(l₀/l₁ | n)", True),
+        Metric("rel_gain_pred", "predicted gain r(0)·exp(2Δz_l₀)", True),
         Metric("share_distinct_up", "share of distinct tokens with Δz > 0", True),
         Metric("share_common_down", "share of common tokens with Δz < 0", True),
         Metric("dz_common", "−Δz of the common token(s), measured", True),
         Metric("B_theory", "B_n, calibrated Theorem 4", False),
         Metric("dz_common_theory", "−Δz of the common token(s), calibrated Theorem 4", False),
+        Metric("attn_entropy", "attention entropy on the probe set (nats)", False, text=True),
+        Metric("attn_share_frequent", "attention share on the most frequent tokens", False, text=True),
+        Metric("val_loss", "validation loss (nats)", False, log=True, text=True),
+        Metric("val_ppl", "validation perplexity", False, log=True, text=True),
     )
 }
+_SUBSCRIPT = re.compile(r"_([^\W_]+)")  # x_n, η_Y, f_nl₀: the run of letters/digits after "_"
 
 
 def label(name: str) -> str:
     """The human-readable label of a metric name (the name itself when it is not registered)."""
     return METRICS[name].label if name in METRICS else name
+
+
+def html_subscripts(text: str) -> str:
+    """``x_ab`` → ``x<sub>ab</sub>``: plotly renders the subscript (it has no LaTeX without MathJax)."""
+    return _SUBSCRIPT.sub(r"<sub>\1</sub>", text)
+
+
+def html_label(name: str) -> str:
+    """:func:`label` for figure text: subscripts as HTML (``H(c_n)`` → ``H(c<sub>n</sub>)``)."""
+    return html_subscripts(label(name))
+
+
+def is_log(name: str) -> bool:
+    """Whether charts draw the metric on a log axis (registered as such)."""
+    return name in METRICS and METRICS[name].log
+
+
+def synthetic_metrics() -> list[str]:
+    """The metrics of a synthetic (Y, Z) run, in registry order (what Compare offers)."""
+    return [m.name for m in METRICS.values() if not m.text]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -11,14 +12,18 @@ import pandas as pd
 from engine.core.config import RunConfig, flatten_dotted
 
 
-def config_diffs(configs: list[dict[str, Any]], max_keys: int = 4) -> list[str]:
-    """For each config, "key=value, ..." over the keys whose values differ among them."""
+def config_diffs(
+    configs: list[dict[str, Any]], max_keys: int = 4, name: Callable[[str], str] | None = None
+) -> list[str]:
+    """For each config, "key=value, ..." over the keys whose values differ among them; ``name`` turns a
+    dotted key into what is shown (default: its last part, e.g. ``eta_y``)."""
     flat = [flatten_dotted(c) for c in configs]
     keys = sorted({k for f in flat for k in f if k != "name"})
     differ = [k for k in keys if len({json.dumps(f.get(k)) for f in flat}) > 1]
+    shown = name or (lambda k: k.split(".")[-1])
     out = []
     for f in flat:
-        parts = [f"{k.split('.')[-1]}={_shown(f.get(k))}" for k in differ[:max_keys]]
+        parts = [f"{shown(k)}={_shown(f.get(k))}" for k in differ[:max_keys]]
         out.append(", ".join(parts) + (" …" if len(differ) > max_keys else "") or "same config")
     return out
 

@@ -249,8 +249,8 @@ def relative_gain_identity(
     passed = err < tol and exercised >= min_dz
     return Verdict(
         item,
-        "Thm 3: r_{l/l'|n}(t) = r_{l/l'|n}(0)·χ_l(t) in the T→∞ mean field",
-        "max over t, n of |r/(r(0)e^{2Δz}) − 1|",
+        "Thm 3: r(l/l′|n)(t) = r(l/l′|n)(0)·χ_l(t) in the T→∞ mean field",
+        "max over t, n of |r/(r(0)·exp(2Δz)) − 1|",
         err,
         f"< {tol:g} (with Δz_l0 ≥ {min_dz:g})",
         status_of(passed),
@@ -266,7 +266,7 @@ def bracket_holds(item: str, lo: ArrayLike, dz: ArrayLike, hi: ArrayLike, tol: f
     worst = float(np.max(np.maximum(lo_a - dz_a, dz_a - hi_a) / scale))
     return judge(
         item,
-        "Thm 3 bracket: f_{nl0}(0)²·B̂_n ≤ Δz_{ml0}(t) ≤ B̂_n at every t",
+        "Thm 3 bracket: f_nl₀(0)²·B̂_n ≤ Δz_ml₀(t) ≤ B̂_n at every t",
         "max relative violation of the bracket",
         worst,
         "<=",

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.core.config import RunConfig
+from engine.core.metrics import html_subscripts
 from engine.core.train import Snapshot, Trainer
 from engine.paper.claims import Observed
 from engine.paper.items.result import Progress
@@ -122,7 +123,7 @@ def c_heatmaps(
         shared_xaxes=True,
         vertical_spacing=0.08,
         horizontal_spacing=0.09,
-        subplot_titles=[f"{lab}, n = {n + 1}" for n in classes for lab, _, _ in panels],
+        subplot_titles=[html_subscripts(f"{lab}, n = {n + 1}") for n in classes for lab, _, _ in panels],
     )
     for j, (_, snaps, r) in enumerate(panels):
         rows, labels = heatmap_rows(snaps)
@@ -142,8 +143,8 @@ def c_heatmaps(
             fig.update_yaxes(autorange="reversed", row=i + 1, col=j + 1)
     fig.update_xaxes(title_text=token_axis, row=len(classes))
     fig.update_layout(
-        title=title,
-        coloraxis={"colorscale": "Viridis", "colorbar": {"title": "c_{l|n}"}},
+        title=html_subscripts(title),
+        coloraxis={"colorscale": "Viridis", "colorbar": {"title": "c(l|n)"}},
         height=260 * len(classes) + 120,
     )
     return fig

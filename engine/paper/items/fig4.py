@@ -34,7 +34,7 @@ def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
         vd.argmax_is_top_prob(NAME, snaps[-1].arrays["c"], pb.P, pb.distinct_mask),
         vd.higher(
             NAME,
-            "final entropy_distinct is higher (denser) with η_Y = 10 than with η_Y = 1",
+            "the final distinct-token entropy H(c_n) is higher (denser) with η_Y = 10 than with η_Y = 1",
             "min over n of H_n(η_Y=10) − H_n(η_Y=1) (nats)",
             H[1],
             H[0],

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from engine.core.metrics import html_label, html_subscripts
 from engine.paper import fig6_patterns as f6
 from engine.paper.items.catalog import ITEMS
 from engine.paper.items.common import train
@@ -79,7 +80,7 @@ def figure(summary: pd.DataFrame, n_seeds: int) -> go.Figure:
                     y=d["mean"],
                     error_y={"type": "data", "array": d["sem"]},
                     mode="lines+markers",
-                    name=f"η_Z = {ez:g}",
+                    name=html_subscripts(f"η_Z = {ez:g}"),
                     legendgroup=str(ez),
                     showlegend=j == 0,
                     line={"color": colors[i]},
@@ -87,8 +88,8 @@ def figure(summary: pd.DataFrame, n_seeds: int) -> go.Figure:
                 row=1,
                 col=j + 1,
             )
-        fig.update_xaxes(type="log", tickvals=list(RATIOS), title_text="η_Y/η_Z", row=1, col=j + 1)
-    fig.update_yaxes(title_text="average entropy of c_n on distinct tokens (nats)", row=1, col=1)
+        fig.update_xaxes(type="log", tickvals=list(RATIOS), title_text=html_subscripts("η_Y/η_Z"), row=1, col=j + 1)
+    fig.update_yaxes(title_text=f"{html_label('entropy_distinct')}, mean over n", row=1, col=1)
     fig.update_layout(
         title=f"Fig. 6: mean over {n_seeds} seeds; error bars = SEM (standard error of the mean)", height=420
     )

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.core import theory
+from engine.core.metrics import html_subscripts
 from engine.paper import verdicts as vd
 from engine.paper.items.catalog import ITEMS
 from engine.paper.items.result import ItemResult, Progress
@@ -53,7 +54,7 @@ def figure(cur: pd.DataFrame, dots: pd.DataFrame) -> go.Figure:
                     x=c["t"],
                     y=c["B_n"],
                     mode="lines",
-                    name=f"η_Z = {ez:g}",
+                    name=html_subscripts(f"η_Z = {ez:g}"),
                     legendgroup=str(ez),
                     showlegend=j == 0,
                     line={"color": colors[i]},
@@ -80,16 +81,15 @@ def figure(cur: pd.DataFrame, dots: pd.DataFrame) -> go.Figure:
                     mode="markers",
                     showlegend=False,
                     marker={"color": colors[i], "size": 8},
-                    hovertemplate="t_0 = %{x:.4g}<br>B_n(t_0) = %{y:.4f}<extra></extra>",
+                    hovertemplate="t₀ = %{x:.4g}<br>B<sub>n</sub>(t₀) = %{y:.4f}<extra></extra>",
                 ),
                 row=1,
                 col=j + 1,
             )
         fig.update_xaxes(title_text="t", range=[0, p["t_max"]], row=1, col=j + 1)
-    fig.update_yaxes(title_text="B_n(t)", row=1, col=1)
-    fig.update_layout(
-        title="Fig. 9: B_n(t) (Eqn. 129, K = 1, C_0 = 1); dotted: t_0 = 2K ln M/η_Y; dots: B_n(t_0)", height=420
-    )
+    fig.update_yaxes(title_text="B<sub>n</sub>(t)", row=1, col=1)
+    title = "Fig. 9: B_n(t) (Eqn. 129, K = 1, C_0 = 1); dotted: t₀ = 2K ln M/η_Y; dots: B_n(t₀)"
+    fig.update_layout(title=html_subscripts(title), height=420)
     return fig
 
 

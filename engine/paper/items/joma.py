@@ -43,7 +43,9 @@ def figure(mu: np.ndarray, sims: dict[str, dict[str, np.ndarray]]) -> go.Figure:
     every = slice(None, None, 100)
     for j in range(len(mu)):
         fig.add_trace(
-            go.Scatter(x=nl["iteration"][every], y=nl["v"][every, j], mode="lines", name=f"v_{j}", showlegend=False),
+            go.Scatter(
+                x=nl["iteration"][every], y=nl["v"][every, j], mode="lines", name=f"v<sub>{j}</sub>", showlegend=False
+            ),
             row=1,
             col=1,
         )

@@ -176,7 +176,8 @@ def long_runs(progress: Progress | None) -> Part:
         verdicts.append(
             vd.snap_ratio(
                 NAME,
-                f"§6.9 the snap, {layout}: entropy_distinct frozen in the last decade (η_Y/η_Z = 2, 5, 10)",
+                f"§6.9 the snap, {layout}: the distinct-token entropy H(c_n) is frozen "
+                f"in the last decade (η_Y/η_Z = 2, 5, 10)",
                 steps,
                 H,
                 what="H",
