@@ -27,14 +27,14 @@ from torch.nn import functional as fn
 
 from engine.core.config import ConfigError
 from engine.core.device import resolve_device
-from engine.core.schedule import snapshot_steps
 from engine.core.text import metrics as tm
 from engine.core.text.config import TextRunConfig
 from engine.core.text.data import EncodedCorpus, batchify, full_windows, window, windows_per_epoch
 from engine.core.text.model import CausalLM, parameter_group
+from engine.core.text.schedule import EVAL_CHUNK_LOGITS, schedule
 
-EVAL_CHUNK_LOGITS = 2**24  # at most this many logits (positions × vocabulary) per evaluation forward
 GROUPS = ("attention", "mlp", "other")
+__all__ = ["EVAL_CHUNK_LOGITS", "TextDivergedError", "TextSnapshot", "TextTrainer", "schedule"]
 
 
 class TextDivergedError(RuntimeError):
@@ -83,14 +83,6 @@ def _b64(t: torch.Tensor) -> str:
 
 def _unb64(s: str) -> torch.Tensor:
     return torch.from_numpy(np.frombuffer(base64.b64decode(s), dtype=np.uint8).copy())
-
-
-def schedule(cfg: TextRunConfig) -> np.ndarray:
-    """The snapshot steps of ``cfg.snapshots`` plus the quarter points 0, ¼, ½, ¾ and the end
-    (Fig. 7 shows iterations 0, ¼, ½ and the end of a run)."""
-    steps = cfg.optim.steps
-    quarters = np.round(np.array([0, 0.25, 0.5, 0.75, 1.0]) * steps).astype(np.int64)
-    return np.union1d(snapshot_steps(steps, cfg.snapshots), quarters).astype(np.int64)
 
 
 class TextTrainer:
