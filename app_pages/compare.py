@@ -4,17 +4,17 @@ import json
 
 import streamlit as st
 
-from engine.core.metrics import METRICS, label
+from engine.core.metrics import label, metric_names
 from engine.paper.sweeps import config_diffs
 from ui import charts_pages
 from ui.page_data import compare_series
 from ui.resources import service
 from ui.widgets import font, plot_ui
 
-NAMES = list(METRICS)
+NAMES = metric_names("synthetic")
 
 st.title("Compare runs")
-runs = [r for r in service().runs() if (r["last_step"] or 0) > 0]
+runs = [r for r in service().runs() if (r["last_step"] or 0) > 0 and r.get("kind", "synthetic") == "synthetic"]
 if not runs:
     st.info("No stored runs with data yet: start one in the Lab.")
     st.stop()
