@@ -11,6 +11,22 @@ supp(n), 1 = distinct token of n, 2 = common token).  Snapshots use one of two l
 :func:`trajectory_frame` gives one row per (step, replica, n, l): for the full layout
 l ranges over supp(n) only; for top-k every stored entry is kept (negative ids are
 padding and dropped; a stored token outside supp(n) has ``kind`` missing).
+
+**Real-text runs** (``kind = 'text'``, :mod:`engine.service.text_export`) export config.json,
+``scalars.<fmt>`` and ``attn_maps.npz`` instead:
+
+* ``scalars``: step (int64), layer (Int64: 0 = the lowest layer; missing for a run-level
+  metric), head (Int64; missing = the mean over the layer's heads), metric (string), value
+  (float64).  Metrics: ``attn_entropy`` (nats, mean over the probe set's query positions of
+  −Σ_j a_ij ln a_ij), ``attn_share_frequent`` (attention mass on the most frequent training
+  tokens), per layer (and per head when a layer has several); ``train_loss`` (mean mini-batch
+  loss since the previous snapshot), ``val_loss`` (nats) and ``val_ppl``, per run.  In the store
+  a row keeps the layer in column ``n`` and the head in column ``replica`` (−1 = the head mean and
+  run-level rows).
+* ``attn_maps.npz``: ``steps`` (S,), ``attn_map_mean`` (S, L, T′, T′) float32 = a_ij of the probe
+  window averaged over heads (row i = query, column j = key, zero above the diagonal),
+  ``attn_map`` (S, L, H, T′, T′) per head when L·H ≤ 16, and ``tokens`` (T′,) the probe window's
+  words; T′ = min(bptt, 64): the first T′ positions of the window.
 """
 
 from __future__ import annotations
@@ -146,7 +162,7 @@ def scalars_frame(store: Any, run_id: str) -> pd.DataFrame:
     )
 
 
-def _atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
+def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
@@ -158,25 +174,30 @@ def _atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     return path
 
 
-def _write_table(df: pd.DataFrame, path: Path, fmt: str) -> Path:
+def write_table(df: pd.DataFrame, path: Path, fmt: str) -> Path:
     if fmt == "parquet":
-        return _atomic_write(path, lambda p: df.to_parquet(p, engine="pyarrow", index=False))
-    return _atomic_write(path, lambda p: df.to_csv(p, index=False))
+        return atomic_write(path, lambda p: df.to_parquet(p, engine="pyarrow", index=False))
+    return atomic_write(path, lambda p: df.to_csv(p, index=False))
 
 
 def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
-    """Write config.json, trajectory.<fmt> and scalars.<fmt> into ``out_dir``; each file is
-    written to a temporary name in the same directory and moved into place atomically."""
+    """Write config.json, trajectory.<fmt> and scalars.<fmt> into ``out_dir`` (a real-text run:
+    config.json, scalars.<fmt> and attn_maps.npz); each file is written to a temporary name in the
+    same directory and moved into place atomically."""
+    run = store.get_run(run_id)
+    if run is not None and run.get("kind") == "text":
+        from engine.service.text_export import export_text_run  # it imports this module's writers
+
+        return export_text_run(store, run_id, out_dir, fmt)
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
-    run = store.get_run(run_id)
     if run is None:
         raise KeyError(f"no run {run_id!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     config = json.dumps(json.loads(run["config_json"]), indent=2) + "\n"
     return [
-        _atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),
-        _write_table(trajectory_frame(store, run_id), out / f"trajectory.{fmt}", fmt),
-        _write_table(scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
+        atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),
+        write_table(trajectory_frame(store, run_id), out / f"trajectory.{fmt}", fmt),
+        write_table(scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
     ]
