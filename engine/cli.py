@@ -6,7 +6,8 @@ diverged; 4 ``reproduce`` finished but at least one verdict FAILED (the report i
 written); 1 anything else.
 
 ``python -m engine reproduce [--quick] [--only ITEM ...] --out DIR`` re-runs the paper's
-figures and theorems fresh (items fig4, fig5, fig6, fig9, theorems, joma) and writes
+figures and theorems fresh (items fig4, fig5, fig6, fig9, theorems, joma, and on real text fig7,
+joma-real) and writes
 DIR/report.html, DIR/verdicts.json and DIR/data/*.parquet.
 """
 
@@ -188,6 +189,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from engine.paper.items.catalog import check_items, total_work
     from engine.paper.items.runner import run_item
     from engine.paper.report import text_table, write_report
+    from engine.service.corpora import encoded_corpus
 
     try:
         names = check_items(args.only)
@@ -197,7 +199,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     results = []
     for name in names:
         bar.set_description(name)
-        results.append(run_item(name, args.quick, progress=bar.update))
+        results.append(run_item(name, args.quick, progress=bar.update, corpus_loader=encoded_corpus))
     bar.close()
     doc = write_report(results, args.out, args.quick, describe_device(resolve_device("auto")))
     print(text_table(results))
@@ -240,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_export)
     rp = sub.add_parser("reproduce", help="re-run the paper's figures and theorems with verdicts and a report")
     rp.add_argument("--quick", action="store_true", help="CI mode: Fig. 6 with 3 seeds, no 10^4-step snap runs")
-    rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma")
+    rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma fig7 joma-real")
     rp.add_argument("--out", required=True, help="output directory (report.html, verdicts.json, data/)")
     rp.set_defaults(func=cmd_reproduce)
     return ap
