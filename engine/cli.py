@@ -56,6 +56,10 @@ def _load_config(args: argparse.Namespace) -> Any:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from engine.cli_text import is_text_request
+
+    if is_text_request(args):
+        return cmd_run_text(args)
     from tqdm import tqdm
 
     from engine.service.export import export_run
@@ -88,6 +92,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_DIVERGED if status == "diverged" else EXIT_OK
 
 
+def cmd_run_text(args: argparse.Namespace) -> int:
+    """A real-text preset or config (engine/cli_text.py)."""
+    from engine.cli_text import run_text, text_summary
+
+    job, status, wall, first, last, files = run_text(args, _parse_sets(args.set or []))
+    if not args.quiet:
+        print(text_summary(job, status, wall, first, last, files))
+    return EXIT_DIVERGED if status == "diverged" else EXIT_OK
+
+
 def summary(
     job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path], last_step: int | None = None
 ) -> str:
@@ -117,10 +131,13 @@ def summary(
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
+    from engine.cli_text import describe_text_presets
     from engine.paper.presets import load_presets
 
     for p in load_presets().values():
         print(f"{p.name:<26}{p.title}\n{'':<26}{p.description}")
+    print("\nreal text (python -m engine run --preset NAME --out DIR):")
+    print("\n".join(describe_text_presets()))
     return EXIT_OK
 
 
@@ -215,11 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--debug", action="store_true", help="show tracebacks")
     ap.add_argument("--data-dir", default=None, help="run store directory (default $SCANSNAP_DATA_DIR or ./data)")
     sub = ap.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="train a config or preset and store it")
+    r = sub.add_parser("run", help="train a config or preset (synthetic or real text) and store it")
     r.add_argument("--config", help="config JSON file")
     r.add_argument("--preset", help="preset name")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override, e.g. optim.eta_y=10")
-    r.add_argument("--out", help="also export config.json, trajectory and scalars here")
+    r.add_argument("--out", help="also export config.json, trajectory and scalars here (text: scalars, attn_maps.npz)")
     r.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     r.add_argument("--name")
     r.add_argument("--quiet", action="store_true")
