@@ -37,15 +37,15 @@ from engine.paper.items.text_common import (
 from engine.paper.items.text_configs import JOMA_PRESET as PRESET
 from engine.paper.items.text_configs import joma_config as config
 from engine.paper.items.text_configs import joma_work as work
+from engine.paper.text_view import MIN_DROP, MIN_REBOUND, summary
 
 NAME = "joma-real"
 TITLE = ITEMS[NAME].title
-MIN_DROP = MIN_REBOUND = 0.1  # nats, as the JoMA simulation item
 QUICK_REBOUND_REASON = (
     "budget too small to show a rebound: JoMA's minimum comes after 1–2k minibatches and this quick run has "
     "{steps} steps (the full run judges it)"
 )
-__all__ = ["NAME", "PRESET", "TITLE", "config", "run", "work"]
+__all__ = ["MIN_DROP", "MIN_REBOUND", "NAME", "PRESET", "TITLE", "config", "run", "summary", "work"]
 
 
 def layer_verdicts(layer: int, steps: np.ndarray, H: np.ndarray, quick: bool = False) -> list[vd.Verdict]:
@@ -78,20 +78,6 @@ def layer_verdicts(layer: int, steps: np.ndarray, H: np.ndarray, quick: bool = F
         ),
         rebound,
     ]
-
-
-def summary(steps: np.ndarray, H: np.ndarray) -> str:
-    """One sentence per layer: drop-then-rebound measured or not, with the numbers."""
-    parts = []
-    for layer in range(H.shape[1]):
-        h = H[:, layer]
-        i = int(np.argmin(h))
-        seen = h[0] - h[i] >= MIN_DROP and h[-1] - h[i] >= MIN_REBOUND
-        parts.append(
-            f"layer {layer}: {'a drop-then-rebound WAS' if seen else 'NO drop-then-rebound was'} measured "
-            f"(H {h[0]:.3f} at step 0 → {h[i]:.3f} at step {int(steps[i])} → {h[-1]:.3f} at step {int(steps[-1])})"
-        )
-    return f"At this budget ({int(steps[-1]):,} steps): " + "; ".join(parts) + "."
 
 
 def run(quick: bool = False, progress: Progress | None = None, corpus_loader: CorpusLoader | None = None) -> ItemResult:
