@@ -117,7 +117,7 @@ def control_slots() -> list[Any]:
     """Start, Pause, N, Step N, Stop, Reset, New seed, speed: one row, or two of larger buttons in
     lecture mode (as the Lab)."""
     if not lecture:
-        return list(st.columns([1, 1.2, 0.8, 1, 1, 1, 1.1, 2.2], vertical_alignment="bottom"))
+        return list(st.columns([1, 1.2, 0.8, 1, 1, 1, 1.35, 1.9], vertical_alignment="bottom"))
     top = st.columns(5, vertical_alignment="bottom")
     low = st.columns([0.8, 1, 3.2], vertical_alignment="bottom")
     return [top[0], top[1], low[0], low[1], top[2], top[3], top[4], low[2]]
@@ -152,7 +152,7 @@ def recovery_and_budget_ui(run_cfg: TextRunConfig | None) -> bool:
     except ServiceError as e:
         st.error(f"Start is off: {plain(str(e))}", icon="🚫")
         return False
-    st.caption(f"This run needs {est.describe()} and ~{est.flop:.1e} floating-point operations.")
+    ss["text.estimate"] = f"This run needs {est.describe()} and ~{est.flop:.1e} floating-point operations."
     return True
 
 
@@ -184,6 +184,8 @@ st.title("Real text" if not lecture else "Real text, live")
 st.markdown(INTRO)
 ok = recovery_and_budget_ui(run_cfg)
 controls_ui(ok)
+if ok:
+    st.caption(ss["text.estimate"])
 show_callback_error()
 if error:
     st.error(f"Fix this to enable Start — {plain(error)}", icon="🚫")

@@ -35,6 +35,20 @@ def _thin(steps: np.ndarray) -> np.ndarray:
     return decimate(len(steps), MAX_POINTS)
 
 
+def _legend_below(fig: Spec, font: int, rows: int = 1) -> Spec:
+    """The legend in rows under the x axis's ticks and title: the plot keeps the chart's full width
+    (a legend at the right took half of it on a 1280-px projector).  Sizes in pixels scale with the
+    font, so lecture mode's larger text does not overlap."""
+    lay = fig["layout"]
+    axis_px = 2.4 * font + 24  # tick labels and the axis title under the plot
+    bottom = axis_px + rows * (font + 10) + 10
+    lay["height"] += bottom - lay["margin"]["b"]
+    lay["margin"]["b"] = bottom
+    plot_px = lay["height"] - lay["margin"]["t"] - bottom
+    lay["legend"].update(orientation="h", x=0, xanchor="left", y=-axis_px / plot_px, yanchor="top")
+    return fig
+
+
 def entropy_chart(
     steps: np.ndarray,
     H: np.ndarray,
@@ -44,13 +58,13 @@ def entropy_chart(
     cursor: int | None = None,
 ) -> Spec:
     """attn_entropy of each layer (mean over heads; H: (steps, layers)) vs step, uniform attention
-    dashed; JoMA's minimum (▼) and rebound (▲) marked where they were measured."""
+    dashed; JoMA's minimum (▼: the curve fell, then turned) and rebound (▲) marked where measured."""
     keep = _thin(steps)
     x = steps[keep].tolist()
     traces = [_line(x, H[keep, k], f"layer {k}", LAYER_COLORS[k % 4]) for k in range(H.shape[1])]
     traces.append(_level(x, uniform, f"uniform attention ({uniform:.2f})"))
     for name, symbol, pick in (
-        ("measured minimum (JoMA: sparser)", "triangle-down", lambda m: (m.min_step, m.min_value, m.dropped)),
+        ("measured minimum (JoMA: sparser)", "triangle-down", lambda m: (m.min_step, m.min_value, m.turned)),
         ("measured rebound (JoMA: denser)", "triangle-up", lambda m: (m.end_step, m.end, m.rebounded)),
     ):
         pts = [(k, *pick(m)) for k, m in enumerate(marks) if pick(m)[2]]
@@ -70,7 +84,7 @@ def entropy_chart(
             )  # fmt: skip
     fig = spec(traces, "Attention entropy per layer (probe set)", font, "text-H", "step", label("attn_entropy"))
     cursor_line(fig, cursor)
-    return fig
+    return _legend_below(fig, font, 2)
 
 
 def loss_chart(
@@ -96,9 +110,9 @@ def loss_chart(
         tickfont=dict(size=font - 1),
         automargin=True,
     )
-    lay["legend"].update(orientation="h", x=0.5, xanchor="center", y=1.0, yanchor="bottom")
+    lay["yaxis2"].update(ppl_ticks(ppl))
     cursor_line(fig, cursor)
-    return fig
+    return _legend_below(fig, font)
 
 
 def share_chart(
@@ -112,7 +126,18 @@ def share_chart(
     title = f"Attention on the {top_n} most frequent words"
     fig = spec(traces, title, font, "text-share", "step", label("attn_share_frequent"))
     cursor_line(fig, cursor)
-    return fig
+    return _legend_below(fig, font)
+
+
+def ppl_ticks(ppl: np.ndarray) -> dict[str, Any]:
+    """Ticks of a log perplexity axis at 1, 2, 5 × 10^k inside the data's range, written in full."""
+    finite = ppl[np.isfinite(ppl) & (ppl > 0)]
+    if not len(finite):
+        return {}
+    lo, hi = np.floor(np.log10(finite.min())), np.ceil(np.log10(finite.max()))
+    vals = [m * 10**k for k in range(int(lo), int(hi) + 1) for m in (1, 2, 5)]
+    vals = [v for v in vals if finite.min() / 1.5 <= v <= finite.max() * 1.5]
+    return {"tickvals": vals, "ticktext": [f"{v:,.0f}" if v >= 1 else f"{v:g}" for v in vals]}
 
 
 def _tick_labels(tokens: Sequence[str]) -> tuple[list[int], list[str]]:

@@ -43,7 +43,7 @@ METRICS: dict[str, Metric] = {
         Metric("share_common_down", "share of common tokens with Δz < 0", True),
         # real text (engine.core.text.metrics): per layer, and per head when a layer has several
         Metric("attn_entropy", "attention entropy (nats)", False, True, ("text",)),
-        Metric("attn_share_frequent", "attention share on frequent tokens", False, True, ("text",)),
+        Metric("attn_share_frequent", "attention on frequent tokens", False, True, ("text",)),
         Metric("val_loss", "validation loss (nats)", False, kinds=("text",)),
         Metric("val_ppl", "validation perplexity", False, kinds=("text",)),
     )

@@ -40,12 +40,22 @@ class DropRebound:
         return self.drop >= MIN_DROP
 
     @property
+    def turned(self) -> bool:
+        """The curve fell to its minimum before the end (a minimum at the last step is a fall, not a turn)."""
+        return self.dropped and self.min_step < self.end_step
+
+    @property
     def rebounded(self) -> bool:
         return self.dropped and self.rebound >= MIN_REBOUND
 
     def sentence(self, layer: int) -> str:
         """What was measured, plainly, with the numbers."""
         seen = "a drop-then-rebound WAS" if self.rebounded else "NO drop-then-rebound was"
+        if self.min_step == self.end_step:  # lowest at the end: it fell (or stayed), it did not turn
+            return (
+                f"layer {layer}: {seen} measured (H {self.start:.3f} at step 0 → {self.end:.3f} at step "
+                f"{self.end_step}, its lowest value, at the end)"
+            )
         return (
             f"layer {layer}: {seen} measured (H {self.start:.3f} at step 0 → {self.min_value:.3f} at step "
             f"{self.min_step} → {self.end:.3f} at step {self.end_step})"

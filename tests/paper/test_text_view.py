@@ -61,3 +61,11 @@ def test_run_item_hands_the_corpus_loader_to_text_items_only(monkeypatch):
         runner.run_item("fig7", quick=True, corpus_loader=loader)
     assert seen["loader"] is loader
     assert text_configs.joma_config(True).optim.steps == 200
+
+
+def test_a_curve_lowest_at_the_end_is_said_to_fall_not_to_turn():
+    d = drop_rebound([0, 10, 20], [2.5, 2.0, 1.5])
+    assert d.dropped and not d.turned and not d.rebounded
+    assert d.sentence(0) == (
+        "layer 0: NO drop-then-rebound was measured (H 2.500 at step 0 → 1.500 at step 20, its lowest value, at the end)"
+    )
