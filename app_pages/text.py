@@ -52,7 +52,7 @@ def corpus_ui() -> None:
     source = cfg["data"]["source"] if cfg["data"]["source"] in options else options[0]
     knob = next(k for k in TEXT_KNOBS if k.key == "data.source")
     st.selectbox(
-        "corpus", options, index=options.index(source), key=W("data.source"), format_func=SOURCES.get,
+        "corpus", options, index=options.index(source), key=W("data.source"), format_func=lambda x: SOURCES[x],
         on_change=lambda: text_actions.on_knob(knob, ss[W("data.source")], W("data.source")),
         help=f"WikiText folders appear when the operator sets {CORPUS_DIR_ENV}",
     )  # fmt: skip
@@ -65,13 +65,18 @@ def corpus_ui() -> None:
         st.file_uploader(
             "a .txt file (UTF-8 English text)", type=["txt"], key=W("upload"), on_change=text_actions.on_upload,
             args=(W("upload"),),
-            help=f"at most {MAX_UPLOAD_BYTES // 2**20} MiB and at least {MIN_UPLOAD_TOKENS:,} words; the last 10 % "
-            "is the validation text",
+            help=f"at most {upload_mb()} MB here (the server's upload limit) and at least {MIN_UPLOAD_TOKENS:,} "
+            "words; the last 10 % is the validation text",
         )  # fmt: skip
         if cfg["data"]["upload_name"]:
             st.caption(f"Training on `{plain(cfg['data']['upload_name'])}`.")
     knobs_ui("data", None)
     corpus_summary_ui()
+
+
+def upload_mb() -> int:
+    """The largest upload this server takes: Streamlit's server.maxUploadSize, at most the engine's 20 MiB."""
+    return int(min(st.get_option("server.maxUploadSize"), MAX_UPLOAD_BYTES // 2**20))
 
 
 def corpus_summary_ui() -> None:
@@ -142,7 +147,7 @@ def recovery_and_budget_ui(run_cfg: TextRunConfig | None) -> bool:
     """An interrupted run's recovery; the budget of the config on screen.  False if Start must wait."""
     rid = ss.get("text.run")
     info = service().run(rid) if rid else None
-    if info is not None and info["status"] == "interrupted" and not service().is_live(rid):
+    if rid and info is not None and info["status"] == "interrupted" and not service().is_live(rid):
         st.warning(f"Run `{rid}` was interrupted at step {info['last_step'] or 0}: {info['message'] or ''}", icon="⚠️")
         recovery_ui(info, "text", session.owns(rid))
     if run_cfg is None:

@@ -34,7 +34,8 @@ def on_knob(knob: Knob, value: Any, key: str | None = None) -> None:
     set_dotted(cfg, knob.key, value)
     if knob.key == "data.source":
         data = cfg["data"]
-        data["path"] = (service().wikitext_folders() or [None])[0] if value == "wikitext-dir" else None
+        folders = service().wikitext_folders()
+        data["path"] = folders[0] if value == "wikitext-dir" and folders else None
         if value != "upload":
             data["upload_name"] = None
         bump()

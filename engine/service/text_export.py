@@ -39,7 +39,8 @@ def attention_arrays(store: Any, run_id: str) -> dict[str, np.ndarray]:
 
 def maps_npz(store: Any, run_id: str) -> bytes:
     buf = io.BytesIO()
-    np.savez_compressed(buf, **attention_arrays(store, run_id))
+    arrays: dict[str, Any] = attention_arrays(store, run_id)
+    np.savez_compressed(buf, **arrays)
     return buf.getvalue()
 
 

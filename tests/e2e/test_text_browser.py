@@ -18,6 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SHOTS = ROOT / "assets" / "screenshots"
 SHORT = "data.vocab_size=2000&optim.batch=10&probe.val_windows=4&snapshots.log_count=0"
+README_SHOTS = {  # test artifact → the README's copy
+    "text-1920x1080-charts.png": "text-1920x1080.png",
+    "text-1280x720-maps.png": "text-1280x720.png",
+    "text-1920x1080-fig7.png": "text-fig7.png",
+}
 H_CHART = ".st-key-text-charts-H .js-plotly-plot, .st-key-text-charts-wide-H .js-plotly-plot"
 
 
@@ -112,6 +117,29 @@ def test_real_text_lecture_mode(server, browser):
         pg.close()
     if os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") == "1":
         SHOTS.mkdir(parents=True, exist_ok=True)
-        for name in ("text-1280x720.png", "text-1920x1080.png", "text-lecture.png"):
-            if (ARTIFACTS / name).exists():
-                shutil.copy(ARTIFACTS / name, SHOTS / name)
+        for shot, name in README_SHOTS.items():
+            if (ARTIFACTS / shot).exists():
+                shutil.copy(ARTIFACTS / shot, SHOTS / name)
+
+
+def test_a_txt_upload_becomes_the_corpus_and_a_bad_one_says_why(server, browser, tmp_path):
+    pg = browser.new_page(viewport={"width": 1280, "height": 900})
+    pg.set_default_timeout(30_000)
+    try:
+        pg.goto(f"{server}/text?{SHORT}")
+        pg.get_by_label("corpus", exact=True).click()  # the sidebar's corpus select box
+        pg.get_by_role("option", name="my .txt upload").click()
+        pg.get_by_text("Fix this to enable Start").wait_for()  # no text yet: data.upload_name is missing
+        bad = tmp_path / "notes.txt"
+        bad.write_bytes(b"caf\xe9 " * 2000)  # Latin-1, not UTF-8
+        pg.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(bad))
+        pg.get_by_text(re.compile(r"is not UTF-8 text: invalid byte 0xe9")).wait_for()
+        good = tmp_path / "story.txt"
+        good.write_text("the cat sat on the mat and the dog ran in the park . " * 600, encoding="utf-8")
+        pg.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(good))
+        pg.get_by_text(re.compile(r"Training on .*-story\.txt")).wait_for()
+        pg.get_by_text(re.compile(r"upload '[0-9a-f]{16}-story\.txt'")).wait_for()  # the corpus, measured
+        assert pg.get_by_role("button", name="▶ Start").is_enabled()
+        assert "data.upload_name=" in pg.url
+    finally:
+        pg.close()
