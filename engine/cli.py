@@ -136,7 +136,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
     for p in load_presets().values():
         print(f"{p.name:<26}{p.title}\n{'':<26}{p.description}")
-    print("\nreal text (python -m engine run --preset NAME --out DIR):")
+    print("\n# real text (python -m engine run --preset NAME --out DIR):")
     print("\n".join(describe_text_presets()))
     return EXIT_OK
 

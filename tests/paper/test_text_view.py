@@ -67,5 +67,6 @@ def test_a_curve_lowest_at_the_end_is_said_to_fall_not_to_turn():
     d = drop_rebound([0, 10, 20], [2.5, 2.0, 1.5])
     assert d.dropped and not d.turned and not d.rebounded
     assert d.sentence(0) == (
-        "layer 0: NO drop-then-rebound was measured (H 2.500 at step 0 → 1.500 at step 20, its lowest value, at the end)"
+        "layer 0: NO drop-then-rebound was measured "
+        "(H 2.500 at step 0 → 1.500 at step 20, its lowest value, at the end)"
     )
