@@ -220,8 +220,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     bar.close()
     doc = write_report(results, args.out, args.quick, describe_device(resolve_device("auto")))
     print(text_table(results))
+    n_na = sum(v.status == "n/a" for r in results for v in r.verdicts)
+    na = f", {n_na} n/a (not judged: see their reasons)" if n_na else ""
     print(
-        f"{doc['n_verdicts'] - doc['n_failed']}/{doc['n_verdicts']} verdicts pass  "
+        f"{doc['n_verdicts'] - doc['n_failed'] - n_na}/{doc['n_verdicts']} verdicts pass{na}  "
         f"({'quick' if args.quick else 'full'}, {doc['wall_s']:.1f} s)  → {Path(args.out) / 'report.html'}"
     )
     return EXIT_OK if doc["all_passed"] else EXIT_VERDICT_FAILED
