@@ -59,8 +59,9 @@ def test_text_preset_run_writes_entropy_per_layer_and_maps_and_the_entropy_falls
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # 1,500 steps of the paper's model: minutes of CPU, more on a shared machine
 def test_the_fig7_preset_as_shipped(tmp_path):
-    r = run_cli(tmp_path, "run", "--preset", "text-fig7-1layer", "--out", str(tmp_path / "out"), timeout=1800)
+    r = run_cli(tmp_path, "run", "--preset", "text-fig7-1layer", "--out", str(tmp_path / "out"), timeout=2300)
     assert r.returncode == 0, r.stderr[-3000:]
     h = check_outputs(tmp_path / "out", layers=1, bptt=35)["value"].to_numpy()
     assert h[-1] < h[0] - 0.5, h
@@ -79,3 +80,15 @@ def test_a_bad_override_of_a_text_preset_names_the_key(tmp_path, capsys):
     assert "model.positional" in err and "sinusoidal" in err
     assert main(["--data-dir", str(tmp_path), "run", "--preset", "text-seq-32", "--set", "optim.nope=1"]) == 2
     assert "unknown key" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("preset", list(load_text_presets()))
+def test_every_text_preset_runs_from_the_command_line(preset, tmp_path, capsys):
+    """Each preset (Fig. 7, JoMA, the open questions) trains, shortened to 3 steps on a 500-word
+    vocabulary, and its export has one attn_entropy row per layer and stored step."""
+    cfg = load_text_presets()[preset].config
+    sets = ["optim.steps=3", "data.vocab_size=500", "probe.val_windows=1", "model.device=cpu"]
+    args = ["--data-dir", str(tmp_path), "run", "--preset", preset, "--quiet", "--out", str(tmp_path / "out")]
+    assert main([*args, *[x for s in sets for x in ("--set", s)]]) == 0, capsys.readouterr().err
+    ent = check_outputs(tmp_path / "out", layers=cfg.model.n_layers, bptt=cfg.optim.bptt)
+    assert len(ent) == cfg.model.n_layers * len(np.load(tmp_path / "out" / "attn_maps.npz")["steps"])

@@ -31,6 +31,11 @@ METRICS: dict[str, Metric] = {
         Metric("loss", "population loss (T→∞, nats)", False),
         Metric("accuracy", "population accuracy", False),
         Metric("train_loss", "mini-batch training loss (nats)", False, kinds=("synthetic", "text")),
+        # real text (engine.core.text.metrics): per layer, and per head when a layer has several
+        Metric("attn_entropy", "attention entropy (nats)", False, True, ("text",)),
+        Metric("attn_share_frequent", "attention on frequent tokens", False, True, ("text",)),
+        Metric("val_loss", "validation loss (nats)", False, kinds=("text",)),
+        Metric("val_ppl", "validation perplexity", False, kinds=("text",)),
         Metric("entropy_distinct", "H(c_n) on distinct tokens (nats)", True),
         Metric("entropy_all", "H(c_n) on all tokens (nats)", True),
         Metric("common_mass", "attention on common tokens Σ_CT c_{l|n}", True),
@@ -41,11 +46,6 @@ METRICS: dict[str, Metric] = {
         Metric("rel_gain_pred", "predicted gain r(0)·e^{2Δz_{l₀}}", True),
         Metric("share_distinct_up", "share of distinct tokens with Δz > 0", True),
         Metric("share_common_down", "share of common tokens with Δz < 0", True),
-        # real text (engine.core.text.metrics): per layer, and per head when a layer has several
-        Metric("attn_entropy", "attention entropy (nats)", False, True, ("text",)),
-        Metric("attn_share_frequent", "attention on frequent tokens", False, True, ("text",)),
-        Metric("val_loss", "validation loss (nats)", False, kinds=("text",)),
-        Metric("val_ppl", "validation perplexity", False, kinds=("text",)),
     )
 }
 
