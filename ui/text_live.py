@@ -111,9 +111,10 @@ def _statics_of(rid: str) -> dict[str, np.ndarray] | None:
     with _STATICS_LOCK:
         got = _STATICS.get(rid)
     if got is None:
-        got = service().store.statics(rid, STATICS)
-        if len(got) < len(STATICS):
+        everything = service().store.statics(rid)  # a text run's statics are small (no vocabulary)
+        if not all(k in everything for k in STATICS):
             return None
+        got = {k: everything[k] for k in STATICS}
         with _STATICS_LOCK:
             _STATICS[rid] = got
     return got

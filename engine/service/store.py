@@ -15,10 +15,7 @@ Schema::
         INDEX scalars_run_metric_step ON scalars(run_id, metric, step)
     checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest one
 
-``kind`` is one of :data:`RUN_KINDS`: ``synthetic`` (a :class:`~engine.core.config.RunConfig` in
-``config_json``, trained by :mod:`engine.service.runner`) or ``text`` (a
-:class:`~engine.core.text.config.TextRunConfig`, trained by :mod:`engine.service.text_runner`;
-its scalar rows and arrays are laid out as :mod:`engine.service.export` describes).
+``kind``: ``synthetic`` (a RunConfig) or ``text`` (a TextRunConfig, :mod:`engine.service.text_runs`).
 ``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
 anyone with its link watches it live (:meth:`RunStore.list_published` lists them).
 ``created``/``updated`` are Unix times; ``pid`` and ``host`` identify the writer process so
@@ -360,14 +357,8 @@ class RunStore(SqliteDB):
         return [self._run_dict(r) for r in rows]
 
     # -- arrays -------------------------------------------------------------------------
-    def statics(self, run_id: str, names: Iterable[str] | None = None) -> dict[str, np.ndarray]:
-        """The run's static arrays (only ``names``, when given: a large one is not read for nothing)."""
-        sql, args = "SELECT name, array FROM statics WHERE run_id = ?", [run_id]
-        if names is not None:
-            wanted = list(names)
-            sql += f" AND name IN ({','.join('?' * len(wanted))})"
-            args += wanted
-        rows = self._read(sql + " ORDER BY name", args)
+    def statics(self, run_id: str) -> dict[str, np.ndarray]:
+        rows = self._read("SELECT name, array FROM statics WHERE run_id = ? ORDER BY name", (run_id,))
         return {name: unpack_npy(blob) for name, blob in rows}
 
     def steps(self, run_id: str) -> list[int]:

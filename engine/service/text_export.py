@@ -31,7 +31,7 @@ def attention_arrays(store: Any, run_id: str) -> dict[str, np.ndarray]:
     for name in ("attn_map_mean", "attn_map"):
         if snaps and all(name in s for s in snaps):
             out[name] = np.stack([s[name] for s in snaps])
-    words = store.statics(run_id, ["probe_window_tokens"]).get("probe_window_tokens", np.array([], dtype=str))
+    words = store.statics(run_id).get("probe_window_tokens", np.array([], dtype=str))
     t = out["attn_map_mean"].shape[-1] if "attn_map_mean" in out else 0
     out["tokens"] = np.asarray(words[:t], dtype=str)
     return out

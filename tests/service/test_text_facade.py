@@ -4,6 +4,7 @@ the operator's corpus folder (a path from a browser never reaches the filesystem
 
 from __future__ import annotations
 
+from multiprocessing import forkserver
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from engine.service.corpus_access import CORPUS_DIR_ENV, read_upload, save_uploa
 from engine.service.facade import Actor, LabService, ServiceError
 from engine.service.jobs import JobManager
 from engine.service.store import RunStore
+from engine.service.worker import worker_context
 from tests.apphelp import wait_for
 
 SMALL = {
@@ -37,6 +39,10 @@ def cfg(**extra: str):
 
 @pytest.fixture
 def svc(tmp_path):
+    # the workers' fork server copies the environment it starts with: start it now, before a test's
+    # monkeypatch.setenv (a budget limit) could reach every later worker of this process
+    worker_context()
+    forkserver.ensure_running()
     jobs = JobManager(RunStore(tmp_path / "data"), max_concurrent=1)
     yield LabService(jobs)
     jobs.shutdown()
@@ -75,7 +81,7 @@ def test_submit_trains_in_a_worker_then_stop_resume_rerun_publish_delete(svc):
     again = svc.resume_stored(rid, ME)
     assert again == rid and svc.jobs.wait(rid, 120) == "finished"
     assert svc.run(rid)["last_step"] == 400 and stopped_at < 400
-    assert svc.store.statics(rid, ["probe_window_tokens"])["probe_window_tokens"].shape == (8,)
+    assert svc.store.statics(rid)["probe_window_tokens"].shape == (8,)
     copy = svc.rerun(rid, OTHER)
     assert svc.run(copy)["kind"] == "text" and svc.run(copy)["owner"] == "other"
     svc.stop(copy, OTHER)

@@ -159,5 +159,5 @@ def test_export_of_a_text_run(tmp_path):
     assert z["attn_map_mean"].shape == (S, 2, 8, 8) and z["attn_map"].shape == (S, 2, 2, 8, 8)
     np.testing.assert_allclose(z["attn_map_mean"].sum(-1), 1.0, rtol=1e-5)  # each causal row is a distribution
     assert np.all(np.triu(z["attn_map_mean"], k=1) == 0)  # no attention to later words
-    words = job.store.statics(job.run_id, ["probe_window_tokens"])["probe_window_tokens"]
+    words = job.store.statics(job.run_id)["probe_window_tokens"]
     assert list(z["tokens"]) == list(words[:8])

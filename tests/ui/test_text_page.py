@@ -6,6 +6,7 @@ tests wait for the engine, then rerun the script."""
 from __future__ import annotations
 
 import json
+from multiprocessing import forkserver
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -63,7 +64,7 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
     at.button(key="text.start").click().run()
     assert not at.exception
     rid = at.session_state["text.run"]
-    assert get_manager(data_dir).wait(rid, 120) == "finished"
+    assert get_manager(data_dir).wait(rid, 120) == "finished", get_manager(data_dir).status(rid).message
     at.run()
     assert not at.exception and at.query_params["run"] == rid
     figs = live_figures(at)
@@ -78,7 +79,7 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
         assert trace["x"] == steps.tolist()
         np.testing.assert_allclose(trace["y"], stored[:, k], rtol=1e-3)  # drawn rounded to 4 digits
     assert H["layout"]["yaxis"]["title"]["text"] == "attention entropy (nats)"  # the registry's label
-    words = RunStore(data_dir).statics(rid, ["probe_window_tokens"])["probe_window_tokens"]
+    words = RunStore(data_dir).statics(rid)["probe_window_tokens"]
     layer0 = figs["layer 0"]["layout"]["yaxis"]
     assert layer0["ticktext"] == [str(w) for w in words[: len(layer0["ticktext"])]]
     text = " ".join(m.value for m in at.markdown)
@@ -106,6 +107,7 @@ def test_bad_knobs_and_over_budget_configs_block_start_with_their_message(data_d
     heads = next(w for w in at.number_input if w.label == "heads per layer")
     heads.set_value(3).run()
     assert any("divisible" in e.value for e in at.error) and at.button(key="text.start").disabled
+    forkserver.ensure_running()  # started before the limit: the workers' server copies its environment
     monkeypatch.setenv("SCANSNAP_MAX_RUN_MB", "1")
     at = open_text_page(SMALL)
     assert any("over the limit of 1 MB per run" in e.value for e in at.error)
