@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from engine.core.metrics import label, synthetic_metrics
+from engine.core.metrics import label, metric_names
 from engine.paper.sweeps import config_diffs
 from ui import charts_pages
 from ui.knobs import KNOBS
@@ -12,7 +12,7 @@ from ui.page_data import compare_series
 from ui.resources import service
 from ui.widgets import font, plot_ui
 
-NAMES = synthetic_metrics()  # the stored runs are synthetic (Y, Z) runs
+NAMES = metric_names("synthetic")  # Compare overlays synthetic (Y, Z) runs
 SYMBOLS = {k.key: k.label.split(" (")[0] for k in KNOBS}  # "η_Y (decoder)" → "η_Y"
 
 
@@ -22,7 +22,7 @@ def knob_symbol(key: str) -> str:
 
 
 st.title("Compare runs")
-runs = [r for r in service().runs() if (r["last_step"] or 0) > 0]
+runs = [r for r in service().runs() if (r["last_step"] or 0) > 0 and r.get("kind", "synthetic") == "synthetic"]
 if not runs:
     st.info("No stored runs with data yet: start one in the Lab.")
     st.stop()

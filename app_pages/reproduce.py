@@ -29,8 +29,9 @@ from ui.widgets import font
 ss = st.session_state
 QUICK_HELP = (
     "Quick: Fig. 6 with 3 seeds instead of 10 (a pattern reversal counts only beyond 2·SE of the "
-    "difference) and the theorems item without the two 10⁴-step sampled snap runs; about 30 s. "
-    "Full: a few minutes on 2 CPU cores."
+    "difference), the theorems item without the two 10⁴-step sampled snap runs, and the real-text items at "
+    "CPU smoke size (100–200 steps, vocabulary 2,000; joma-real's rebounds n/a); under a minute. "
+    "Full: a few minutes on 2 CPU cores, plus about 1.5 hours for the real-text items (a GPU run)."
 )
 LABELS = {
     "fig4": "Fig. 4",
@@ -39,6 +40,8 @@ LABELS = {
     "fig9": "Fig. 9",
     "theorems": "Theorems 2–4",
     "joma": "JoMA",
+    "fig7": "Fig. 7 (real text)",
+    "joma-real": "JoMA (real text)",
 }
 INTRO = """Re-runs the paper's figures and theorems **from scratch on this server** and judges every claim with a
 number: each verdict names the statistic, its value and the threshold it must meet.
@@ -49,6 +52,8 @@ number: each verdict names the statistic, its value and the threshold it must me
 - **Fig. 9**: Theorem 4's B_n(t₀) is the same for every η_Z and matches the paper's dots.
 - **Theorems 2–4**: logit signs, relative gain, bracket, scan → snap on fresh runs.
 - **JoMA**: the attention entropy bounces back with a nonlinear MLP, not with a linear one.
+- **Fig. 7** (real text, the built-in corpus): the lowest layer's attention entropy falls (1 and 3 layers).
+- **JoMA, real text**: each layer's entropy over training; whether a drop-then-rebound was measured, with numbers.
 
 One reproduction runs at a time on this server: while one runs, everyone sees its progress."""
 

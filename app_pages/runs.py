@@ -15,7 +15,7 @@ from ui.errors import guarded, show_callback_error
 from ui.exports import html_report, zipped_export
 from ui.resources import service
 from ui.text import plain
-from ui.widgets import recovery_ui
+from ui.widgets import recovery_ui, run_page
 
 ss = st.session_state
 
@@ -59,6 +59,16 @@ runs = service().runs()
 if not runs:
     st.info("No stored runs yet: start one in the Lab.")
     st.stop()
+
+
+def replicas(r: dict) -> int:
+    """Models trained side by side in run ``r`` (a text run trains one)."""
+    if r["kind"] == "text":
+        return 1
+    rep = json.loads(r["config_json"])["replicas"]
+    return len(rep["seeds"]) * len(rep.get("lr_pairs") or [0])
+
+
 table = pd.DataFrame(
     [
         {
@@ -66,8 +76,8 @@ table = pd.DataFrame(
             "name": r["name"],
             "status": r["status"],
             "step": r["last_step"],
-            "replicas": len(json.loads(r["config_json"])["replicas"]["seeds"])
-            * len(json.loads(r["config_json"])["replicas"].get("lr_pairs") or [0]),
+            "kind": r["kind"],
+            "replicas": replicas(r),
             "yours": r["owner"] == me,
             "created": pd.to_datetime(r["created"], unit="s").strftime("%Y-%m-%d %H:%M:%S"),
             "device": r["device"],
@@ -87,7 +97,8 @@ def _label(i: str) -> str:
 rid = st.selectbox("run", list(by_id), key="runs.pick", format_func=_label)
 run = by_id[rid]
 allowed = session.may_manage(run)
-is_sweep = bool(json.loads(run["config_json"])["replicas"].get("lr_pairs"))
+is_text = run["kind"] == "text"
+is_sweep = not is_text and bool(json.loads(run["config_json"])["replicas"].get("lr_pairs"))
 
 
 @guarded
@@ -106,8 +117,8 @@ def stop() -> None:
 
 
 c = st.columns(4)
-if c[0].button("Open in the Lab", key="runs.open", type="primary"):
-    st.switch_page("app_pages/lab.py", query_params={"run": rid})
+if c[0].button("Open in Real text" if is_text else "Open in the Lab", key="runs.open", type="primary"):
+    st.switch_page(run_page(run), query_params={"run": rid})
 if is_sweep and c[1].button("Open in Sweep", key="runs.sweep"):
     st.switch_page("app_pages/sweep.py", query_params={"run": rid})
 if service().is_live(rid):
@@ -155,10 +166,19 @@ d[2].download_button(
 )
 d[3].download_button(
     "HTML report",
+    disabled=is_text,
+    help="the charts of a synthetic run; a real-text run exports its tables and attention maps (zips)"
+    if is_text
+    else None,
     data=lambda: html_report(service().store, rid),
     file_name=f"scansnap-{rid}-report.html",
     mime="text/html",
     on_click="ignore",
     key="runs.html",
 )
-st.caption("The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera button.")
+st.caption(
+    "A real-text run's zip holds config.json, scalars (step, layer, head, metric, value) and attn_maps.npz "
+    "(README: export schema)."
+    if is_text
+    else "The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera button."
+)

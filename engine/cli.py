@@ -6,7 +6,8 @@ diverged; 4 ``reproduce`` finished but at least one verdict FAILED (the report i
 written); 1 anything else.
 
 ``python -m engine reproduce [--quick] [--only ITEM ...] --out DIR`` re-runs the paper's
-figures and theorems fresh (items fig4, fig5, fig6, fig9, theorems, joma) and writes
+figures and theorems fresh (items fig4, fig5, fig6, fig9, theorems, joma, and on real text fig7,
+joma-real) and writes
 DIR/report.html, DIR/verdicts.json and DIR/data/*.parquet.
 """
 
@@ -55,6 +56,10 @@ def _load_config(args: argparse.Namespace) -> Any:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from engine.cli_text import is_text_request
+
+    if is_text_request(args):
+        return cmd_run_text(args)
     from tqdm import tqdm
 
     from engine.service.export import export_run, verdicts_json
@@ -85,6 +90,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(summary(job, status, wall, first, last, files, last_step[0]))
         print(verdict_lines(json.loads(verdicts_json(store, job.run_id))))
+    return EXIT_DIVERGED if status == "diverged" else EXIT_OK
+
+
+def cmd_run_text(args: argparse.Namespace) -> int:
+    """A real-text preset or config (engine/cli_text.py)."""
+    from engine.cli_text import run_text, text_summary
+
+    job, status, wall, first, last, files = run_text(args, _parse_sets(args.set or []))
+    if not args.quiet:
+        print(text_summary(job, status, wall, first, last, files))
     return EXIT_DIVERGED if status == "diverged" else EXIT_OK
 
 
@@ -129,10 +144,13 @@ def verdict_lines(verdicts: list[dict[str, Any]]) -> str:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
+    from engine.cli_text import describe_text_presets
     from engine.paper.presets import load_presets
 
     for p in load_presets().values():
         print(f"{p.name:<26}{p.title}\n{'':<26}{p.description}")
+    print("\n# real text (python -m engine run --preset NAME --out DIR):")
+    print("\n".join(describe_text_presets()))
     return EXIT_OK
 
 
@@ -201,6 +219,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from engine.paper.items.catalog import check_items, total_work
     from engine.paper.items.runner import run_item
     from engine.paper.report import text_table, write_report
+    from engine.service.corpora import encoded_corpus
 
     try:
         names = check_items(args.only)
@@ -210,12 +229,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     results = []
     for name in names:
         bar.set_description(name)
-        results.append(run_item(name, args.quick, progress=bar.update))
+        results.append(run_item(name, args.quick, progress=bar.update, corpus_loader=encoded_corpus))
     bar.close()
     doc = write_report(results, args.out, args.quick, describe_device(resolve_device("auto")))
     print(text_table(results))
+    n_na = sum(v.status == "n/a" for r in results for v in r.verdicts)
+    na = f", {n_na} n/a (not judged: see their reasons)" if n_na else ""
     print(
-        f"{doc['n_verdicts'] - doc['n_failed']}/{doc['n_verdicts']} verdicts pass  "
+        f"{doc['n_verdicts'] - doc['n_failed'] - n_na}/{doc['n_verdicts']} verdicts pass{na}  "
         f"({'quick' if args.quick else 'full'}, {doc['wall_s']:.1f} s)  → {Path(args.out) / 'report.html'}"
     )
     return EXIT_OK if doc["all_passed"] else EXIT_VERDICT_FAILED
@@ -226,11 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--debug", action="store_true", help="show tracebacks")
     ap.add_argument("--data-dir", default=None, help="run store directory (default $SCANSNAP_DATA_DIR or ./data)")
     sub = ap.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="train a config or preset and store it")
+    r = sub.add_parser("run", help="train a config or preset (synthetic or real text) and store it")
     r.add_argument("--config", help="config JSON file")
     r.add_argument("--preset", help="preset name")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override, e.g. optim.eta_y=10")
-    r.add_argument("--out", help="also export config.json, trajectory and scalars here")
+    r.add_argument("--out", help="also export config.json, trajectory and scalars here (text: scalars, attn_maps.npz)")
     r.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     r.add_argument("--name")
     r.add_argument("--quiet", action="store_true")
@@ -253,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_export)
     rp = sub.add_parser("reproduce", help="re-run the paper's figures and theorems with verdicts and a report")
     rp.add_argument("--quick", action="store_true", help="CI mode: Fig. 6 with 3 seeds, no 10^4-step snap runs")
-    rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma")
+    rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma fig7 joma-real")
     rp.add_argument("--out", required=True, help="output directory (report.html, verdicts.json, data/)")
     rp.set_defaults(func=cmd_reproduce)
     return ap

@@ -43,4 +43,4 @@ def test_the_web_process_never_loads_torch(tmp_path):
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["errors"] == [], found["errors"]
     assert found["torch"] == [], "the web process imported torch"
-    assert len(PAGES) == 6
+    assert len(PAGES) == 7

@@ -22,6 +22,7 @@ from engine.cli import main
 from engine.core import theory
 from engine.core.schedule import snapshot_steps
 from engine.paper.presets import get_preset, load_presets
+from engine.paper.text_presets import load_text_presets
 from engine.service.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,8 +151,8 @@ def in_process(tmp_path, monkeypatch, capsys):
 def test_presets_lists_every_preset(procs):
     r = procs["res"]["presets"]
     assert r.returncode == 0, r.stderr
-    listed = [line.split()[0] for line in r.stdout.splitlines() if line and not line[0].isspace()]
-    assert listed == list(load_presets())
+    listed = [line.split()[0] for line in r.stdout.splitlines() if line and not line[0].isspace() and line[0] != "#"]
+    assert listed == [*load_presets(), *load_text_presets()]
     for p in load_presets().values():
         assert p.title in r.stdout
 

@@ -25,6 +25,8 @@ BOUNDS_MB = {  # one cache per cached function (two share "theory curves": 2 × 
     "theory curves": 8,  # ui.page_data: the Theory page's curves (Theorem 4; JoMA)
     "compare series": 16,  # ui.page_data: the Compare page's lines
     "reproductions": 32,  # ui.page_data: stored reports read back
+    "text charts": 32,  # ui.text_live: the Real text page's charts and attention maps (shared by its watchers)
+    "text statics": 4,  # ui.text_live: a text run's probe words and reference levels
 }
 
 

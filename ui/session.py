@@ -126,8 +126,9 @@ def apply_params(params: dict[str, str]) -> list[str]:
     run, origin = params.get("run"), None
     if run:
         info = service().run(run)
-        if info is None:
-            problems.append(f"run {shown(run)} is not in the run store")
+        if info is None or info["kind"] != "synthetic":
+            what = "is not in the run store" if info is None else "is a real-text run: open it on the Real text page"
+            problems.append(f"run {shown(run)} {what}")
             run = None
         else:
             cfg = json.loads(info["config_json"])

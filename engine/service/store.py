@@ -7,13 +7,15 @@ Schema::
     runs(id TEXT PRIMARY KEY, name TEXT, config_json TEXT, status TEXT, device TEXT,
          versions_json TEXT, created REAL, updated REAL, message TEXT, owner TEXT,
          pid INTEGER, host TEXT, last_step INTEGER,
-         published INTEGER NOT NULL DEFAULT 0)  -- added by a migration to older databases
+         published INTEGER NOT NULL DEFAULT 0,  -- added by a migration to older databases
+         kind TEXT NOT NULL DEFAULT 'synthetic')  -- likewise: every run of an older database is synthetic
     statics(run_id TEXT, name TEXT, array BLOB, PRIMARY KEY(run_id, name))   -- once per run
     snapshots(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))
     scalars(run_id TEXT, step INTEGER, replica INTEGER, n INTEGER NULL, metric TEXT, value REAL)
         INDEX scalars_run_metric_step ON scalars(run_id, metric, step)
     checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest one
 
+``kind``: ``synthetic`` (a RunConfig) or ``text`` (a TextRunConfig, :mod:`engine.service.text_runs`).
 ``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
 anyone with its link watches it live (:meth:`RunStore.list_published` lists them).
 ``created``/``updated`` are Unix times; ``pid`` and ``host`` identify the writer process so
@@ -54,6 +56,7 @@ from engine.service.blobs import pack_npy, pack_npz, unpack_npy, unpack_npz
 from engine.service.sqlite import SqliteDB, StoreError
 
 STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
+RUN_KINDS = ("synthetic", "text")
 LIVE_STATUSES = ("queued", "running", "paused")  # a run some process is (or will be) writing
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
 MAX_SNAPSHOTS_PER_RUN = 2000
@@ -91,9 +94,9 @@ _RUN_COLUMNS = (
     "host",
     "last_step",
 )
-_READ_COLUMNS = (*_RUN_COLUMNS, "published")
+_READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind")
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
-_MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"),)
+_MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"))
 
 
 def default_data_dir() -> Path:
@@ -157,9 +160,12 @@ class RunStore(SqliteDB):
         owner: str | None = None,
         statics: dict[str, np.ndarray] | None = None,
         status: str = "running",
+        kind: str = "synthetic",
     ) -> str:
         """Insert a run (and its static arrays) in one transaction; returns its id."""
         self._check_status(status)
+        if kind not in RUN_KINDS:
+            raise ValueError(f"unknown run kind {kind!r}; allowed: {', '.join(RUN_KINDS)}")
         try:
             json.loads(config_json)
         except (TypeError, ValueError) as exc:
@@ -169,7 +175,7 @@ class RunStore(SqliteDB):
         now = time.time()
         with self._write("creating a run") as con:
             con.execute(
-                f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}) VALUES ({','.join('?' * 13)})",
+                f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}, kind) VALUES ({','.join('?' * 14)})",
                 (
                     run_id,
                     name,
@@ -184,6 +190,7 @@ class RunStore(SqliteDB):
                     os.getpid(),
                     self._host,
                     None,
+                    kind,
                 ),
             )
             con.executemany(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from engine.core.config import ConfigError
 from engine.core.text.config import TextRunConfig
-from engine.core.text.trainer import EVAL_CHUNK_LOGITS, schedule
+from engine.core.text.schedule import EVAL_CHUNK_LOGITS, schedule
 from engine.service.budget import SAFETY, max_run_mb
 
 DEFAULT_MAX_TEXT_FLOP = 5e14

@@ -32,7 +32,11 @@ from engine.service.control import RunControl
 from engine.service.store import RunStore, pid_alive
 
 WorkerContext = ForkServerContext | SpawnContext
-PRELOAD = ["engine.service.runner", "engine.service.reproduction_run"]  # torch and the trainer, loaded once
+PRELOAD = [
+    "engine.service.runner",
+    "engine.service.text_runner",
+    "engine.service.reproduction_run",
+]  # torch and the trainer, loaded once
 _CONTEXT: WorkerContext | None = None
 
 
@@ -111,14 +115,18 @@ def train_stored_run(
     server_pid: int,
     cpus: frozenset[int] | None = None,
 ) -> None:
-    """Worker entry point: train stored run ``run_id`` to its end, sending ``("status", status,
-    message)`` on ``report`` after every status change (the last one is terminal)."""
+    """Worker entry point: train stored run ``run_id`` (synthetic or real text, by its ``kind``) to its
+    end, sending ``("status", status, message)`` on ``report`` after every status change (the last
+    one is terminal)."""
     from engine.service.runner import RunJob
+    from engine.service.text_runner import TextRunJob
 
     try:
         _enter(server_pid, torch_threads, cpus)
         store = RunStore(data_dir)
-        job = RunJob.resume(store, run_id, status="running")
+        info = store.get_run(run_id)
+        job_class = TextRunJob if info is not None and info["kind"] == "text" else RunJob
+        job = job_class.resume(store, run_id, status="running")
     except Exception as e:  # nothing trained: say why, in the store if it can be reached
         message = f"the worker could not start the run: {type(e).__name__}: {e}"
         with contextlib.suppress(Exception):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core.metrics import METRICS, html_label, html_subscripts, is_log, label, synthetic_metrics
+from engine.core.metrics import METRICS, html_label, html_subscripts, is_log, label, metric_names
 from engine.core.text.config import TextRunConfig
 from engine.core.text.data import EncodedCorpus
 from engine.core.text.tokenizer import Vocabulary
@@ -38,7 +38,7 @@ def test_every_metric_a_synthetic_run_stores_is_registered_with_a_label(tmp_path
     job.run()
     stored = set(store.scalars(job.run_id)["metric"])
     store.close()
-    assert stored == set(synthetic_metrics())  # the trainer's scalars and the runner's Theorem 4 curves
+    assert stored == set(metric_names("synthetic"))  # the trainer's scalars and the runner's Theorem 4 curves
     for name in stored:
         assert label(name) != name and not any(s in label(name) for s in LATEX), name
 
@@ -54,7 +54,7 @@ def test_every_metric_the_text_trainer_writes_is_registered_with_a_label():
     snaps = list(TextTrainer(TextRunConfig().with_overrides(over), corpus).run())
     written = {name for s in snaps for name in s.scalars}
     assert written <= set(METRICS)
-    assert written - set(synthetic_metrics()) == {m.name for m in METRICS.values() if m.text}
+    assert written - set(metric_names("synthetic")) == {m.name for m in METRICS.values() if m.kinds == ("text",)}
     for name in written:
         assert label(name) != name and not any(s in label(name) for s in LATEX), name
 

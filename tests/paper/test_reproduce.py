@@ -53,12 +53,17 @@ def test_quick_reproduce_every_verdict_passes(tmp_path, capsys):
     printed = capsys.readouterr().out
     doc, html = check_outputs(tmp_path, list(ITEMS))
     failed = [
-        f"{v['item']}: {v['claim']} = {v['value']} ({v['threshold']})" for v in doc["verdicts"] if not v["passed"]
+        f"{v['item']}: {v['claim']} = {v['value']} ({v['threshold']})" for v in doc["verdicts"] if v["status"] == "fail"
     ]
     assert not failed, failed
     assert rc == EXIT_OK and doc["all_passed"] and doc["quick"]
     assert doc["quick_differences"] == list(QUICK_DIFFERENCES)
-    assert "FAIL" not in printed and printed.count("PASS") == doc["n_verdicts"]
+    na = [v for v in doc["verdicts"] if v["status"] == "n/a"]
+    # quick mode cannot show joma-real's rebounds (JoMA's minimum comes after 1–2k minibatches): n/a, with
+    # the measured numbers in the reason; every other verdict is judged and passes
+    assert {v["item"] for v in na} <= {"joma-real"} and all("H(end) − min H = " in v["reason"] for v in na)
+    assert "FAIL" not in printed and printed.count("PASS") == doc["n_verdicts"] - len(na)
+    assert f"{len(na)} n/a" in printed or not na
     for name in ITEMS:
         assert f"id='{name}'" in html
     assert "SEM" in html  # Fig. 6 says what its error bars are
@@ -94,9 +99,9 @@ def test_failed_verdict_exits_4_and_still_writes_the_report(tmp_path, monkeypatc
 
 
 def test_unknown_item_is_bad_input(tmp_path, capsys):
-    assert main(["reproduce", "--only", "fig4", "fig7", "--out", str(tmp_path)]) == EXIT_BAD_INPUT
+    assert main(["reproduce", "--only", "fig4", "fig8", "--out", str(tmp_path)]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
-    assert "fig7" in err and all(name in err for name in ITEMS)
+    assert "fig8" in err and all(name in err for name in ITEMS)
     assert not (tmp_path / "report.html").exists()
 
 

@@ -9,7 +9,7 @@ import torch
 
 from engine.core.text.data import EncodedCorpus
 from engine.core.text.tokenizer import Vocabulary
-from engine.paper.items import fig7, joma_real
+from engine.paper.items import fig7, joma_real, text_configs
 
 V = 60
 
@@ -42,7 +42,7 @@ def test_items_refuse_to_run_without_a_corpus_loader():
 
 
 def test_fig7_result_shape(monkeypatch):
-    monkeypatch.setattr(fig7, "QUICK", fig7.QUICK | SMALL)
+    monkeypatch.setattr(text_configs, "FIG7_QUICK", text_configs.FIG7_QUICK | SMALL)
     seen = []
     r = fig7.run(quick=True, progress=seen.append, corpus_loader=tiny_loader)
     assert sum(seen) == fig7.work(True) == 300
@@ -58,11 +58,17 @@ def test_fig7_result_shape(monkeypatch):
 
 
 def test_joma_result_states_the_measured_numbers(monkeypatch):
-    monkeypatch.setattr(joma_real, "QUICK", joma_real.QUICK | SMALL | {"optim.steps": 30, "snapshots.linear_every": 5})
+    over = text_configs.JOMA_QUICK | SMALL | {"optim.steps": 30, "snapshots.linear_every": 5}
+    monkeypatch.setattr(text_configs, "JOMA_QUICK", over)
     r = joma_real.run(quick=True, corpus_loader=tiny_loader)
     assert len(r.verdicts) == 4  # drop and rebound for each of the 2 layers
+    assert [v.status == "n/a" for v in r.verdicts] == [False, True, False, True]  # quick: rebounds not judged
+    assert all("budget too small to show a rebound" in v.reason for v in r.verdicts[1::2])
+    assert all("H(end) − min H = " in v.reason for v in r.verdicts[1::2])  # the measured number is stated
     assert r.notes[0].startswith("At this budget (30 steps): layer 0:")
-    assert all("min" in v.detail and "at step" in v.detail for v in r.verdicts)
+    assert all("min" in v.detail and "at step" in v.detail for v in r.verdicts[::2])
+    full = joma_real.layer_verdicts(0, np.array([0, 10, 20]), np.array([2.5, 2.0, 2.05]))
+    assert [v.status for v in full] == ["pass", "fail"]  # the full run judges the rebound (0.05 < 0.1)
 
 
 def test_summary_says_plainly_whether_a_rebound_was_measured():

@@ -89,7 +89,7 @@ def test_a_killed_worker_fails_the_reproduction_and_stores_nothing(mgr):
 
 
 def test_run_and_store_reports_a_failing_item_and_leaves_nothing(tmp_path, monkeypatch):
-    def broken(name, quick, progress=None):
+    def broken(name, quick, progress=None, corpus_loader=None):
         raise FloatingPointError("diverged")
 
     monkeypatch.setattr(reproduction_run, "run_item", broken)
@@ -103,7 +103,7 @@ def test_run_and_store_reports_a_failing_item_and_leaves_nothing(tmp_path, monke
 
 def test_run_and_store_stops_between_items(tmp_path, monkeypatch):
     ran = []
-    monkeypatch.setattr(reproduction_run, "run_item", lambda name, quick, progress=None: ran.append(name))
+    monkeypatch.setattr(reproduction_run, "run_item", lambda name, quick, progress=None, **_: ran.append(name))
     control = RunControl()
     control.stop()
     state, _ = reproduction_run.run_and_store(str(tmp_path), "20000101-000000-abcdef", ["fig9", "joma"], False,
@@ -131,7 +131,7 @@ def test_unknown_id_file_and_item_are_refused(mgr):
     with pytest.raises(ValueError):
         repro.file("20000101-000000-abcdef", "../runs.sqlite")
     with pytest.raises(ValueError, match="unknown item"):
-        mgr.start_reproduction(["fig7"])
+        mgr.start_reproduction(["fig8"])
     assert mgr.running_reproduction() is None
 
 

@@ -13,7 +13,7 @@ from engine.service.jobs import get_manager
 from tests.apphelp import run_app as app
 from ui.knobs import parse_params
 
-PAGES = [f"app_pages/{name}.py" for name in ("lab", "compare", "sweep", "theory", "reproduce", "runs")]
+PAGES = [f"app_pages/{name}.py" for name in ("lab", "text", "compare", "sweep", "theory", "reproduce", "runs")]
 
 
 def widget(at: AppTest, kind: str, label: str):

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from engine.core.metrics import html_label, label, synthetic_metrics
+from engine.core.metrics import html_label, label, metric_names
 from engine.paper.presets import get_preset
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
@@ -125,7 +125,7 @@ def test_compare_page_offers_labels_and_draws_loss_on_a_log_axis(data_dir):
     at = run_app()
     at.switch_page("app_pages/compare.py").run()
     box = next(s for s in at.selectbox if s.label == "metric")
-    assert list(box.options) == [label(n) for n in synthetic_metrics()]  # shown as labels, kept as names
+    assert list(box.options) == [label(n) for n in metric_names("synthetic")]  # shown as labels, kept as names
     box.set_value("loss").run()
     assert not at.exception
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)

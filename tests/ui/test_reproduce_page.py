@@ -35,7 +35,8 @@ def test_page_renders_with_all_items_selected(page_dir):
     at = page()
     assert not at.exception
     assert at.title[0].value == "Reproduce the paper"
-    assert at.multiselect(key="rp.items").value == ["fig4", "fig5", "fig6", "fig9", "theorems", "joma"]
+    assert at.multiselect(key="rp.items").value == ["fig4", "fig5", "fig6", "fig9", "theorems", "joma", "fig7",
+                                                    "joma-real"]  # fmt: skip
     assert not at.button(key="rp.run").disabled
     assert at.toggle(key="rp.quick").value is False
     assert "No stored reproductions yet" in texts(at.info)

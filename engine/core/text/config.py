@@ -160,6 +160,25 @@ class TextRunConfig(_Frozen):
         return TextRunConfig.from_dict(d)
 
 
+def check_corpus_fits(cfg: TextRunConfig, train_tokens: int, val_tokens: int) -> None:
+    """Raise ConfigError unless the corpus holds one training window and one probe window: the
+    training stream is cut into ``optim.batch`` streams of ⌊N/B⌋ ≥ 2 tokens, the validation stream
+    into ``probe.eval_batch`` streams of ≥ bptt + 1 tokens."""
+    o, p = cfg.optim, cfg.probe
+    if train_tokens // o.batch < 2:
+        raise ConfigError(
+            f"the training text has {train_tokens:,} tokens: too few for batch = {o.batch} streams "
+            f"(each needs ≥ 2 tokens); use a smaller optim.batch or a longer corpus"
+        )
+    if (val_tokens // p.eval_batch - 1) // o.bptt < 1:
+        need = p.eval_batch * (o.bptt + 1)
+        raise ConfigError(
+            f"the validation text has {val_tokens:,} tokens; probe.eval_batch = {p.eval_batch} "
+            f"streams × (bptt + 1 = {o.bptt + 1}) needs at least {need:,}: use a longer corpus, a larger "
+            "data.valid_fraction, a smaller probe.eval_batch or a smaller optim.bptt"
+        )
+
+
 def _reject_unknown_keys(d: Any, model: type[BaseModel], where: str) -> None:
     """Unknown keys name their place and this model's allowed keys (checked before pydantic, whose
     shared formatter lists the synthetic RunConfig's keys)."""

@@ -25,26 +25,28 @@ import numpy as np
 import torch
 from torch.nn import functional as fn
 
-from engine.core.config import ConfigError
 from engine.core.device import resolve_device
-from engine.core.schedule import snapshot_steps
 from engine.core.text import metrics as tm
-from engine.core.text.config import TextRunConfig
+from engine.core.text.config import TextRunConfig, check_corpus_fits
 from engine.core.text.data import EncodedCorpus, batchify, full_windows, window, windows_per_epoch
 from engine.core.text.model import CausalLM, parameter_group
+from engine.core.text.schedule import EVAL_CHUNK_LOGITS, schedule
+from engine.core.train import DivergedError
 
-EVAL_CHUNK_LOGITS = 2**24  # at most this many logits (positions × vocabulary) per evaluation forward
 GROUPS = ("attention", "mlp", "other")
+__all__ = ["EVAL_CHUNK_LOGITS", "TextDivergedError", "TextSnapshot", "TextTrainer", "schedule"]
 
 
-class TextDivergedError(RuntimeError):
-    """The training loss became NaN/Inf; ``step`` is the step count when it was seen."""
+class TextDivergedError(DivergedError):
+    """The training loss became NaN/Inf; ``step`` is the step count when it was seen.  A
+    :class:`~engine.core.train.DivergedError`, so a runner reports either kind of run ``diverged``."""
 
     def __init__(self, step: int):
         self.step = step
-        super().__init__(
+        RuntimeError.__init__(
+            self,
             f"training diverged before step {step} (the loss became NaN/Inf): lower the learning rates "
-            "(try ÷10), keep gradient clipping on, or use Adam"
+            "(try ÷10), keep gradient clipping on, or use Adam",
         )
 
 
@@ -85,27 +87,15 @@ def _unb64(s: str) -> torch.Tensor:
     return torch.from_numpy(np.frombuffer(base64.b64decode(s), dtype=np.uint8).copy())
 
 
-def schedule(cfg: TextRunConfig) -> np.ndarray:
-    """The snapshot steps of ``cfg.snapshots`` plus the quarter points 0, ¼, ½, ¾ and the end
-    (Fig. 7 shows iterations 0, ¼, ½ and the end of a run)."""
-    steps = cfg.optim.steps
-    quarters = np.round(np.array([0, 0.25, 0.5, 0.75, 1.0]) * steps).astype(np.int64)
-    return np.union1d(snapshot_steps(steps, cfg.snapshots), quarters).astype(np.int64)
-
-
 class TextTrainer:
     def __init__(self, cfg: TextRunConfig, corpus: EncodedCorpus):
         self.cfg, self.corpus = cfg, corpus
+        check_corpus_fits(cfg, len(corpus.train_ids), len(corpus.val_ids))
         self.device = resolve_device(cfg.model.device)
         o, p = cfg.optim, cfg.probe
         self.vocab_size = len(corpus.vocab)
         self.train_data = batchify(corpus.train_ids, o.batch).to(self.device)
         self.windows = windows_per_epoch(self.train_data.shape[1], o.bptt)
-        if self.windows < 1:
-            raise ConfigError(
-                f"the training text has {len(corpus.train_ids):,} tokens: too few for batch = {o.batch} streams "
-                f"(each needs ≥ 2 tokens); use a smaller optim.batch or a longer corpus"
-            )
         self._init_probe(p.eval_batch, p.val_windows, p.probe_window)
         self.model, self._rng_cpu, self._rng_cuda = self._build_model()
         self.base_lr, self.opt = self._build_optimizer()
@@ -119,13 +109,6 @@ class TextTrainer:
         bptt = self.cfg.optim.bptt
         val = batchify(self.corpus.val_ids, eval_batch)
         full = (val.shape[1] - 1) // bptt
-        if full < 1:
-            need = eval_batch * (bptt + 1)
-            raise ConfigError(
-                f"the validation text has {len(self.corpus.val_ids):,} tokens; probe.eval_batch = {eval_batch} "
-                f"streams × (bptt + 1 = {bptt + 1}) needs at least {need:,}: use a longer corpus, a larger "
-                "data.valid_fraction, a smaller probe.eval_batch or a smaller optim.bptt"
-            )
         self.probe_index = min(probe_window, full - 1)
         self.probe_x = window(val, self.probe_index, bptt)[0].to(self.device)
         self.val_x, self.val_y = (t.to(self.device) for t in full_windows(val, 0, min(val_windows, full), bptt))

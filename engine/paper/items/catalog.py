@@ -1,8 +1,11 @@
 """The reproduce items: names, titles and the optimiser steps each takes (no torch here).
 
 ``ITEMS`` lists the items in report order.  ``quick=True`` is the CI mode: Fig. 6 with 3 seeds
-(noise allowance 2·SE) and the theorems item without the two 10⁴-step snap runs; every other item
-is identical.  :mod:`engine.paper.items.runner` runs them.
+(noise allowance 2·SE), the theorems item without the two 10⁴-step snap runs, and the real-text
+items (``fig7``, ``joma-real``) at CPU smoke size (:mod:`engine.paper.items.text_configs`); every
+other item is identical.  :mod:`engine.paper.items.runner` runs them; an item with ``corpus=True``
+trains on real text and is given a corpus loader by the service layer (the paper layer reads no
+files).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.paper.items import configs as c
+from engine.paper.items import text_configs as tc
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,7 @@ class ItemSpec:
     name: str
     title: str
     work: Callable[[bool], int]  # optimiser steps of the item (quick mode or not), for progress bars
+    corpus: bool = False  # trains on real text: run(..., corpus_loader=...) needs a loader
 
 
 def _theorems_work(quick: bool) -> int:
@@ -50,11 +55,27 @@ ITEMS: dict[str, ItemSpec] = {
         ItemSpec(
             "joma", "JoMA: attention entropy drops then bounces back (nonlinear) vs only drops (linear)", lambda q: 0
         ),
+        ItemSpec(
+            "fig7",
+            "Fig. 7: real text — the lowest layer's attention becomes sparse (1 and 3 layers)",
+            tc.fig7_work,
+            corpus=True,
+        ),
+        ItemSpec(
+            "joma-real",
+            "JoMA real data: attention entropy per layer — sparser, then denser?",
+            tc.joma_work,
+            corpus=True,
+        ),
     )
 }
 QUICK_DIFFERENCES = (
     "fig6: seeds 1–3 instead of 1–10; a pattern reversal counts only beyond 2·SE of the difference",
     "theorems: the two 10⁴-step sampled runs of §6.9 (the snap) are skipped",
+    "fig7: vocabulary capped at 2,000 words, batch 10, 100 steps (1 layer) and 200 steps (3 layers) instead of "
+    "1,500; validation loss on 4 windows instead of 20",
+    "joma-real: vocabulary 2,000, batch 10, 200 steps instead of 22,800 (20 epochs), validation loss on 4 windows; "
+    "the rebound verdicts are n/a (JoMA's minimum comes after 1–2k minibatches), the drops are judged",
 )
 
 

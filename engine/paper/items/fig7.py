@@ -8,16 +8,17 @@ entropy H = mean_{b,i} −Σ_{j≤i} a_ij ln a_ij on the probe set falls by at l
 iteration 0 to the end.  Maps: the probe window's lowest-layer attention at iterations 0, ¼, ½, end.
 
 ``quick=True`` (CPU smoke size): vocabulary capped at 2,000 words, batch 10, 100 steps (1 layer)
-and 200 steps (3 layers: its lowest layer starts to move only after ~100 steps).
+and 200 steps (3 layers: its lowest layer starts to move only after ~100 steps); the configs are
+in :mod:`engine.paper.items.text_configs`.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from engine.core.text.config import TextRunConfig
 from engine.core.text.trainer import TextSnapshot, TextTrainer
 from engine.paper import verdicts as vd
+from engine.paper.items.catalog import ITEMS
 from engine.paper.items.result import ItemResult, Progress
 from engine.paper.items.text_common import (
     CorpusLoader,
@@ -26,28 +27,18 @@ from engine.paper.items.text_common import (
     map_grid,
     maps_frame,
     need_loader,
-    preset_text_config,
     quarter_snapshots,
     scalars_frame,
     train_text,
 )
+from engine.paper.items.text_configs import FIG7_RUNS as RUNS
+from engine.paper.items.text_configs import fig7_config as config
+from engine.paper.items.text_configs import fig7_work as work
 
 NAME = "fig7"
-TITLE = "Fig. 7: real text — the lowest layer's attention becomes sparse (1 and 3 layers)"
-RUNS = (("1 layer", "text-fig7-1layer", 100), ("3 layers", "text-fig7-3layer", 200))  # label, preset, quick steps
+TITLE = ITEMS[NAME].title
 MIN_DROP = 0.5  # nats: ≈ 19 % of the uniform level ln(35!)/35 ≈ 2.63
-QUICK = {"data.vocab_size": 2000, "optim.batch": 10, "snapshots.log_count": 0, "snapshots.max_count": 12}
-
-
-def config(preset: str, quick: bool, quick_steps: int) -> TextRunConfig:
-    if not quick:
-        return preset_text_config(preset)
-    over = QUICK | {"optim.steps": quick_steps, "snapshots.linear_every": max(1, quick_steps // 8)}
-    return preset_text_config(preset, over)
-
-
-def work(quick: bool) -> int:
-    return sum(config(p, quick, q).optim.steps for _, p, q in RUNS)
+__all__ = ["NAME", "RUNS", "TITLE", "config", "run", "work"]
 
 
 def drop_verdict(label: str, tr: TextTrainer, snaps: list[TextSnapshot]) -> vd.Verdict:

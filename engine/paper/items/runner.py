@@ -5,6 +5,9 @@ Items run with ONE intra-op torch thread by default (``threads=1``): these tenso
 torch's 2-thread pool spin-waits so badly that a Fig. 6 panel ran 10–40× slower than with 1
 thread (measured here under load).  ``torch.set_num_threads`` is process-wide; it is restored
 after each item.
+
+Real-text items (``ITEMS[name].corpus``) are given ``corpus_loader``: the service passes
+``engine.service.corpora.encoded_corpus`` (the paper layer reads no files).
 """
 
 from __future__ import annotations
@@ -14,18 +17,26 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from engine.core.device import torch_threads
-from engine.paper.items import fig4, fig5, fig6, fig9, joma, theorems
+from engine.paper.items import fig4, fig5, fig6, fig7, fig9, joma, joma_real, theorems
 from engine.paper.items.catalog import ITEMS, check_items
 from engine.paper.items.result import ItemResult, Progress
+from engine.paper.items.text_common import CorpusLoader
 
-MODULES: dict[str, ModuleType] = {m.NAME: m for m in (fig4, fig5, fig6, fig9, theorems, joma)}
+MODULES: dict[str, ModuleType] = {m.NAME: m for m in (fig4, fig5, fig6, fig9, theorems, joma, fig7, joma_real)}
 assert list(MODULES) == list(ITEMS), "every catalogued item has a module, in report order"
 
 
-def run_item(name: str, quick: bool = False, progress: Progress | None = None, threads: int | None = 1) -> ItemResult:
+def run_item(
+    name: str,
+    quick: bool = False,
+    progress: Progress | None = None,
+    threads: int | None = 1,
+    corpus_loader: CorpusLoader | None = None,
+) -> ItemResult:
     t = time.perf_counter()
+    extra = {"corpus_loader": corpus_loader} if ITEMS[name].corpus else {}
     with torch_threads(threads):
-        result: ItemResult = MODULES[name].run(quick=quick, progress=progress)
+        result: ItemResult = MODULES[name].run(quick=quick, progress=progress, **extra)
     if threads is not None:
         result.notes.append(f"Ran with {threads} intra-op torch thread(s).")
     result.wall_s = time.perf_counter() - t
@@ -33,6 +44,10 @@ def run_item(name: str, quick: bool = False, progress: Progress | None = None, t
 
 
 def run_items(
-    names: Sequence[str] | None = None, quick: bool = False, progress: Progress | None = None, threads: int | None = 1
+    names: Sequence[str] | None = None,
+    quick: bool = False,
+    progress: Progress | None = None,
+    threads: int | None = 1,
+    corpus_loader: CorpusLoader | None = None,
 ) -> list[ItemResult]:
-    return [run_item(n, quick, progress, threads) for n in check_items(names)]
+    return [run_item(n, quick, progress, threads, corpus_loader) for n in check_items(names)]

@@ -9,7 +9,6 @@ the service passes ``engine.service.corpora.encoded_corpus``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,7 +19,9 @@ from engine.core.text.config import TextDataConfig, TextRunConfig
 from engine.core.text.data import EncodedCorpus
 from engine.core.text.trainer import TextSnapshot, TextTrainer
 from engine.paper.items.result import Progress
-from engine.paper.text_presets import get_text_preset
+from engine.paper.items.text_configs import preset_text_config
+
+__all__ = ["QUARTERS", "CorpusLoader", "preset_text_config", "train_text"]
 
 CorpusLoader = Callable[[TextDataConfig], EncodedCorpus]
 QUARTERS = (0.0, 0.25, 0.5, 1.0)  # Fig. 7's columns: iterations 0, ¼, ½ and the end
@@ -33,11 +34,6 @@ def need_loader(name: str, loader: CorpusLoader | None) -> CorpusLoader:
             "pass engine.service.corpora.encoded_corpus"
         )
     return loader
-
-
-def preset_text_config(preset: str, overrides: dict[str, Any] | None = None) -> TextRunConfig:
-    cfg = get_text_preset(preset).config
-    return cfg.with_overrides(overrides) if overrides else cfg
 
 
 def train_text(

@@ -1,0 +1,209 @@
+"""Real text: a small causal Transformer trained on real English, its attention watched live (Scan & Snap
+Fig. 7: the lowest layer's attention becomes sparse; JoMA: sparser, then denser), the paper's open
+questions as knobs (positional encoding, layers, sequence length, MLP kind)."""
+
+import functools
+from typing import Any
+
+import streamlit as st
+
+from engine.core.text.config import TextRunConfig
+from engine.paper.text_presets import load_text_presets
+from engine.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS
+from engine.service.corpus_access import CORPUS_DIR_ENV
+from engine.service.facade import ServiceError
+from ui import session, text_actions, text_state
+from ui.errors import show_callback_error
+from ui.knobs import SPEEDS
+from ui.resources import service
+from ui.text import plain
+from ui.text_live import text_live_area
+from ui.text_state import TEXT_KNOBS
+from ui.widgets import copy_link_ui, knob_ui, lecture_on, recovery_ui
+
+ss = st.session_state
+for problem in text_state.init_state():
+    st.warning(plain(problem))
+lecture = lecture_on()
+cfg = ss["text.cfg"]
+W = text_state.wkey
+SOURCES = {"builtin": "built-in: World English Bible", "upload": "my .txt upload", "wikitext-dir": "WikiText folder"}
+INTRO = (
+    "A small causal Transformer (embedding, positional encoding, self-attention, MLP) learns to predict the "
+    "next word of real English. Scan & Snap (Fig. 7) predicts that the lowest layer's attention becomes "
+    "**sparse**: its entropy falls. JoMA predicts **sparser, then denser**: a drop, then a partial rebound."
+)
+
+
+def knobs_ui(section: str, title: str | None) -> None:
+    knobs = [k for k in TEXT_KNOBS if k.section == section and k.key != "data.source" and not (lecture and k.advanced)]
+    if title:
+        st.subheader(title)
+    for knob in knobs:
+        on_change = functools.partial(text_actions.on_knob, key=W(knob.key))
+        knob_ui(knob, cfg, W(knob.key), on_change, TextRunConfig)
+
+
+def corpus_ui() -> None:
+    """Which text: built-in, an upload, or a folder the operator offers; its sizes once measured."""
+    st.subheader("Corpus")
+    folders = service().wikitext_folders()
+    options = [s for s in SOURCES if s != "wikitext-dir" or folders]
+    source = cfg["data"]["source"] if cfg["data"]["source"] in options else options[0]
+    knob = next(k for k in TEXT_KNOBS if k.key == "data.source")
+    st.selectbox(
+        "corpus", options, index=options.index(source), key=W("data.source"), format_func=lambda x: SOURCES[x],
+        on_change=lambda: text_actions.on_knob(knob, ss[W("data.source")], W("data.source")),
+        help=f"WikiText folders appear when the operator sets {CORPUS_DIR_ENV}",
+    )  # fmt: skip
+    if source == "wikitext-dir":
+        path = str(cfg["data"]["path"] or "")
+        names = folders if any(path.endswith(f"/{f}") or path == f for f in folders) else [path, *folders]
+        st.selectbox("WikiText folder", names, key=W("data.path"), on_change=text_actions.on_folder,
+                     args=(W("data.path"),), format_func=lambda p: p.rsplit("/", 1)[-1])  # fmt: skip
+    if source == "upload":
+        st.file_uploader(
+            "a .txt file (UTF-8 English text)", type=["txt"], key=W("upload"), on_change=text_actions.on_upload,
+            args=(W("upload"),),
+            help=f"at most {upload_mb()} MB here (the server's upload limit) and at least {MIN_UPLOAD_TOKENS:,} "
+            "words; the last 10 % is the validation text",
+        )  # fmt: skip
+        if cfg["data"]["upload_name"]:
+            st.caption(f"Training on `{plain(cfg['data']['upload_name'])}`.")
+    knobs_ui("data", None)
+    corpus_summary_ui()
+
+
+def upload_mb() -> int:
+    """The largest upload this server takes: Streamlit's server.maxUploadSize, at most the engine's 20 MiB."""
+    return int(min(st.get_option("server.maxUploadSize"), MAX_UPLOAD_BYTES // 2**20))
+
+
+def corpus_summary_ui() -> None:
+    valid, _ = text_state.validate(cfg)
+    if valid is None:
+        return
+    try:
+        c = service().text_corpus(valid.data)
+    except ServiceError as e:
+        st.error(plain(str(e)))
+        return
+    top = ", ".join(f"{plain(w)} ({n:,})" for w, n in c["top_tokens"][:6])
+    st.caption(
+        f"{plain(c['description'])}. **{c['train_tokens']:,}** training and {c['val_tokens']:,} validation words, "
+        f"vocabulary {c['vocab_size']:,}; most frequent: {top}."
+    )
+
+
+def controls_ui(valid: bool) -> None:
+    live = text_actions.is_live()
+    s = text_actions.live_status()
+    mine = session.owns(ss.get("text.run"))
+    paused = bool(s and s.status == "paused")
+    start, pause, n, step, stop, reset, seed, speed = control_slots()
+    start.button("▶ Start", key="text.start", type="primary", disabled=not valid or live, on_click=text_actions.start)
+    pause.button("⏵ Resume" if paused else "⏸ Pause", key="text.pause", disabled=not live or not mine,
+                 on_click=text_actions.pause_resume)  # fmt: skip
+    n.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
+    step.button("Step N", key="text.step", disabled=(not valid and not live) or (live and not mine),
+                on_click=text_actions.step_n, args=(W("stepn"),))  # fmt: skip
+    stop.button("⏹ Stop", key="text.stop", disabled=not live or not mine, on_click=text_actions.stop)
+    reset.button("↺ Reset", key="text.reset", disabled=not valid, on_click=text_actions.reset,
+                 help="restart with the same config and seed")  # fmt: skip
+    seed.button("🎲 New seed", key="text.seed", disabled=not valid, on_click=text_actions.new_seed)
+    opts = list(SPEEDS) if ss.get("text.speed", "max") in SPEEDS else [*SPEEDS, ss["text.speed"]]
+    speed.select_slider("speed (steps/s)", options=opts, value=ss.get("text.speed", "max"), key=W("speed"),
+                        format_func=lambda v: "max" if v == "max" else f"{v:g}", on_change=text_actions.on_speed,
+                        args=(W("speed"),))  # fmt: skip
+    publish_ui()
+
+
+def control_slots() -> list[Any]:
+    """Start, Pause, N, Step N, Stop, Reset, New seed, speed: one row, or two of larger buttons in
+    lecture mode (as the Lab)."""
+    if not lecture:
+        return list(st.columns([1, 1.2, 0.8, 1, 1, 1, 1.35, 1.9], vertical_alignment="bottom"))
+    top = st.columns(5, vertical_alignment="bottom")
+    low = st.columns([0.8, 1, 3.2], vertical_alignment="bottom")
+    return [top[0], top[1], low[0], low[1], top[2], top[3], top[4], low[2]]
+
+
+def publish_ui() -> None:
+    rid = ss.get("text.run")
+    info = service().run(rid) if rid else None
+    if info is None:
+        return
+    if session.may_manage(info):
+        wk = f"text.pub.{rid}"
+        on = st.toggle("📡 Publish: everyone who opens this run's link watches it live", value=info["published"],
+                       key=wk, on_change=text_actions.on_publish, args=(rid, wk))  # fmt: skip
+        if on:
+            st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
+    else:
+        st.caption(f"📡 Watching run `{rid}` ({plain(info['name'])}): only the browser that started it may control it.")
+
+
+def recovery_and_budget_ui(run_cfg: TextRunConfig | None) -> bool:
+    """An interrupted run's recovery; the budget of the config on screen.  False if Start must wait."""
+    rid = ss.get("text.run")
+    info = service().run(rid) if rid else None
+    if rid and info is not None and info["status"] == "interrupted" and not service().is_live(rid):
+        st.warning(f"Run `{rid}` was interrupted at step {info['last_step'] or 0}: {info['message'] or ''}", icon="⚠️")
+        recovery_ui(info, "text", session.owns(rid))
+    if run_cfg is None:
+        return False
+    try:
+        est = service().check_text(run_cfg)
+    except ServiceError as e:
+        st.error(f"Start is off: {plain(str(e))}", icon="🚫")
+        return False
+    ss["text.estimate"] = f"This run needs {est.describe()} and ~{est.flop:.1e} floating-point operations."
+    return True
+
+
+def live_now_ui() -> None:
+    for r in service().live_broadcasts(kind="text"):
+        st.page_link("app_pages/text.py", label=f"📡 {plain(r['name'], limit=40)} · step {r['last_step'] or 0}",
+                     query_params={"run": r["id"]}, disabled=r["id"] == ss.get("text.run"))  # fmt: skip
+
+
+def preset_ui() -> None:
+    presets = load_text_presets()
+    names = list(presets)
+    cur = ss["text.preset"]
+    st.selectbox("Preset", names, index=names.index(cur), key=W("preset"), on_change=text_actions.on_preset,
+                 args=(W("preset"),), format_func=lambda k: presets[k].title)  # fmt: skip
+    if not lecture:
+        st.caption(presets[cur].description)
+
+
+with st.sidebar:
+    live_now_ui()
+    preset_ui()
+    corpus_ui()
+    knobs_ui("model", "Model")
+    knobs_ui("train", "Training")
+
+run_cfg, error = text_state.validate(cfg)
+st.title("Real text" if not lecture else "Real text, live")
+st.markdown(INTRO)
+ok = recovery_and_budget_ui(run_cfg)
+controls_ui(ok)
+if ok:
+    st.caption(ss["text.estimate"])
+show_callback_error()
+if error:
+    st.error(f"Fix this to enable Start — {plain(error)}", icon="🚫")
+if ss.get("text.error"):
+    st.error(plain(ss["text.error"]))
+text_live_area()
+
+
+def share_ui(params: dict[str, Any]) -> None:
+    with st.expander("Share, config JSON"):
+        copy_link_ui(params)
+        if run_cfg is not None:
+            st.code(run_cfg.to_json(), language="json")
+
+
+share_ui({**st.query_params.to_dict()})

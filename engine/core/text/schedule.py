@@ -1,0 +1,19 @@
+"""When a real-text run takes its snapshots, and how large an evaluation forward may be (no torch:
+the budget check and the web process use them before anything trains)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.core.schedule import snapshot_steps
+from engine.core.text.config import TextRunConfig
+
+EVAL_CHUNK_LOGITS = 2**24  # at most this many logits (positions × vocabulary) per evaluation forward
+
+
+def schedule(cfg: TextRunConfig) -> np.ndarray:
+    """The snapshot steps of ``cfg.snapshots`` plus the quarter points 0, ¼, ½, ¾ and the end
+    (Fig. 7 shows iterations 0, ¼, ½ and the end of a run)."""
+    steps = cfg.optim.steps
+    quarters = np.round(np.array([0, 0.25, 0.5, 0.75, 1.0]) * steps).astype(np.int64)
+    return np.union1d(snapshot_steps(steps, cfg.snapshots), quarters).astype(np.int64)

@@ -1,0 +1,155 @@
+"""Which corpus a real-text run may read, and where a user's .txt upload is kept (no torch).
+
+**Folders.**  A path typed in a browser never reaches the filesystem by itself: WikiText folders
+are offered only when the operator names a corpus directory (``SCANSNAP_CORPUS_DIR``), and a
+config from the dashboard may name only a folder inside it (:func:`check_dashboard_data`; the
+command line reads any folder its user names).  Hugging Face downloads are command-line only.
+
+**Uploads.**  A .txt upload is checked by :func:`engine.service.corpora.corpus_from_upload`
+(≤ 20 MiB, UTF-8, not binary, ≥ 5,000 word tokens), then kept once by content under
+``<data_dir>/uploads/text/<sha256[:16]>-<name>``; the config's ``data.upload_name`` is that file
+name, so a stored run, its resume and its re-run read the same bytes.  Uploads are not deleted
+with a run (another run may use the same text); together they may take at most
+``SCANSNAP_MAX_UPLOADS_MB`` (default 1024) of disk.
+
+:func:`measured_corpus` is the one way from a :class:`~engine.core.text.config.TextDataConfig` to
+token ids, for the web process (to show sizes and check the budget) and for the worker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from engine.core.config import ConfigError
+from engine.core.text.config import TextDataConfig
+from engine.core.text.corpus import EncodedCorpus
+from engine.service.corpora import WIKITEXT_FILES, WIKITEXT_RAW_FILES, corpus_from_upload, encoded_corpus
+
+CORPUS_DIR_ENV = "SCANSNAP_CORPUS_DIR"
+UPLOADS_ENV = "SCANSNAP_MAX_UPLOADS_MB"
+UPLOAD_SUBDIR = Path("uploads") / "text"
+DEFAULT_MAX_UPLOADS_MB = 1024
+DASHBOARD_MAX_TRAIN_BYTES = 64 * 2**20  # a larger wiki.train.tokens (WikiText-103) needs data.max_train_tokens
+DASHBOARD_MAX_TRAIN_TOKENS = 5_000_000
+MAX_FOLDERS = 50
+_UPLOAD_NAME = re.compile(r"^[0-9a-f]{16}-[A-Za-z0-9._-]{1,100}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+# ----------------------------------------------------------------- folders
+def corpus_root() -> Path | None:
+    """The operator's corpus directory (``SCANSNAP_CORPUS_DIR``, resolved), or None when unset."""
+    raw = os.environ.get(CORPUS_DIR_ENV)
+    if not raw:
+        return None
+    root = Path(raw).expanduser().resolve()
+    return root if root.is_dir() else None
+
+
+def _is_wikitext(folder: Path) -> bool:
+    return any((folder / pair[0]).is_file() for pair in (WIKITEXT_FILES, WIKITEXT_RAW_FILES))
+
+
+def wikitext_folders() -> list[str]:
+    """Names of the WikiText folders in the corpus directory (itself ``.`` included), sorted."""
+    root = corpus_root()
+    if root is None:
+        return []
+    found = ["."] if _is_wikitext(root) else []
+    found += sorted(p.name for p in root.iterdir() if p.is_dir() and _is_wikitext(p))
+    return found[:MAX_FOLDERS]
+
+
+def _inside_root(path: str) -> Path:
+    root = corpus_root()
+    if root is None:
+        raise ConfigError(
+            f"data.source = 'wikitext-dir' is not available from the dashboard: this server has no corpus folder "
+            f"(the operator sets {CORPUS_DIR_ENV}); use the built-in corpus or upload a .txt"
+        )
+    folder = (root / path).resolve()  # an absolute path stays itself; a relative one is taken under the root
+    if not folder.is_relative_to(root) or not folder.is_dir() or not _is_wikitext(folder):
+        allowed = ", ".join(wikitext_folders()) or "none"
+        raise ConfigError(f"data.path = {path[:200]!r} is not a WikiText folder of this server; allowed: {allowed}")
+    return folder
+
+
+def check_dashboard_data(data: TextDataConfig) -> TextDataConfig:
+    """The corpus a dashboard user may train on: built-in, an upload of theirs, or a WikiText folder
+    inside the corpus directory (returned with its resolved path); anything else is a ConfigError."""
+    if data.source == "huggingface":
+        raise ConfigError(
+            "data.source = 'huggingface' downloads from the internet: the dashboard does not; use the command line "
+            "(python -m engine run ... --set data.source=huggingface) or a WikiText folder"
+        )
+    if data.source != "wikitext-dir":
+        return data
+    folder = _inside_root(str(data.path))
+    train = next(folder / n for n in (WIKITEXT_FILES[0], WIKITEXT_RAW_FILES[0]) if (folder / n).is_file())
+    too_many = data.max_train_tokens is None or data.max_train_tokens > DASHBOARD_MAX_TRAIN_TOKENS
+    if train.stat().st_size > DASHBOARD_MAX_TRAIN_BYTES and too_many:
+        raise ConfigError(
+            f"{train.name} in {folder.name!r} is {train.stat().st_size / 2**20:,.0f} MiB: from the dashboard, set "
+            f"data.max_train_tokens to at most {DASHBOARD_MAX_TRAIN_TOKENS:,} (or train it from the command line)"
+        )
+    return data.model_copy(update={"path": str(folder)})
+
+
+# ----------------------------------------------------------------- uploads
+def uploads_dir(data_dir: str | Path) -> Path:
+    return Path(data_dir) / UPLOAD_SUBDIR
+
+
+def max_uploads_bytes() -> int:
+    return int(float(os.environ.get(UPLOADS_ENV) or DEFAULT_MAX_UPLOADS_MB) * 2**20)
+
+
+def save_upload(data_dir: str | Path, name: str, data: bytes) -> str:
+    """Check a .txt upload and keep it; returns its ``data.upload_name`` (the same bytes give the
+    same name, stored once)."""
+    corpus_from_upload(data, name)  # every problem a ConfigError naming it
+    stem = _UNSAFE.sub("_", Path(name).name)[-100:].strip("._") or "upload.txt"
+    upload_name = f"{hashlib.sha256(data).hexdigest()[:16]}-{stem}"
+    folder = uploads_dir(data_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / upload_name
+    if target.is_file():
+        return upload_name
+    used = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    if used + len(data) > max_uploads_bytes():
+        raise ConfigError(
+            f"the server keeps at most {max_uploads_bytes() / 2**20:,.0f} MiB of uploaded texts ({UPLOADS_ENV}) and "
+            f"holds {used / 2**20:,.1f} MiB: use the built-in corpus, or ask the operator to make room"
+        )
+    tmp = folder / f".{upload_name}.{os.getpid()}.tmp"
+    tmp.write_bytes(data)
+    os.replace(tmp, target)
+    return upload_name
+
+
+def read_upload(data_dir: str | Path, upload_name: str) -> bytes:
+    """The bytes of a kept upload; a name that is not one :func:`save_upload` gives is refused unread."""
+    if not _UPLOAD_NAME.match(upload_name or ""):
+        raise ConfigError(f"data.upload_name = {str(upload_name)[:200]!r} is not the name of an uploaded text")
+    path = uploads_dir(data_dir) / upload_name
+    if not path.is_file():
+        raise ConfigError(f"the uploaded text {upload_name!r} is not on this server (any more): upload it again")
+    return path.read_bytes()
+
+
+# ----------------------------------------------------------------- token ids
+def measured_corpus(data_dir: str | Path, data: TextDataConfig) -> EncodedCorpus:
+    """Token ids of ``data``'s corpus (an upload is read from ``data_dir``); cached per process."""
+    if data.source != "upload":
+        return encoded_corpus(data)
+    return _encoded_upload(str(Path(data_dir).resolve()), data)
+
+
+@lru_cache(maxsize=2)
+def _encoded_upload(data_dir: str, data: TextDataConfig) -> EncodedCorpus:
+    # an upload's name is its content's hash: the same name always encodes the same text
+    return encoded_corpus(data, read_upload(data_dir, str(data.upload_name)))

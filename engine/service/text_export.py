@@ -1,0 +1,62 @@
+"""Exports of a stored real-text run (layout: :mod:`engine.service.export`'s docstring)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.service.export import FORMATS, atomic_write, write_table
+from engine.service.text_runs import layer_head_frame
+
+MAPS_FILE = "attn_maps.npz"
+
+
+def text_scalars_frame(store: Any, run_id: str) -> pd.DataFrame:
+    """step, layer, head, metric, value (:func:`engine.service.text_runs.layer_head_frame`)."""
+    return layer_head_frame(store.scalars(run_id))
+
+
+def attention_arrays(store: Any, run_id: str) -> dict[str, np.ndarray]:
+    """Every stored snapshot's maps stacked on a leading step axis: ``steps`` (S,), ``attn_map_mean``
+    (S, L, T′, T′), ``attn_map`` (S, L, H, T′, T′) when stored, and ``tokens`` (T′,): the probe
+    window's words (query i and key j are ``tokens[i]`` and ``tokens[j]``)."""
+    steps = store.steps(run_id)
+    snaps = [store.snapshot(run_id, s) for s in steps]
+    out: dict[str, np.ndarray] = {"steps": np.asarray(steps, dtype=np.int64)}
+    for name in ("attn_map_mean", "attn_map"):
+        if snaps and all(name in s for s in snaps):
+            out[name] = np.stack([s[name] for s in snaps])
+    words = store.statics(run_id).get("probe_window_tokens", np.array([], dtype=str))
+    t = out["attn_map_mean"].shape[-1] if "attn_map_mean" in out else 0
+    out["tokens"] = np.asarray(words[:t], dtype=str)
+    return out
+
+
+def maps_npz(store: Any, run_id: str) -> bytes:
+    buf = io.BytesIO()
+    arrays: dict[str, Any] = attention_arrays(store, run_id)
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def export_text_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
+    """config.json, scalars.<fmt> and attn_maps.npz into ``out_dir`` (each written atomically)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
+    run = store.get_run(run_id)
+    if run is None:
+        raise KeyError(f"no run {run_id!r}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    config = json.dumps(json.loads(run["config_json"]), indent=2) + "\n"
+    maps = maps_npz(store, run_id)
+    return [
+        atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),
+        write_table(text_scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
+        atomic_write(out / MAPS_FILE, lambda p: p.write_bytes(maps)),
+    ]

@@ -1,0 +1,127 @@
+"""Real-text runs in the run store, without torch: create one (its corpus measured and its budget
+checked before anything is queued), and the store layout of its snapshots.
+
+Layout (:mod:`engine.service.export` documents it for readers): a text run is a ``runs`` row of
+``kind = 'text'`` whose ``config_json`` is a :class:`~engine.core.text.config.TextRunConfig`.
+
+* scalars: a trainer row (layer, head, metric, value) is stored as ``n = layer`` (NULL for a
+  run-level metric: train_loss, val_loss, val_ppl) and ``replica = head`` (−1 for the mean over
+  heads, and for run-level metrics);
+* snapshot arrays: ``attn_map_mean`` (L, T′, T′) and, when L·H ≤ :data:`MAX_HEAD_MAPS`,
+  ``attn_map`` (L, H, T′, T′): the probe window's attention a_ij, query i, key j, cut to its
+  first T′ = min(T, :data:`MAP_MAX_T`) positions (a causal map's first T′ rows only attend to its
+  first T′ keys, so the cut is the map of the shorter window);
+* statics (written by the worker when it starts, :func:`stored_statics`): the trainer's
+  ``statics()`` (probe token ids, frequent ids, uniform reference levels, corpus sizes) without
+  the whole vocabulary, plus the words that the charts label: ``probe_window_tokens`` (T,) and
+  ``frequent_tokens`` (top-n,), and ``vocab_size``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.core.config import RunConfig
+from engine.core.text.config import TextRunConfig, check_corpus_fits
+from engine.paper.report import environment
+from engine.service.corpus_access import measured_corpus
+from engine.service.limits import estimated_seconds
+from engine.service.runs import PENDING_DEVICE
+from engine.service.store import RunStore
+from engine.service.text_budget import ASSUMED_CPU_FLOPS, TextEstimate, check_text_budget
+
+TEXT = "text"
+MAP_MAX_T = 64  # positions of the probe window kept in the stored attention maps
+MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most this
+HEAD_MEAN = -1  # the store's replica value of a head-mean (or run-level) row
+
+TextRow = tuple[int | None, int | None, str, float]  # (layer, head, metric, value), as the trainer gives them
+
+
+def check_text_run(data_dir: str | Path, cfg: TextRunConfig) -> TextEstimate:
+    """Measure the run's corpus (token counts, vocabulary), check it holds the run's windows and that
+    the run fits the server's memory and work budget; ConfigError otherwise."""
+    corpus = measured_corpus(data_dir, cfg.data)
+    check_corpus_fits(cfg, len(corpus.train_ids), len(corpus.val_ids))
+    return check_text_budget(cfg, len(corpus.vocab), len(corpus.train_ids))
+
+
+def run_seconds(data_dir: str | Path, cfg: RunConfig | TextRunConfig) -> float:
+    """Training seconds of a whole run of either kind, roughly, for the queue's limits (a text run
+    is checked first: :func:`check_text_run`; its floating-point work at the assumed CPU speed)."""
+    if isinstance(cfg, TextRunConfig):
+        return check_text_run(data_dir, cfg).flop / ASSUMED_CPU_FLOPS
+    return estimated_seconds(cfg)
+
+
+def stored_cost(data_dir: str | Path, info: dict[str, Any]) -> tuple[int, float]:
+    """(steps, estimated seconds) of a stored run of either kind."""
+    cfg = TextRunConfig.from_json(info["config_json"]) if is_text(info) else RunConfig.from_json(info["config_json"])
+    return cfg.optim.steps, run_seconds(data_dir, cfg)
+
+
+def create_text_run(
+    store: RunStore, cfg: TextRunConfig, name: str | None = None, owner: str | None = None, status: str = "queued"
+) -> str:
+    """Check the run (:func:`check_text_run`), then write its row; returns the run id.  The worker
+    records the device and the statics when it starts."""
+    check_text_run(store.data_dir, cfg)
+    versions = environment(PENDING_DEVICE)["versions"]
+    return store.create_run(
+        name or cfg.name or "text run", cfg.to_json(), PENDING_DEVICE, versions, owner=owner, status=status, kind=TEXT
+    )
+
+
+def is_text(info: dict | None) -> bool:
+    return info is not None and info.get("kind") == TEXT
+
+
+# ----------------------------------------------------------------- the store layout
+def store_rows(rows: Iterable[TextRow]) -> list[tuple[int, int | None, str, float]]:
+    """Trainer rows (layer, head, metric, value) → store rows (replica = head, n = layer)."""
+    return [(HEAD_MEAN if head is None else head, layer, metric, value) for layer, head, metric, value in rows]
+
+
+def layer_head_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The store's scalar rows (step, replica, n, metric, value) of a text run as step (int64),
+    layer (Int64, <NA> for a run-level metric), head (Int64, <NA> for the mean over heads), metric
+    (string), value (float64)."""
+    head = df["replica"].to_numpy(dtype=np.int64)
+    return pd.DataFrame(
+        {
+            "step": df["step"].to_numpy(dtype=np.int64),
+            "layer": df["n"].astype("Int64").array,
+            "head": pd.Series(head, dtype="Int64").mask(head == HEAD_MEAN).array,
+            "metric": df["metric"].astype("string").array,
+            "value": df["value"].to_numpy(dtype=np.float64),
+        }
+    )
+
+
+def stored_maps(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The snapshot arrays as stored: ``attn_map_mean`` (L, H, T, T → L, T′, T′) and ``attn_map``
+    when L·H ≤ MAX_HEAD_MAPS, both cut to the first T′ = min(T, MAP_MAX_T) positions."""
+    mean = np.asarray(arrays["attn_map_mean"], dtype=np.float32)
+    t = min(mean.shape[-1], MAP_MAX_T)
+    out = {"attn_map_mean": np.ascontiguousarray(mean[..., :t, :t])}
+    per_head = np.asarray(arrays["attn_map"], dtype=np.float32)
+    if per_head.shape[0] * per_head.shape[1] <= MAX_HEAD_MAPS:
+        out["attn_map"] = np.ascontiguousarray(per_head[..., :t, :t])
+    return out
+
+
+def stored_statics(statics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The trainer's statics as stored: the vocabulary (up to 300,000 words) is replaced by the words
+    of the probe window and of the frequent tokens, the ones the charts show."""
+    itos = statics["vocab_tokens"]
+    out = {k: v for k, v in statics.items() if k not in ("vocab_tokens", "vocab_counts")}
+    out["probe_window_tokens"] = itos[np.asarray(statics["probe_window"], dtype=np.int64)]
+    out["frequent_tokens"] = itos[np.asarray(statics["frequent_ids"], dtype=np.int64)]
+    out["frequent_counts"] = np.asarray(statics["vocab_counts"])[np.asarray(statics["frequent_ids"], dtype=np.int64)]
+    out["vocab_size"] = np.array(len(itos))
+    return out

@@ -1,0 +1,145 @@
+"""The Real text page in Debian's Chromium at both projector sizes (1280×720 and 1920×1080): Start,
+watch the entropy chart fill, see the maps labelled with words; lecture mode.  Screenshots go to
+test-artifacts/ (and, with SCANSNAP_UPDATE_SCREENSHOTS=1, to assets/screenshots/ for the README)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.webserver import launch_chromium, serve
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+SHOTS = ROOT / "assets" / "screenshots"
+SHORT = "data.vocab_size=2000&optim.batch=10&probe.val_windows=4&snapshots.log_count=0"
+README_SHOTS = {  # test artifact → the README's copy
+    "text-1920x1080-charts.png": "text-1920x1080.png",
+    "text-1280x720-maps.png": "text-1280x720.png",
+    "text-1920x1080-fig7.png": "text-fig7.png",
+}
+H_CHART = ".st-key-text-charts-H .js-plotly-plot, .st-key-text-charts-wide-H .js-plotly-plot"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with serve(tmp_path_factory.mktemp("text-browser"), tmp_path_factory.mktemp("log") / "streamlit.log") as srv:
+        yield srv.url
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
+
+
+def _run_to_the_end(pg, url: str, steps: int) -> None:
+    pg.goto(url)
+    pg.get_by_role("button", name="▶ Start").click()
+    pg.wait_for_selector(H_CHART, timeout=60_000)
+    pg.get_by_text(re.compile(rf"^finished · step {steps} / {steps}")).wait_for(timeout=120_000)
+    pg.wait_for_selector(".st-key-text-fig7 .js-plotly-plot", state="attached")
+    pg.wait_for_function(  # the four Fig. 7 panels drawn (a live chart is drawn from a queue, a moment later)
+        "() => document.querySelectorAll('.st-key-text-fig7 .js-plotly-plot .main-svg').length >= 4"
+    )
+
+
+def _projector_shots(pg, name: str) -> None:
+    """What the projector shows: the top, the line charts, the maps, Fig. 7's row; and the whole page
+    (a tall viewport: Streamlit scrolls inside its own container, so a full-page shot would not)."""
+    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+    for part, sel in (("charts", ".st-key-text-charts, .st-key-text-charts-wide"), ("maps", ".st-key-text-maps"),
+                      ("fig7", ".st-key-text-fig7")):  # fmt: skip
+        pg.locator(sel).first.scroll_into_view_if_needed()
+        pg.wait_for_timeout(300)
+        pg.screenshot(path=str(ARTIFACTS / f"{name}-{part}.png"))
+    size = pg.viewport_size
+    pg.set_viewport_size({"width": size["width"], "height": 4200})
+    pg.wait_for_timeout(1500)  # the charts re-lay out to the new size
+    pg.screenshot(path=str(ARTIFACTS / f"{name}-full.png"))
+    pg.set_viewport_size(size)
+
+
+def _layer_lines(pg) -> list[str]:
+    return pg.evaluate(
+        "(sel) => document.querySelector(sel).data.filter((t) => t.name.startsWith('layer')).map((t) => t.name)",
+        H_CHART.split(",")[0].strip(),
+    )
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
+def test_real_text_page_at_projector_sizes(server, browser, width, height):
+    pg = browser.new_page(viewport={"width": width, "height": height})
+    pg.set_default_timeout(30_000)
+    try:
+        url = f"{server}/text?preset=text-fig7-3layer&{SHORT}&optim.steps=200&snapshots.linear_every=20"
+        _run_to_the_end(pg, url, 200)
+        assert _layer_lines(pg) == ["layer 0", "layer 1", "layer 2"]
+        boxes = pg.evaluate(
+            "() => [...document.querySelectorAll('.st-key-text-charts .js-plotly-plot, .st-key-text-maps "
+            ".js-plotly-plot, .st-key-text-fig7 .js-plotly-plot')].map((e) => e.getBoundingClientRect().width)"
+        )
+        assert len(boxes) == 3 + 3 + 4 and min(boxes) >= 360, boxes  # every chart wide enough to read its labels
+        ticks = pg.evaluate("() => document.querySelector('.st-key-text-maps .js-plotly-plot').layout.yaxis.ticktext")
+        assert len(ticks) == 35 and all(isinstance(t, str) and t for t in ticks)  # one word per query row
+        assert pg.get_by_text(re.compile(r"At this budget \(200 steps\): layer 0")).count() == 1
+        assert pg.get_by_text("This app has encountered an error").count() == 0
+        _projector_shots(pg, f"text-{width}x{height}")
+    finally:
+        pg.close()
+
+
+def test_real_text_lecture_mode(server, browser):
+    pg = browser.new_page(viewport={"width": 1280, "height": 720})
+    pg.set_default_timeout(30_000)
+    try:
+        url = f"{server}/text?lecture=1&preset=text-fig7-1layer&{SHORT}&optim.steps=120&snapshots.linear_every=15"
+        _run_to_the_end(pg, url, 120)
+        assert pg.evaluate("() => getComputedStyle(document.body).fontSize") == "22px"
+        title_px = pg.evaluate("(s) => document.querySelector(s).layout.title.font.size", H_CHART.split(",")[1].strip())
+        assert title_px >= 24
+        widths = pg.evaluate(
+            "() => [...document.querySelectorAll('.st-key-text-charts-wide .js-plotly-plot')]"
+            ".map((e) => Math.round(e.getBoundingClientRect().width))"
+        )
+        assert len(widths) == 3 and len(set(widths)) == 1  # one chart per row, full width
+        _projector_shots(pg, "text-lecture")
+    finally:
+        pg.close()
+    if os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") == "1":
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for shot, name in README_SHOTS.items():
+            if (ARTIFACTS / shot).exists():
+                shutil.copy(ARTIFACTS / shot, SHOTS / name)
+
+
+def test_a_txt_upload_becomes_the_corpus_and_a_bad_one_says_why(server, browser, tmp_path):
+    pg = browser.new_page(viewport={"width": 1280, "height": 900})
+    pg.set_default_timeout(30_000)
+    try:
+        pg.goto(f"{server}/text?{SHORT}")
+        pg.get_by_label("corpus", exact=True).click()  # the sidebar's corpus select box
+        pg.get_by_role("option", name="my .txt upload").click()
+        pg.get_by_text("Fix this to enable Start").wait_for()  # no text yet: data.upload_name is missing
+        bad = tmp_path / "notes.txt"
+        bad.write_bytes(b"caf\xe9 " * 2000)  # Latin-1, not UTF-8
+        pg.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(bad))
+        pg.get_by_text(re.compile(r"is not UTF-8 text: invalid byte 0xe9")).wait_for()
+        good = tmp_path / "story.txt"
+        good.write_text("the cat sat on the mat and the dog ran in the park . " * 600, encoding="utf-8")
+        pg.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(good))
+        pg.get_by_text(re.compile(r"Training on .*-story\.txt")).wait_for()
+        pg.get_by_text(re.compile(r"upload '[0-9a-f]{16}-story\.txt'")).wait_for()  # the corpus, measured
+        assert pg.get_by_role("button", name="▶ Start").is_enabled()
+        assert "data.upload_name=" in pg.url
+    finally:
+        pg.close()

@@ -1,0 +1,163 @@
+"""Real-text runs in the store: the scalar layout round trip, old databases, the stored maps, a
+stopped-then-resumed run equal to an uninterrupted one, and the export."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from engine.paper.text_presets import get_text_preset
+from engine.service import runner
+from engine.service.control import RunControl
+from engine.service.export import export_run
+from engine.service.store import RunStore
+from engine.service.text_runs import (
+    HEAD_MEAN,
+    MAP_MAX_T,
+    MAX_HEAD_MAPS,
+    create_text_run,
+    layer_head_frame,
+    store_rows,
+    stored_maps,
+)
+
+# A small model on the built-in corpus: seconds, not minutes (2 layers × 2 heads, vocabulary 500).
+SMALL = {
+    "data.vocab_size": "500",
+    "model.d_model": "16",
+    "model.d_ff": "16",
+    "model.n_layers": "2",
+    "model.n_heads": "2",
+    "model.device": "cpu",
+    "optim.batch": "4",
+    "optim.bptt": "8",
+    "optim.steps": "40",
+    "probe.val_windows": "2",
+    "snapshots.linear_every": "5",
+    "snapshots.log_count": "0",
+}
+
+
+def small_cfg(**extra: str):
+    return get_text_preset("text-fig7-1layer").config.with_overrides(SMALL | extra)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def test_scalar_rows_round_trip_through_the_store_and_the_export_frame(tmp_path):
+    """(layer, head, metric, value) → store (replica = head, −1 for the mean; n = layer) → back."""
+    rows = [
+        (0, None, "attn_entropy", 2.5),  # layer 0, mean over heads
+        (0, 0, "attn_entropy", 2.4),
+        (0, 1, "attn_entropy", 2.6),
+        (1, None, "attn_share_frequent", 0.3),
+        (None, None, "val_loss", 6.0),  # run-level
+        (None, None, "train_loss", float("nan")),
+    ]
+    assert store_rows(rows)[0] == (HEAD_MEAN, 0, "attn_entropy", 2.5)
+    assert store_rows(rows)[4] == (HEAD_MEAN, None, "val_loss", 6.0)
+    store = RunStore(tmp_path)
+    rid = create_text_run(store, small_cfg())
+    store.append_snapshot(rid, 7, {"attn_map_mean": np.zeros((2, 3, 3), np.float32)}, store_rows(rows))
+    back = layer_head_frame(store.scalars(rid))
+    assert list(back.columns) == ["step", "layer", "head", "metric", "value"]
+    assert [str(t) for t in back.dtypes] == ["int64", "Int64", "Int64", "string", "float64"]
+    got = [
+        (None if pd.isna(r.layer) else int(r.layer), None if pd.isna(r.head) else int(r.head), r.metric, r.value)
+        for r in back.itertuples()
+    ]
+    assert got[:5] == rows[:5] and got[5][:3] == rows[5][:3] and np.isnan(got[5][3])
+    assert (back["step"] == 7).all()
+
+
+def test_text_runs_have_their_kind_and_old_databases_read_as_synthetic(tmp_path):
+    con = sqlite3.connect(tmp_path / "runs.sqlite")  # a database from before the kind (and published) columns
+    con.execute(
+        "CREATE TABLE runs (id TEXT PRIMARY KEY, name TEXT, config_json TEXT, status TEXT, device TEXT, "
+        "versions_json TEXT, created REAL, updated REAL, message TEXT, owner TEXT, pid INTEGER, host TEXT, "
+        "last_step INTEGER)"
+    )
+    con.execute("INSERT INTO runs (id, name, config_json, status, created) VALUES ('old1', 'old', '{}', 'finished', 1)")
+    con.commit()
+    con.close()
+    store = RunStore(tmp_path)
+    assert store.get_run("old1")["kind"] == "synthetic"
+    rid = create_text_run(store, small_cfg())
+    assert store.get_run(rid)["kind"] == "text" and store.get_run(rid)["status"] == "queued"
+    with pytest.raises(ValueError, match="unknown run kind"):
+        store.create_run("x", "{}", "cpu", {}, kind="poetry")
+
+
+def test_stored_maps_keep_the_first_positions_and_per_head_maps_while_small():
+    rng = np.random.default_rng(0)
+    a = rng.random((2, 3, 80, 80)).astype(np.float32)
+    out = stored_maps({"attn_map": a, "attn_map_mean": a.mean(1)})
+    assert out["attn_map_mean"].shape == (2, MAP_MAX_T, MAP_MAX_T)
+    np.testing.assert_array_equal(out["attn_map"], a[:, :, :MAP_MAX_T, :MAP_MAX_T])
+    many = rng.random((4, 8, 10, 10)).astype(np.float32)  # 32 head-layers > MAX_HEAD_MAPS
+    assert MAX_HEAD_MAPS < 4 * 8
+    assert set(stored_maps({"attn_map": many, "attn_map_mean": many.mean(1)})) == {"attn_map_mean"}
+
+
+def _all(store: RunStore, rid: str) -> tuple[list[int], dict[int, dict], pd.DataFrame]:
+    steps = store.steps(rid)
+    return steps, {s: store.snapshot(rid, s) for s in steps}, layer_head_frame(store.scalars(rid))
+
+
+def test_stopped_then_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
+    """Checkpoint at every snapshot; stop after step 15; resume from the store: every stored number
+    equals the uninterrupted run's, bit for bit (dropout 0.3 draws from the trainer's own RNG)."""
+    from engine.service.text_runner import TextRunJob
+
+    monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)
+    cfg = small_cfg()
+    whole = TextRunJob(cfg, RunStore(tmp_path / "a"), name="whole")
+    assert whole.run() == "finished"
+
+    store = RunStore(tmp_path / "b")
+    first = TextRunJob(cfg, store, name="cut")
+    control = RunControl()
+    status = first.run(control, on_snapshot=lambda s: control.stop() if s.step >= 15 else None)
+    assert status == "stopped" and store.checkpoint(first.run_id)[0] == 15
+    again = TextRunJob.resume(store, first.run_id)
+    assert again.step == 15
+    assert again.run() == "finished"
+
+    steps_a, snaps_a, rows_a = _all(whole.store, whole.run_id)
+    steps_b, snaps_b, rows_b = _all(store, first.run_id)
+    assert steps_a == steps_b == [0, 5, 10, 15, 20, 25, 30, 35, 40]
+    for s in steps_a:
+        for k in snaps_a[s]:
+            np.testing.assert_array_equal(snaps_a[s][k], snaps_b[s][k], err_msg=f"{k} at step {s}")
+    pd.testing.assert_frame_equal(rows_a, rows_b)
+    assert rows_b.groupby(["step", "layer", "head", "metric"], dropna=False).size().max() == 1  # no duplicates
+
+
+def test_export_of_a_text_run(tmp_path):
+    from engine.service.text_runner import TextRunJob
+
+    job = TextRunJob(small_cfg(), RunStore(tmp_path / "data"), name="export")
+    assert job.run() == "finished"
+    files = export_run(job.store, job.run_id, tmp_path / "out", "csv")
+    assert [p.name for p in files] == ["config.json", "scalars.csv", "attn_maps.npz"]
+    df = pd.read_csv(tmp_path / "out" / "scalars.csv")
+    ent = df[(df.metric == "attn_entropy") & df["head"].isna()]
+    assert sorted(ent["layer"].unique()) == [0, 1] and len(ent) == 2 * len(job.store.steps(job.run_id))
+    assert set(df[df["layer"].isna()]["metric"]) == {"train_loss", "val_loss", "val_ppl"}
+    z = np.load(tmp_path / "out" / "attn_maps.npz")
+    S = len(job.store.steps(job.run_id))
+    assert z["attn_map_mean"].shape == (S, 2, 8, 8) and z["attn_map"].shape == (S, 2, 2, 8, 8)
+    np.testing.assert_allclose(z["attn_map_mean"].sum(-1), 1.0, rtol=1e-5)  # each causal row is a distribution
+    assert np.all(np.triu(z["attn_map_mean"], k=1) == 0)  # no attention to later words
+    words = job.store.statics(job.run_id)["probe_window_tokens"]
+    assert list(z["tokens"]) == list(words[:8])

@@ -1,0 +1,114 @@
+"""The Real text page through AppTest: it renders, Start trains a run whose live charts show the
+stored numbers, the URL reopens it, bad knobs and over-budget configs block Start with their
+message, and the Lab sends a text run's link here.  AppTest never fires run_every timers: the
+tests wait for the engine, then rerun the script."""
+
+from __future__ import annotations
+
+import json
+from multiprocessing import forkserver
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from engine.service.jobs import get_manager
+from engine.service.store import RunStore
+from tests.apphelp import APP
+from ui.text_history import TextHistory
+
+PAGE = "app_pages/text.py"
+SMALL = {
+    "preset": "text-fig7-1layer",
+    "data.vocab_size": "2000",
+    "model.d_model": "32",
+    "model.d_ff": "32",
+    "model.n_layers": "2",
+    "optim.batch": "10",
+    "optim.steps": "30",
+    "probe.val_windows": "2",
+    "snapshots.linear_every": "10",
+    "snapshots.log_count": "0",
+}
+
+
+def open_text_page(params: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    return at.switch_page(PAGE).run()
+
+
+def live_figures(at: AppTest) -> dict[str, dict]:
+    """The live charts on screen by their title."""
+    figs = [json.loads(json.loads(c.proto.json))["fig"] for c in at.get("bidi_component")]
+    return {f["layout"]["title"]["text"].removeprefix("<b>").removesuffix("</b>"): f for f in figs}
+
+
+def test_the_page_renders_with_its_controls_and_corpus(data_dir):
+    at = open_text_page()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Real text"]
+    for key in ("text.start", "text.pause", "text.step", "text.stop", "text.reset", "text.seed"):
+        assert at.button(key=key) is not None
+    assert not at.button(key="text.start").disabled
+    captions = " ".join(c.value for c in at.caption)
+    assert "World English Bible" in captions and "797,427" in captions  # the built-in corpus, measured
+    assert "This run needs" in captions  # the budget estimate before Start
+    labels = {w.label for w in at.number_input} | {w.label for w in at.selectbox}
+    assert {"layers", "heads per layer", "positional encoding", "MLP", "sequence length (bptt)", "batch (streams)",
+            "steps", "learning rate: attention", "learning rate: MLP", "corpus", "Preset"} <= labels  # fmt: skip
+
+
+def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
+    at = open_text_page(SMALL)
+    at.button(key="text.start").click().run()
+    assert not at.exception
+    rid = at.session_state["text.run"]
+    assert get_manager(data_dir).wait(rid, 120) == "finished", get_manager(data_dir).status(rid).message
+    at.run()
+    assert not at.exception and at.query_params["run"] == rid
+    figs = live_figures(at)
+    assert {"Attention entropy per layer (probe set)", "Loss and perplexity", "layer 0", "layer 1",
+            "iteration 0", "iteration 8", "iteration 15", "iteration 30"} <= set(figs)  # fmt: skip
+    H = figs["Attention entropy per layer (probe set)"]
+    hist = TextHistory(rid)
+    hist.update(RunStore(data_dir))
+    steps, stored = hist.layer_metric("attn_entropy")
+    for k in (0, 1):
+        trace = next(t for t in H["data"] if t["name"] == f"layer {k}")
+        assert trace["x"] == steps.tolist()
+        np.testing.assert_allclose(trace["y"], stored[:, k], rtol=1e-3)  # drawn rounded to 4 digits
+    assert H["layout"]["yaxis"]["title"]["text"] == "attention entropy (nats)"  # the registry's label
+    words = RunStore(data_dir).statics(rid)["probe_window_tokens"]
+    layer0 = figs["layer 0"]["layout"]["yaxis"]
+    assert layer0["ticktext"] == [str(w) for w in words[: len(layer0["ticktext"])]]
+    text = " ".join(m.value for m in at.markdown)
+    assert "At this budget (30 steps): layer 0:" in text and "drop-then-rebound" in text
+    assert any(s.label.startswith("step (scrub") for s in at.select_slider)  # finished: the scrubber is on
+
+
+def test_a_link_with_the_run_reopens_it_and_the_lab_points_here(data_dir):
+    at = open_text_page(SMALL)
+    at.button(key="text.start").click().run()
+    rid = at.session_state["text.run"]
+    get_manager(data_dir).wait(rid, 120)
+    again = open_text_page({"run": rid})
+    assert not again.exception and again.session_state["text.run"] == rid
+    assert again.session_state["text.cfg"]["optim"]["steps"] == 30  # the run's own config
+    lab = AppTest.from_file(APP, default_timeout=60)
+    lab.query_params["run"] = rid
+    lab.run()
+    assert any("is a real-text run: open it on the Real text page" in w.value for w in lab.warning)
+
+
+def test_bad_knobs_and_over_budget_configs_block_start_with_their_message(data_dir, monkeypatch):
+    at = open_text_page({**SMALL, "model.n_heads": "3"})  # 32 is not divisible by 3: ignored, said so
+    assert any("divisible" in w.value for w in at.warning)
+    heads = next(w for w in at.number_input if w.label == "heads per layer")
+    heads.set_value(3).run()
+    assert any("divisible" in e.value for e in at.error) and at.button(key="text.start").disabled
+    forkserver.ensure_running()  # started before the limit: the workers' server copies its environment
+    monkeypatch.setenv("SCANSNAP_MAX_RUN_MB", "1")
+    at = open_text_page(SMALL)
+    assert any("over the limit of 1 MB per run" in e.value for e in at.error)
+    assert at.button(key="text.start").disabled
