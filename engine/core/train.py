@@ -9,7 +9,6 @@ replicas equals R separate runs, and the same seed gives the same trajectory.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,13 +18,8 @@ from engine.core import metrics as mx
 from engine.core.config import RunConfig
 from engine.core.data import ContextSampler, Problem, build_problem
 from engine.core.device import resolve_device
-from engine.core.model import (
-    effective_yz_standard,
-    loss_and_grads_grouped,
-    loss_and_grads_lemma3,
-    loss_and_grads_yz,
-    loss_yz,
-)
+from engine.core.kinds import Setup, make_kind
+from engine.core.model import loss_and_grads_yz
 from engine.core.optim import ReplicaOptimizer
 from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
 
@@ -67,16 +61,6 @@ def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().to("cpu", copy=True).numpy()
 
 
-def init_tensor(kind: str, shape: tuple[int, ...], fan_in: int, std: float, gen: torch.Generator) -> torch.Tensor:
-    """zero; torch-default = nn.Linear's U(−1/√fan_in, 1/√fan_in); normal = N(0, std²)."""
-    if kind == "zero":
-        return torch.zeros(shape, dtype=torch.float64)
-    if kind == "torch-default":
-        bound = 1 / math.sqrt(fan_in)
-        return (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound
-    return torch.randn(shape, generator=gen, dtype=torch.float64) * std
-
-
 class Trainer:
     def __init__(self, cfg: RunConfig):
         self.cfg = cfg
@@ -98,11 +82,13 @@ class Trainer:
         self.distinct = torch.as_tensor(pb.distinct_mask, device=self.device)
         self.common = torch.as_tensor(pb.common_mask, device=self.device)
         self.support = torch.as_tensor(pb.support[0], device=self.device)
-        self.params = self._init_params()
+        self.setup = self._setup()
+        self.kind = make_kind(self.setup)
+        self.params = self.kind.init_params()
         lr_y = t([p[0] for p in self.replica_lr])
         lr_z = t([p[1] for p in self.replica_lr])
         self.opt = {
-            name: ReplicaOptimizer(cfg.optim, lr_z if name in ("Zq", "WQ", "WK") else lr_y) for name in self.params
+            name: ReplicaOptimizer(cfg.optim, lr_z if name in self.kind.lr_z_names else lr_y) for name in self.params
         }
         T = None if cfg.data.infinite_T else int(cfg.data.T)
         self.samplers = [ContextSampler(pb, T, s) for s in self.unique_seeds]
@@ -115,113 +101,30 @@ class Trainer:
     def _t(self, a: object) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a), dtype=self.dtype, device=self.device)
 
-    # ----------------------------------------------------------------- parameters
-    def _init_params(self) -> dict[str, torch.Tensor]:
-        pb, m = self.problem, self.cfg.model
-        shapes: dict[str, tuple[int, ...]]
-        if m.kind == "standard":
-            shapes = {"U": (pb.M, m.d), "WQ": (m.d, m.d), "WK": (m.d, m.d), "WV": (m.d, m.d)}
-        else:  # the Lemma-3 decoder starts from the plain model's Y(0) of the same seed (W = F^T Y below)
-            shapes = {"Zq": (pb.Q, pb.M_ctx), "Y": (pb.M_ctx, pb.M_out)}
-        per_seed: dict[int, dict[str, torch.Tensor]] = {}
-        for s in self.unique_seeds:
-            gen = torch.Generator().manual_seed(s)
-            per_seed[s] = {}
-            for name, shape in shapes.items():
-                kind = m.init
-                if name == "U":  # fixed near-orthonormal embeddings
-                    per_seed[s][name] = torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(m.d)
-                    continue
-                fan_in = m.d if m.kind == "standard" else pb.M
-                per_seed[s][name] = init_tensor(kind, shape, fan_in, m.init_std, gen)
-        params = {
-            name: torch.stack([per_seed[s][name] for s in self.replica_seed]).to(self.device, self.dtype)
-            for name in shapes
-        }
-        if m.kind == "yz-meanfield" and m.meanfield_decoder == "lemma3":  # W = F(0)^T Y(0)  (R, K, M_out)
-            params["W"] = torch.bmm(self._f(params["Zq"]), params.pop("Y"))
-        return params
+    def _setup(self) -> Setup:
+        return Setup(
+            cfg=self.cfg,
+            problem=self.problem,
+            device=self.device,
+            dtype=self.dtype,
+            replica_seed=self.replica_seed,
+            unique_seeds=self.unique_seeds,
+            seed_index=self.seed_index,
+            P=self.P,
+            logP=self.logP,
+            psi=self.psi,
+            labels=self.labels,
+            support=self.support,
+        )
 
     def yz(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Effective (Y, Zq) of any model kind (Y: (R, M_ctx, M_out), Zq: (R, Q, M_ctx))."""
-        p = self.params
-        if "U" in p:
-            return effective_yz_standard(p["U"], p["WQ"], p["WK"], p["WV"], *self._standard_index())
-        if "W" in p:
-            from engine.core.model import decoder_from_lemma3
-
-            return decoder_from_lemma3(p["W"], self._f(p["Zq"])), p["Zq"]
-        return p["Y"], p["Zq"]
+        return self.kind.yz(self.params)
 
     def _f(self, Zq: torch.Tensor) -> torch.Tensor:
-        c = mx.attention_c(Zq, self.logP, self.psi)
-        return c / c.norm(dim=-1, keepdim=True)
+        return self.setup.f(Zq)
 
     # ----------------------------------------------------------------- stepping
-    def _grouped_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """A mini-batch grouped by class in support coordinates: xs (R, K, G, s), w (R, K, G).
-
-        Mean field: every class once with x = P(·|n) and weight 1/K."""
-        probs = self.problem.support[1]
-        K, s = probs.shape
-        if self.cfg.model.kind == "yz-meanfield":
-            xp = self._t(probs).view(1, K, 1, s).expand(self.R, -1, -1, -1)
-            return xp, torch.full((self.R, K, 1), 1 / K, dtype=self.dtype, device=self.device)
-        B = self.cfg.optim.batch
-        draws = [sm.sample(B) for sm in self.samplers]
-        G = max(int(np.bincount(cls, minlength=K).max()) for cls, _ in draws)
-        xs = np.zeros((len(draws), K, G, s))
-        w = np.zeros((len(draws), K, G))
-        for i, (cls, counts) in enumerate(draws):
-            order = np.argsort(cls, kind="stable")
-            start = np.concatenate([[0], np.cumsum(np.bincount(cls, minlength=K))[:-1]])
-            slot = np.empty(B, dtype=np.int64)
-            slot[order] = np.arange(B) - start[cls[order]]
-            xs[i, cls, slot] = counts
-            w[i, cls, slot] = 1 / B
-        xs[..., 0][w == 0] = 1.0  # padding slots: any valid context, weight 0
-        xs_t, w_t = self._t(xs), self._t(w)
-        if len(draws) == 1:
-            return xs_t.expand(self.R, -1, -1, -1), w_t.expand(self.R, -1, -1)
-        return xs_t[self.seed_index], w_t[self.seed_index]
-
-    def _dense_batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(x (R, B, M_ctx), q (R, B), y (R, B)) for the autograd (standard model) path."""
-        draws = [sm.sample(self.cfg.optim.batch) for sm in self.samplers]
-        cls = torch.as_tensor(np.stack([d[0] for d in draws]), device=self.device)[self.seed_index]
-        x = self._t(np.stack([self.problem.dense_counts(*d) for d in draws]))[self.seed_index]
-        return x, self.psi[cls], self.labels[cls]
-
-    def _grads(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        p = self.params
-        if "W" in p:
-            loss, _, dW, dZ = loss_and_grads_lemma3(p["W"], p["Zq"], self.P, self.psi, self.labels)
-            return loss, {"W": dW, "Zq": dZ}
-        if "Y" in p:
-            xs, w = self._grouped_batch()
-            loss, _, dY, dZ = loss_and_grads_grouped(
-                p["Y"], p["Zq"], xs, w, self.support, self.psi, self.labels, accuracy=False
-            )
-            return loss, {"Y": dY, "Zq": dZ}
-        x, q, y = self._dense_batch()
-        leaves = {k: v.detach().requires_grad_(k != "U") for k, v in p.items()}
-        with torch.enable_grad():
-            Y, Zq = effective_yz_standard(
-                leaves["U"], leaves["WQ"], leaves["WK"], leaves["WV"], *self._standard_index()
-            )
-            loss = loss_yz(Y, Zq, x, q, y)
-            names = [k for k in leaves if k != "U"]
-            grads = torch.autograd.grad(loss.sum(), [leaves[k] for k in names])
-        return loss.detach(), dict(zip(names, grads, strict=True))
-
-    def _standard_index(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        pb = self.problem
-        return (
-            torch.arange(pb.M_ctx, device=self.device),
-            torch.as_tensor(pb.query_ids, device=self.device),
-            torch.as_tensor(pb.output_ids, device=self.device),
-        )
-
     @torch.no_grad()
     def step(self) -> None:
         """One optimiser step on every replica; tracks B̂_n (science §4) on the way.
@@ -233,7 +136,7 @@ class Trainer:
         stable choice (low-P tokens with tiny f² would dominate a single-token estimator)."""
         f_before = self._f_cache
         z_before = self._zq_now().clone()
-        loss, grads = self._grads()
+        loss, grads = self.kind.loss_and_grads(self.params, self.samplers)
         if not bool(torch.isfinite(loss).all()):
             bad = int(torch.nonzero(~torch.isfinite(loss))[0])
             raise DivergedError(self.step_count, *self.replica_lr[bad])
@@ -257,7 +160,7 @@ class Trainer:
             self.step()
 
     def _zq_now(self) -> torch.Tensor:
-        return self.yz()[1] if "U" in self.params else self.params["Zq"]
+        return self.kind.zq(self.params)
 
     # ----------------------------------------------------------------- tracking
     def _init_tracking(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
