@@ -1,16 +1,17 @@
-"""Model kinds as small strategy objects: parameter shapes and init, the (loss, grads) step, effective (Y, Zq).
+"""Model kinds as small strategy objects: parameter shapes and init, the training step, effective (Y, Zq).
 
-``yz``           sampled finite-T contexts, class-grouped closed-form gradients (science §2.3–2.5);
-``yz-meanfield`` T→∞ expected dynamics over all K classes, decoder ``plain`` (Y) or ``lemma3`` (W = FᵀY);
-``standard``     embeddings U, W_Q, W_K, W_V with autograd (science §2.2).
+``yz``, ``yz-meanfield`` (plain)   the decoder stored by token role, fused chunked step: engine/core/yz_kinds.py;
+``yz-meanfield`` (lemma3)          T→∞ dynamics with the decoder W = FᵀY (Lemma 3): :class:`Lemma3YZ`;
+``standard``                       embeddings U, W_Q, W_K, W_V with autograd (science §2.2): :class:`StandardModel`.
 
-A strategy holds no parameters: the trainer owns them (``params``) and hands them in.
+A strategy holds no parameters: the trainer owns its state and hands it in; ``public`` turns the state into
+the parameters that ``Trainer.params`` and checkpoints show.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,10 +24,12 @@ from engine.core.data import Problem
 from engine.core.model import (
     decoder_from_lemma3,
     effective_yz_standard,
-    loss_and_grads_grouped,
     loss_and_grads_lemma3,
+    loss_and_grads_yz,
     loss_yz,
 )
+from engine.core.optim import ReplicaOptimizer
+from engine.core.prefetch import sampler_states
 
 Params = dict[str, torch.Tensor]
 LossGrads = tuple[torch.Tensor, Params]
@@ -108,9 +111,58 @@ class ModelKind:
             for name in shapes
         }
 
+    def public(self, state: Params) -> Params:
+        """The parameters as ``Trainer.params`` shows them (token and replica order)."""
+        return state
+
+    def load_params(self, state: Params, public: Params) -> None:
+        """Set ``state`` from parameters in the public layout (a checkpoint)."""
+        for name in state:
+            state[name] = public[name].to(self.s.dtype).clone()
+
+    def optimizers(self, state: Params, lr_y: torch.Tensor, lr_z: torch.Tensor) -> dict:
+        """One optimiser per parameter; η_Z for ``lr_z_names``, η_Y for the rest."""
+        cfg = self.s.cfg.optim
+        return {name: ReplicaOptimizer(cfg, lr_z if name in self.lr_z_names else lr_y) for name in state}
+
+    def optimizer_arrays(self, opt: dict) -> dict[str, torch.Tensor]:
+        """Optimiser state in the public layout, named ``opt.<parameter>.<buffer>``."""
+        return {f"opt.{name}.{k}": v for name, o in opt.items() for k, v in o.state.items()}
+
+    def load_optimizers(self, opt: dict, arrays: dict[str, torch.Tensor], steps: dict[str, int]) -> None:
+        for name, o in opt.items():
+            prefix = f"opt.{name}."
+            o.state = {k.split(".")[-1]: v.to(self.s.dtype).clone() for k, v in arrays.items() if k.startswith(prefix)}
+            o.t = int(steps[name])
+
+    def sampler_states(self, samplers: Sequence[Sampler]) -> list | None:
+        """The samplers' RNG states for a checkpoint (as of the last step taken)."""
+        return sampler_states(samplers)
+
+    def rewind_samplers(self) -> None:
+        """Undo any draw made ahead of the step (before the samplers' states are set from a checkpoint)."""
+
     def loss_and_grads(self, params: Params, samplers: Sequence[Sampler]) -> LossGrads:
         """Per-replica training loss (R,) and ∂L/∂p for every parameter p (the step's direction)."""
         raise NotImplementedError
+
+    def train_step(self, state: Params, samplers: Sequence[Sampler], opt: dict, check: Callable) -> torch.Tensor:
+        """One optimiser step; ``check(loss, replicas)`` raises before any update if the loss is not finite."""
+        loss, grads = self.loss_and_grads(state, samplers)
+        check(loss)
+        for name, g in grads.items():
+            opt[name].step(state[name], g)
+        return loss
+
+    @torch.no_grad()
+    def population_loss(self, state: Params) -> tuple[torch.Tensor, torch.Tensor]:
+        """Loss and accuracy over all K classes with T→∞ contexts (x = P(·|n)), noise-free."""
+        Y, Zq = self.yz(state)
+        s, R, K = self.s, self.s.R, self.s.problem.K
+        loss, acc, _, _ = loss_and_grads_yz(
+            Y, Zq, s.P.unsqueeze(0).expand(R, -1, -1), s.psi.expand(R, K), s.labels.expand(R, K)
+        )
+        return loss, acc
 
     def yz(self, params: Params) -> tuple[torch.Tensor, torch.Tensor]:
         """Effective (Y (R, M_ctx, M_out), Zq (R, Q, M_ctx))."""
@@ -121,55 +173,6 @@ class ModelKind:
         return params["Zq"]
 
 
-class SampledYZ(ModelKind):
-    """``yz``: mini-batches of finite-T contexts, grouped by class in support coordinates."""
-
-    def loss_and_grads(self, params: Params, samplers: Sequence[Sampler]) -> LossGrads:
-        s = self.s
-        xs, w = self.grouped_batch(samplers)
-        loss, _, dY, dZ = loss_and_grads_grouped(
-            params["Y"], params["Zq"], xs, w, s.support, s.psi, s.labels, accuracy=False
-        )
-        return loss, {"Y": dY, "Zq": dZ}
-
-    def grouped_batch(self, samplers: Sequence[Sampler]) -> tuple[torch.Tensor, torch.Tensor]:
-        """A mini-batch grouped by class in support coordinates: xs (R, K, G, s), w (R, K, G)."""
-        s = self.s
-        K, width = s.problem.support[1].shape
-        B = s.cfg.optim.batch
-        draws = [sm.sample(B) for sm in samplers]
-        G = max(int(np.bincount(cls, minlength=K).max()) for cls, _ in draws)
-        xs = np.zeros((len(draws), K, G, width))
-        w = np.zeros((len(draws), K, G))
-        for i, (cls, counts) in enumerate(draws):
-            order = np.argsort(cls, kind="stable")
-            start = np.concatenate([[0], np.cumsum(np.bincount(cls, minlength=K))[:-1]])
-            slot = np.empty(B, dtype=np.int64)
-            slot[order] = np.arange(B) - start[cls[order]]
-            xs[i, cls, slot] = counts
-            w[i, cls, slot] = 1 / B
-        xs[..., 0][w == 0] = 1.0  # padding slots: any valid context, weight 0
-        xs_t, w_t = s.t(xs), s.t(w)
-        if len(draws) == 1:
-            return xs_t.expand(s.R, -1, -1, -1), w_t.expand(s.R, -1, -1)
-        return xs_t[s.seed_index], w_t[s.seed_index]
-
-
-class MeanFieldYZ(ModelKind):
-    """``yz-meanfield`` with the plain decoder: every class once with x = P(·|n) and weight 1/K."""
-
-    def loss_and_grads(self, params: Params, samplers: Sequence[Sampler]) -> LossGrads:
-        s = self.s
-        probs = s.problem.support[1]
-        K, width = probs.shape
-        xs = s.t(probs).view(1, K, 1, width).expand(s.R, -1, -1, -1)
-        w = torch.full((s.R, K, 1), 1 / K, dtype=s.dtype, device=s.device)
-        loss, _, dY, dZ = loss_and_grads_grouped(
-            params["Y"], params["Zq"], xs, w, s.support, s.psi, s.labels, accuracy=False
-        )
-        return loss, {"Y": dY, "Zq": dZ}
-
-
 class Lemma3YZ(ModelKind):
     """``yz-meanfield`` with ``meanfield_decoder='lemma3'``: the decoder is W = FᵀY (R, K, M_out), so Y stays
     in span(F) (Lemma 3).  W(0) = F(0)ᵀY(0) with the plain model's Y(0) of the same seed."""
@@ -178,6 +181,13 @@ class Lemma3YZ(ModelKind):
         params = super().init_params()
         params["W"] = torch.bmm(self.s.f(params["Zq"]), params.pop("Y"))
         return params
+
+    def sampler_states(self, samplers: Sequence[Sampler]) -> list | None:
+        """The samplers' RNG states for a checkpoint (as of the last step taken)."""
+        return sampler_states(samplers)
+
+    def rewind_samplers(self) -> None:
+        """Undo any draw made ahead of the step (before the samplers' states are set from a checkpoint)."""
 
     def loss_and_grads(self, params: Params, samplers: Sequence[Sampler]) -> LossGrads:
         s = self.s
@@ -228,6 +238,13 @@ class StandardModel(ModelKind):
         x = s.t(np.stack([s.problem.dense_counts(*d) for d in draws]))[s.seed_index]
         return x, s.psi[cls], s.labels[cls]
 
+    def sampler_states(self, samplers: Sequence[Sampler]) -> list | None:
+        """The samplers' RNG states for a checkpoint (as of the last step taken)."""
+        return sampler_states(samplers)
+
+    def rewind_samplers(self) -> None:
+        """Undo any draw made ahead of the step (before the samplers' states are set from a checkpoint)."""
+
     def loss_and_grads(self, params: Params, samplers: Sequence[Sampler]) -> LossGrads:
         x, q, y = self.dense_batch(samplers)
         leaves = {k: v.detach().requires_grad_(k != "U") for k, v in params.items()}
@@ -237,13 +254,3 @@ class StandardModel(ModelKind):
             names = [k for k in leaves if k != "U"]
             grads = torch.autograd.grad(loss.sum(), [leaves[k] for k in names])
         return loss.detach(), dict(zip(names, grads, strict=True))
-
-
-def make_kind(setup: Setup) -> ModelKind:
-    """The strategy of ``cfg.model.kind`` (and ``meanfield_decoder``)."""
-    m = setup.cfg.model
-    if m.kind == "standard":
-        return StandardModel(setup)
-    if m.kind == "yz-meanfield":
-        return Lemma3YZ(setup) if m.meanfield_decoder == "lemma3" else MeanFieldYZ(setup)
-    return SampledYZ(setup)

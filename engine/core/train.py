@@ -18,10 +18,9 @@ from engine.core import metrics as mx
 from engine.core.config import RunConfig
 from engine.core.data import ContextSampler, Problem, build_problem
 from engine.core.device import resolve_device
-from engine.core.kinds import Setup, make_kind
-from engine.core.model import loss_and_grads_yz
-from engine.core.optim import ReplicaOptimizer
+from engine.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
 from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
+from engine.core.yz_kinds import MeanFieldYZ, SampledYZ
 
 PER_CLASS_ROWS = 4000  # above this R·K, only class means of per-class metrics are kept
 
@@ -61,6 +60,16 @@ def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().to("cpu", copy=True).numpy()
 
 
+def make_kind(setup: Setup) -> ModelKind:
+    """The strategy of ``cfg.model.kind`` (and ``meanfield_decoder``)."""
+    m = setup.cfg.model
+    if m.kind == "standard":
+        return StandardModel(setup)
+    if m.kind == "yz-meanfield":
+        return Lemma3YZ(setup) if m.meanfield_decoder == "lemma3" else MeanFieldYZ(setup)
+    return SampledYZ(setup)
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig):
         self.cfg = cfg
@@ -84,12 +93,10 @@ class Trainer:
         self.support = torch.as_tensor(pb.support[0], device=self.device)
         self.setup = self._setup()
         self.kind = make_kind(self.setup)
-        self.params = self.kind.init_params()
-        lr_y = t([p[0] for p in self.replica_lr])
-        lr_z = t([p[1] for p in self.replica_lr])
-        self.opt = {
-            name: ReplicaOptimizer(cfg.optim, lr_z if name in self.kind.lr_z_names else lr_y) for name in self.params
-        }
+        self._state = self.kind.init_params()
+        self.opt = self.kind.optimizers(
+            self._state, t([p[0] for p in self.replica_lr]), t([p[1] for p in self.replica_lr])
+        )
         T = None if cfg.data.infinite_T else int(cfg.data.T)
         self.samplers = [ContextSampler(pb, T, s) for s in self.unique_seeds]
         self.step_count = 0
@@ -117,9 +124,15 @@ class Trainer:
             support=self.support,
         )
 
+    @property
+    def params(self) -> dict[str, torch.Tensor]:
+        """The parameters in token and replica order (Zq, Y; W for Lemma 3; U, WQ, WK, WV for ``standard``).
+        Zq and the non-decoder tensors are the live ones; Y of the role-stored kinds is a copy."""
+        return self.kind.public(self._state)
+
     def yz(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Effective (Y, Zq) of any model kind (Y: (R, M_ctx, M_out), Zq: (R, Q, M_ctx))."""
-        return self.kind.yz(self.params)
+        return self.kind.yz(self._state)
 
     def _f(self, Zq: torch.Tensor) -> torch.Tensor:
         return self.setup.f(Zq)
@@ -136,12 +149,7 @@ class Trainer:
         stable choice (low-P tokens with tiny f² would dominate a single-token estimator)."""
         f_before = self._f_cache
         z_before = self._zq_now().clone()
-        loss, grads = self.kind.loss_and_grads(self.params, self.samplers)
-        if not bool(torch.isfinite(loss).all()):
-            bad = int(torch.nonzero(~torch.isfinite(loss))[0])
-            raise DivergedError(self.step_count, *self.replica_lr[bad])
-        for name, g in grads.items():
-            self.opt[name].step(self.params[name], g)
+        loss = self.kind.train_step(self._state, self.samplers, self.opt, self._check_loss)
         self.step_count += 1
         self._train_loss_sum += loss.to(torch.float64)
         self._train_loss_n += 1
@@ -155,12 +163,19 @@ class Trainer:
         self.B_hat += torch.where(den > 0, num / den.clamp_min(1e-300), torch.zeros_like(num)).to(torch.float64)
         self._f_cache = self._f(zq)
 
+    def _check_loss(self, loss: torch.Tensor, replicas: torch.Tensor | None = None) -> None:
+        """DivergedError naming the first replica whose loss is NaN/Inf (``replicas``: the replica of each
+        entry of ``loss``, default all in order)."""
+        if not bool(torch.isfinite(loss).all()):
+            bad = int(torch.nonzero(~torch.isfinite(loss))[0])
+            raise DivergedError(self.step_count, *self.replica_lr[bad if replicas is None else int(replicas[bad])])
+
     def advance(self, n: int) -> None:
         for _ in range(n):
             self.step()
 
     def _zq_now(self) -> torch.Tensor:
-        return self.kind.zq(self.params)
+        return self.kind.zq(self._state)
 
     # ----------------------------------------------------------------- tracking
     def _init_tracking(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -183,12 +198,7 @@ class Trainer:
     @torch.no_grad()
     def population_loss(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Loss and accuracy over all K classes with T→∞ contexts (x = P(·|n)), noise-free."""
-        Y, Zq = self.yz()
-        K = self.problem.K
-        loss, acc, _, _ = loss_and_grads_yz(
-            Y, Zq, self.P.unsqueeze(0).expand(self.R, -1, -1), self.psi.expand(self.R, K), self.labels.expand(self.R, K)
-        )
-        return loss, acc
+        return self.kind.population_loss(self._state)
 
     @torch.no_grad()
     def snapshot(self) -> Snapshot:
@@ -249,8 +259,7 @@ class Trainer:
         """Everything needed to continue bit-for-bit: parameters, optimiser state, tracking
         tensors (arrays) and the step, optimiser step counts and sampler RNG states (JSON)."""
         arrays = {f"param.{k}": _np(v) for k, v in self.params.items()}
-        for name, opt in self.opt.items():
-            arrays |= {f"opt.{name}.{k}": _np(v) for k, v in opt.state.items()}
+        arrays |= {k: _np(v) for k, v in self.kind.optimizer_arrays(self.opt).items()}
         arrays |= {
             "Z0": _np(self.Z0),
             "f0": _np(self.f0),
@@ -262,7 +271,7 @@ class Trainer:
             "step": self.step_count,
             "train_loss_n": self._train_loss_n,
             "opt_t": {k: o.t for k, o in self.opt.items()},
-            "rng": [[sm.rng_classes.bit_generator.state, sm.rng.bit_generator.state] for sm in self.samplers],
+            "rng": self.kind.sampler_states(self.samplers),
         }
         return arrays, json.dumps(meta)
 
@@ -270,15 +279,14 @@ class Trainer:
         """Load a :meth:`checkpoint` taken from a trainer of the same config."""
         meta = json.loads(meta_json)
         t = {k: torch.as_tensor(v, device=self.device) for k, v in arrays.items()}
-        for k in self.params:
-            self.params[k] = t[f"param.{k}"].to(self.dtype).clone()
-        for name, opt in self.opt.items():
-            prefix = f"opt.{name}."
-            opt.state = {k.split(".")[-1]: v.to(self.dtype).clone() for k, v in t.items() if k.startswith(prefix)}
-            opt.t = int(meta["opt_t"][name])
+        self.kind.load_params(
+            self._state, {k.removeprefix("param."): v for k, v in t.items() if k.startswith("param.")}
+        )
+        self.kind.load_optimizers(self.opt, t, meta["opt_t"])
         self.Z0, self.f0, self._f_cache = t["Z0"].to(self.dtype), t["f0"].to(self.dtype), t["f_cache"].to(self.dtype)
         self.B_hat, self._train_loss_sum = t["B_hat"].clone(), t["train_loss_sum"].clone()
         self._train_loss_n, self.step_count = int(meta["train_loss_n"]), int(meta["step"])
+        self.kind.rewind_samplers()
         for sm, (rc, rx) in zip(self.samplers, meta["rng"], strict=True):
             sm.rng_classes.bit_generator.state = rc
             sm.rng.bit_generator.state = rx

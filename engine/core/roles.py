@@ -1,0 +1,220 @@
+"""The decoder Y stored by token role, and mini-batches in role coordinates (issue 16).
+
+Rows of Y (R, M_ctx, M_out) are kept as three blocks (``Problem.token_roles``):
+    Yc (R, m_c, O)     the common tokens, one block shared by every class;
+    Yd (R, K, d, O)    each class's distinct tokens (rows past |G_DT(n)| are padding: zero, never trained);
+    Yu (R, m_u, O)     tokens of no class (only weight decay moves them).
+A class's context then lives in S = m_c + d role columns (common block, then its own distinct block), so
+o = fᵀY is one bmm on Yc plus one on Yd[n], with no gather of rows and no copy of the common rows per class.
+The replica axis of the blocks is in *group order* (see :class:`ReplicaGroups`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.core.data import Problem
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Consecutive rows of the blocks (group order) trained together: ``parts`` lists (data stream, replicas)
+    in row order.  All its replicas' batches have the same number of slots per class."""
+
+    rows: slice
+    parts: tuple[tuple[int, int], ...]
+
+
+class ReplicaGroups:
+    """The replica axis, regrouped so that replicas sharing a data stream are contiguous.
+
+    Public order is pair-major (replica r = p·S + j for lr pair p and seed position j); group order is
+    seed-major (i = j·P + p): seed position j's P replicas are rows j·P … (j+1)·P − 1.  ``shared=True``
+    (mean field: every replica sees the same data) keeps public order as one group.
+    """
+
+    def __init__(self, n_pairs: int, seed_data: list[int], shared: bool):
+        P, S = n_pairs, len(seed_data)
+        self.R = P * S
+        if shared:
+            self.spans = [(self.R, 0)]  # (replicas, data stream) per group, in row order
+            self.order = torch.arange(self.R)
+        else:
+            self.spans = [(P, seed_data[j]) for j in range(S)]
+            self.order = torch.arange(self.R).view(P, S).T.reshape(-1)  # group row i → public replica
+        self.inverse = torch.argsort(self.order)  # public replica → group row
+
+    def chunks(self, slots: list[int], chunk: int) -> list[Chunk]:
+        """Runs of consecutive groups whose batches have equal slots per class (``slots`` per data stream),
+        cut into chunks of at most ``chunk`` replicas.  A replica's tensors then have shapes that depend only
+        on its own batch, whichever replicas share its chunk."""
+        out: list[Chunk] = []
+        parts: list[tuple[int, int]] = []
+        row = start = 0
+        size = -1
+        for n, data in self.spans:
+            while n:
+                if parts and (slots[data] != size or row - start == chunk):
+                    out.append(Chunk(slice(start, row), tuple(parts)))
+                    parts, start = [], row
+                take = min(n, chunk - (row - start))
+                parts.append((data, take))
+                size, row, n = slots[data], row + take, n - take
+        out.append(Chunk(slice(start, row), tuple(parts)))
+        return out
+
+    def to_groups(self, t: torch.Tensor) -> torch.Tensor:
+        return t.index_select(0, self.order.to(t.device))
+
+    def to_public(self, t: torch.Tensor) -> torch.Tensor:
+        return t.index_select(0, self.inverse.to(t.device))
+
+
+def padded_slots(batch: int, K: int) -> int:
+    """Slots per class for a batch of B uniform classes: ⌈B/K + 2σ⌉ with σ = √(B/K·(1 − 1/K)) (the class
+    counts' binomial spread), at most B.  Fixed by (B, K) alone, so most seeds' batches have the same shape and
+    their replicas share chunks; a batch whose largest class count exceeds it uses its own count (for B = 128:
+    one seed-step in five at K = 20, one in fifty at K = 2)."""
+    mean = batch / K
+    return min(batch, math.ceil(mean + 2 * math.sqrt(mean * (1 - 1 / K))))
+
+
+@dataclass
+class RoleBatch:
+    """Mini-batches grouped by class in role coordinates; the leading axis is one per replica, or 1 when
+    all replicas share the batch.
+
+    logx (r, K, G, S): ln of the context counts (−∞ where 0; padding slots hold a one-token context);
+    mask (r, K, G, 1): 1 for a sample, 0 for a padding slot; neg_w (r, K·G): −weight per slot (0 on padding);
+    scale: every sample's weight (1/B, or 1/K in the mean field); label (K, G, 1): the slot's decoder output;
+    minus_one (K, G, 1): −1, the e_n of α − e_n."""
+
+    logx: torch.Tensor
+    mask: torch.Tensor
+    neg_w: torch.Tensor
+    scale: float
+    label: torch.Tensor
+    minus_one: torch.Tensor
+
+    @property
+    def slots(self) -> int:
+        return self.logx.shape[2]
+
+    @staticmethod
+    def join(batches: list[RoleBatch], counts: list[int]) -> RoleBatch:
+        """One batch for consecutive replicas: ``counts[i]`` replicas see ``batches[i]`` (equal shapes)."""
+        if len(batches) == 1:
+            return batches[0]
+        first = batches[0]
+
+        def cat(name: str) -> torch.Tensor:
+            parts = [getattr(b, name) for b in batches]
+            return torch.cat([t.expand(n, *t.shape[1:]) for t, n in zip(parts, counts, strict=True)])
+
+        return RoleBatch(cat("logx"), cat("mask"), cat("neg_w"), first.scale, first.label, first.minus_one)
+
+
+class RoleLayout:
+    """Conversions between the vocabulary's token order and the role blocks, for one problem."""
+
+    def __init__(self, problem: Problem, device: torch.device, dtype: torch.dtype):
+        roles = problem.token_roles
+        self.K, self.d = roles.distinct.shape
+        self.mc, self.mu, self.S = len(roles.common), len(roles.unused), len(roles.common) + roles.distinct.shape[1]
+        self.device, self.dtype, self.M_ctx = device, dtype, problem.M_ctx
+        token = np.concatenate([np.broadcast_to(roles.common, (self.K, self.mc)), roles.distinct], axis=1)  # (K, S)
+        self.token = token
+        col_of = np.full((self.K, problem.M_ctx), self.S)  # role column of (class, token); S = not a column
+        for n in range(self.K):
+            ok = token[n] >= 0
+            col_of[n, token[n, ok]] = np.flatnonzero(ok)
+        ids, probs = problem.support
+        self.cols = np.where(probs > 0, np.take_along_axis(col_of, ids, 1), self.S)  # (K, s) support slot → column
+        self.first_col = self.cols[:, 0]
+        flat = problem.psi[:, None] * problem.M_ctx + np.maximum(token, 0)
+        self.zidx = torch.as_tensor(flat.reshape(-1), device=device)  # (K·S,) into Zq.view(R, Q·M_ctx)
+        self.common = torch.as_tensor(roles.common, device=device)
+        self.unused = torch.as_tensor(roles.unused, device=device)
+        mask = roles.distinct >= 0
+        self.distinct_rows = torch.as_tensor(np.flatnonzero(mask.ravel()), device=device)  # valid rows of (K·d)
+        self.distinct_ids = torch.as_tensor(roles.distinct[mask], device=device)
+        self.labels = torch.as_tensor(problem.label_ids, device=device)
+        self.block_of = np.zeros(problem.M_ctx, dtype=np.int64)  # 0 common, 1 distinct, 2 unused
+        self.row_in_block = np.zeros(problem.M_ctx, dtype=np.int64)
+        for b, ids in enumerate((roles.common, roles.distinct.ravel(), roles.unused)):
+            ok = ids >= 0
+            self.block_of[ids[ok]] = b
+            self.row_in_block[ids[ok]] = np.flatnonzero(ok)
+
+    # ----------------------------------------------------------------- parameters
+    def split(self, Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Y (R, M_ctx, O) in token order → (Yc, Yd, Yu), new contiguous tensors (padding rows 0)."""
+        R, _, n_out = Y.shape
+        Yd = torch.zeros(R, self.K * self.d, n_out, dtype=Y.dtype, device=Y.device)
+        Yd[:, self.distinct_rows] = Y[:, self.distinct_ids]
+        return Y[:, self.common].contiguous(), Yd.view(R, self.K, self.d, n_out), Y[:, self.unused].contiguous()
+
+    def join(self, Yc: torch.Tensor, Yd: torch.Tensor, Yu: torch.Tensor) -> torch.Tensor:
+        """(Yc, Yd, Yu) → Y (R, M_ctx, O) in token order (a new tensor)."""
+        R, n_out = Yc.shape[0], Yc.shape[-1]
+        Y = torch.empty(R, self.M_ctx, n_out, dtype=Yc.dtype, device=Yc.device)
+        Y[:, self.common] = Yc
+        Y[:, self.distinct_ids] = Yd.reshape(R, self.K * self.d, n_out)[:, self.distinct_rows]
+        Y[:, self.unused] = Yu
+        return Y
+
+    def scatter_rows(self, piece: torch.Tensor, start: int, blocks: list[torch.Tensor], rows: torch.Tensor) -> None:
+        """Write token rows start … start+len(piece) of a Y (in token order) into ``blocks`` (Yc, Yd, Yu) at the
+        replicas ``rows`` (group order)."""
+        tokens = np.arange(start, start + len(piece))
+        for b, block in enumerate(blocks):
+            sel = self.block_of[tokens] == b
+            if sel.any():
+                flat = block.view(block.shape[0], -1, block.shape[-1])
+                idx = torch.as_tensor(self.row_in_block[tokens[sel]], device=block.device)
+                flat[rows[:, None], idx[None, :]] = piece[torch.as_tensor(sel, device=piece.device)]
+
+    # ----------------------------------------------------------------- batches
+    def to_roles(self, classes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """(B, s) support-coordinate counts → (B, S) role-coordinate counts."""
+        out = np.zeros((len(classes), self.S + 1))
+        out[np.arange(len(classes))[:, None], self.cols[classes]] = counts
+        return out[:, : self.S]
+
+    def batch(self, classes: np.ndarray, counts: np.ndarray, slots: int) -> RoleBatch:
+        """A mini-batch (classes (B,), support-coordinate counts (B, s)) grouped by class: slot g of class n
+        holds its g-th sample; G = ``slots``, or the largest class count if that is more; empty slots get
+        weight 0."""
+        B, K = len(classes), self.K
+        per_class = np.bincount(classes, minlength=K)
+        G = max(slots, int(per_class.max()))
+        order = np.argsort(classes, kind="stable")
+        start = np.concatenate([[0], np.cumsum(per_class)[:-1]])
+        slot = np.empty(B, dtype=np.int64)
+        slot[order] = np.arange(B) - start[classes[order]]
+        x = np.zeros((K, G, self.S))
+        w = np.zeros((K, G))
+        x[classes, slot] = self.to_roles(classes, counts)
+        w[classes, slot] = 1.0
+        empty = np.nonzero(w == 0)
+        x[empty[0], empty[1], self.first_col[empty[0]]] = 1.0  # any valid context, weight 0
+        return self.make_batch(x, w, 1 / B)
+
+    def mean_field(self, P: np.ndarray) -> RoleBatch:
+        """Every class once with x = P(·|n) (K, M_ctx) and weight 1/K (the T→∞ expectation over classes)."""
+        x = np.where(self.token >= 0, np.take_along_axis(P, np.maximum(self.token, 0), 1), 0.0)
+        return self.make_batch(x[:, None, :], np.ones((self.K, 1)), 1 / self.K)
+
+    def make_batch(self, x: np.ndarray, mask: np.ndarray, scale: float) -> RoleBatch:
+        """x (K, G, S) counts, mask (K, G) 1 = sample, 0 = padding, scale = a sample's weight."""
+        with np.errstate(divide="ignore"):
+            logx = np.log(x)
+        K, G = mask.shape
+        t = lambda a: torch.as_tensor(a, dtype=self.dtype, device=self.device).unsqueeze(0)
+        label = self.labels.view(K, 1, 1).expand(K, G, 1).contiguous()
+        minus_one = torch.full((K, G, 1), -1.0, dtype=self.dtype, device=self.device)
+        return RoleBatch(t(logx), t(mask[..., None]), t(mask.reshape(-1) * -scale), scale, label, minus_one)
