@@ -29,7 +29,6 @@ from engine.core.model import (
     loss_yz,
 )
 from engine.core.optim import ReplicaOptimizer
-from engine.core.prefetch import sampler_states
 
 Params = dict[str, torch.Tensor]
 LossGrads = tuple[torch.Tensor, Params]
@@ -66,7 +65,7 @@ class Setup:
     def f(self, Zq: torch.Tensor) -> torch.Tensor:
         """f_n = c_n/‖c_n‖ (R, K, M_ctx): the normalised attention of each class."""
         c = mx.attention_c(Zq, self.logP, self.psi)
-        return c / c.norm(dim=-1, keepdim=True)
+        return c / torch.linalg.vector_norm(c, dim=-1, keepdim=True)
 
 
 def init_tensor(kind: str, shape: tuple[int, ...], fan_in: int, std: float, gen: torch.Generator) -> torch.Tensor:
@@ -135,13 +134,6 @@ class ModelKind:
             o.state = {k.split(".")[-1]: v.to(self.s.dtype).clone() for k, v in arrays.items() if k.startswith(prefix)}
             o.t = int(steps[name])
 
-    def sampler_states(self, samplers: Sequence[Sampler]) -> list | None:
-        """The samplers' RNG states for a checkpoint (as of the last step taken)."""
-        return sampler_states(samplers)
-
-    def rewind_samplers(self) -> None:
-        """Undo any draw made ahead of the step (before the samplers' states are set from a checkpoint)."""
-
     def loss_and_grads(self, params: Params, samplers: Sequence[Sampler]) -> LossGrads:
         """Per-replica training loss (R,) and ∂L/∂p for every parameter p (the step's direction)."""
         raise NotImplementedError
@@ -181,13 +173,6 @@ class Lemma3YZ(ModelKind):
         params = super().init_params()
         params["W"] = torch.bmm(self.s.f(params["Zq"]), params.pop("Y"))
         return params
-
-    def sampler_states(self, samplers: Sequence[Sampler]) -> list | None:
-        """The samplers' RNG states for a checkpoint (as of the last step taken)."""
-        return sampler_states(samplers)
-
-    def rewind_samplers(self) -> None:
-        """Undo any draw made ahead of the step (before the samplers' states are set from a checkpoint)."""
 
     def loss_and_grads(self, params: Params, samplers: Sequence[Sampler]) -> LossGrads:
         s = self.s
@@ -237,13 +222,6 @@ class StandardModel(ModelKind):
         cls = torch.as_tensor(np.stack([d[0] for d in draws]), device=s.device)[s.seed_index]
         x = s.t(np.stack([s.problem.dense_counts(*d) for d in draws]))[s.seed_index]
         return x, s.psi[cls], s.labels[cls]
-
-    def sampler_states(self, samplers: Sequence[Sampler]) -> list | None:
-        """The samplers' RNG states for a checkpoint (as of the last step taken)."""
-        return sampler_states(samplers)
-
-    def rewind_samplers(self) -> None:
-        """Undo any draw made ahead of the step (before the samplers' states are set from a checkpoint)."""
 
     def loss_and_grads(self, params: Params, samplers: Sequence[Sampler]) -> LossGrads:
         x, q, y = self.dense_batch(samplers)

@@ -11,6 +11,7 @@ The replica axis of the blocks is in *group order* (see :class:`ReplicaGroups`).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -47,8 +48,10 @@ class ReplicaGroups:
             self.spans = [(P, seed_data[j]) for j in range(S)]
             self.order = torch.arange(self.R).view(P, S).T.reshape(-1)  # group row i → public replica
         self.inverse = torch.argsort(self.order)  # public replica → group row
+        self.identity = bool((self.order == torch.arange(self.R)).all())
 
-    def chunks(self, slots: list[int], chunk: int) -> list[Chunk]:
+    @functools.lru_cache(maxsize=64)  # noqa: B019 (one instance per trainer, a handful of slot patterns)
+    def chunks(self, slots: tuple[int, ...], chunk: int) -> list[Chunk]:
         """Runs of consecutive groups whose batches have equal slots per class (``slots`` per data stream),
         cut into chunks of at most ``chunk`` replicas.  A replica's tensors then have shapes that depend only
         on its own batch, whichever replicas share its chunk."""
@@ -68,10 +71,12 @@ class ReplicaGroups:
         return out
 
     def to_groups(self, t: torch.Tensor) -> torch.Tensor:
-        return t.index_select(0, self.order.to(t.device))
+        """Replica axis from public to group order (``t`` itself when they agree)."""
+        return t if self.identity else t.index_select(0, self.order.to(t.device))
 
     def to_public(self, t: torch.Tensor) -> torch.Tensor:
-        return t.index_select(0, self.inverse.to(t.device))
+        """Replica axis from group to public order (``t`` itself when they agree)."""
+        return t if self.identity else t.index_select(0, self.inverse.to(t.device))
 
 
 def padded_slots(batch: int, K: int) -> int:
@@ -143,6 +148,7 @@ class RoleLayout:
         self.distinct_rows = torch.as_tensor(np.flatnonzero(mask.ravel()), device=device)  # valid rows of (K·d)
         self.distinct_ids = torch.as_tensor(roles.distinct[mask], device=device)
         self.labels = torch.as_tensor(problem.label_ids, device=device)
+        self.per_slots: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # G → (label, −1) tensors (K, G, 1)
         self.block_of = np.zeros(problem.M_ctx, dtype=np.int64)  # 0 common, 1 distinct, 2 unused
         self.row_in_block = np.zeros(problem.M_ctx, dtype=np.int64)
         for b, ids in enumerate((roles.common, roles.distinct.ravel(), roles.unused)):
@@ -185,36 +191,43 @@ class RoleLayout:
         out[np.arange(len(classes))[:, None], self.cols[classes]] = counts
         return out[:, : self.S]
 
-    def batch(self, classes: np.ndarray, counts: np.ndarray, slots: int) -> RoleBatch:
-        """A mini-batch (classes (B,), support-coordinate counts (B, s)) grouped by class: slot g of class n
-        holds its g-th sample; G = ``slots``, or the largest class count if that is more; empty slots get
-        weight 0."""
-        B, K = len(classes), self.K
-        per_class = np.bincount(classes, minlength=K)
-        G = max(slots, int(per_class.max()))
-        order = np.argsort(classes, kind="stable")
-        start = np.concatenate([[0], np.cumsum(per_class)[:-1]])
-        slot = np.empty(B, dtype=np.int64)
-        slot[order] = np.arange(B) - start[classes[order]]
-        x = np.zeros((K, G, self.S))
-        w = np.zeros((K, G))
-        x[classes, slot] = self.to_roles(classes, counts)
-        w[classes, slot] = 1.0
-        empty = np.nonzero(w == 0)
-        x[empty[0], empty[1], self.first_col[empty[0]]] = 1.0  # any valid context, weight 0
-        return self.make_batch(x, w, 1 / B)
+    def batches(self, draws: list[tuple[np.ndarray, np.ndarray]], slots: int) -> list[RoleBatch]:
+        """Mini-batches (classes (B,), support-coordinate counts (B, s)), one per data stream, grouped by class:
+        slot g of class n holds its g-th sample; G = ``slots``, or the stream's largest class count if that is
+        more; empty slots get weight 0.  All streams are converted in one pass."""
+        U, B, K = len(draws), len(draws[0][0]), self.K
+        classes = np.concatenate([d[0] for d in draws])
+        key = classes + np.repeat(K * np.arange(U), B)  # (stream, class)
+        per_class = np.bincount(key, minlength=U * K)
+        G = np.maximum(slots, per_class.reshape(U, K).max(1))
+        Gm = int(G.max())
+        order = np.argsort(key, kind="stable")
+        slot = np.empty(U * B, dtype=np.int64)
+        slot[order] = np.arange(U * B) - (np.cumsum(per_class) - per_class)[key[order]]
+        row = key * Gm + slot  # (stream, class, slot) flattened
+        x = np.zeros((U * K * Gm, self.S + 1))
+        x.reshape(U, K, Gm, -1)[:, np.arange(K), :, self.first_col] = 1.0  # empty slots: any valid context
+        x[row[:, None], self.cols[classes]] = np.concatenate([d[1] for d in draws])
+        mask = np.zeros(U * K * Gm)
+        mask[row] = 1.0
+        logx, m = self.tensors(x[:, : self.S].reshape(U, K, Gm, self.S), mask.reshape(U, K, Gm))
+        return [self.make_batch(logx[i : i + 1, :, : G[i]], m[i : i + 1, :, : G[i]], 1 / B) for i in range(U)]
 
     def mean_field(self, P: np.ndarray) -> RoleBatch:
         """Every class once with x = P(·|n) (K, M_ctx) and weight 1/K (the T→∞ expectation over classes)."""
         x = np.where(self.token >= 0, np.take_along_axis(P, np.maximum(self.token, 0), 1), 0.0)
-        return self.make_batch(x[:, None, :], np.ones((self.K, 1)), 1 / self.K)
+        return self.make_batch(*self.tensors(x[None, :, None, :], np.ones((1, self.K, 1))), 1 / self.K)
 
-    def make_batch(self, x: np.ndarray, mask: np.ndarray, scale: float) -> RoleBatch:
-        """x (K, G, S) counts, mask (K, G) 1 = sample, 0 = padding, scale = a sample's weight."""
-        with np.errstate(divide="ignore"):
-            logx = np.log(x)
-        K, G = mask.shape
-        t = lambda a: torch.as_tensor(a, dtype=self.dtype, device=self.device).unsqueeze(0)
-        label = self.labels.view(K, 1, 1).expand(K, G, 1).contiguous()
-        minus_one = torch.full((K, G, 1), -1.0, dtype=self.dtype, device=self.device)
-        return RoleBatch(t(logx), t(mask[..., None]), t(mask.reshape(-1) * -scale), scale, label, minus_one)
+    def tensors(self, x: np.ndarray, mask: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ln x, mask) as tensors of the run's dtype and device (ln 0 = −∞)."""
+        t = lambda a: torch.as_tensor(a, dtype=self.dtype, device=self.device)
+        return t(x).log_(), t(mask)
+
+    def make_batch(self, logx: torch.Tensor, mask: torch.Tensor, scale: float) -> RoleBatch:
+        """logx (1, K, G, S), mask (1, K, G) 1 = sample, 0 = padding, scale = a sample's weight."""
+        G = mask.shape[2]
+        if G not in self.per_slots:
+            label = self.labels.view(self.K, 1, 1).expand(self.K, G, 1).contiguous()
+            self.per_slots[G] = label, torch.full((self.K, G, 1), -1.0, dtype=self.dtype, device=self.device)
+        label, minus_one = self.per_slots[G]
+        return RoleBatch(logx, mask.unsqueeze(-1), mask.reshape(1, -1) * -scale, scale, label, minus_one)

@@ -20,6 +20,7 @@ from engine.core.data import ContextSampler, Problem, build_problem
 from engine.core.device import resolve_device
 from engine.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
 from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
+from engine.core.tracking import DistinctTracker
 from engine.core.yz_kinds import MeanFieldYZ, SampledYZ
 
 PER_CLASS_ROWS = 4000  # above this R·K, only class means of per-class metrics are kept
@@ -103,7 +104,9 @@ class Trainer:
         self.schedule = snapshot_steps(cfg.optim.steps, cfg.snapshots)
         self._train_loss_sum = torch.zeros(self.R, dtype=torch.float64, device=self.device)
         self._train_loss_n = 0
-        self.Z0, self._f_cache, self.f0, self.B_hat = self._init_tracking()
+        self.tracker = DistinctTracker(pb, self.device, self.dtype)
+        self.Z0, self.f0, self.B_hat = self._init_tracking()
+        self._f2 = self.tracker.f2(self.Z0)  # Σ_{G_DT(n)} f_nl² at the current step
 
     def _t(self, a: object) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a), dtype=self.dtype, device=self.device)
@@ -140,15 +143,14 @@ class Trainer:
     # ----------------------------------------------------------------- stepping
     @torch.no_grad()
     def step(self) -> None:
-        """One optimiser step on every replica; tracks B̂_n (science §4) on the way.
+        """One optimiser step on every replica; tracks B̂_n (science §4, engine/core/tracking.py) on the way.
 
         B̂_n += Σ_{l∈G_DT(n)} Δz_{ψ(n),l} / Σ_{l∈G_DT(n)} f_{nl}²  (f before the step): the
         f²-weighted pool of the per-token estimators Δz_l/f_l².  In the exact T→∞ dynamics
         (ż_l = η_Z f_l² ξ_n for every distinct l, Eqn. 98) every per-token estimator equals it;
         with sampling noise, momentum or the plain decoder they disagree, and the pool is the
         stable choice (low-P tokens with tiny f² would dominate a single-token estimator)."""
-        f_before = self._f_cache
-        z_before = self._zq_now().clone()
+        z_before = self.tracker.z(self._zq_now())
         loss = self.kind.train_step(self._state, self.samplers, self.opt, self._check_loss)
         self.step_count += 1
         self._train_loss_sum += loss.to(torch.float64)
@@ -156,12 +158,8 @@ class Trainer:
         zq = self._zq_now()
         if not bool(torch.isfinite(zq).all()):
             raise DivergedError(self.step_count - 1, *self.replica_lr[0])
-        dz = (zq - z_before)[:, self.psi]  # (R, K, M)
-        d = self.distinct
-        num = (dz * d).sum(-1)
-        den = (f_before**2 * d).sum(-1)
-        self.B_hat += torch.where(den > 0, num / den.clamp_min(1e-300), torch.zeros_like(num)).to(torch.float64)
-        self._f_cache = self._f(zq)
+        self.B_hat += self.tracker.increment(z_before, zq, self._f2)
+        self._f2 = self.tracker.f2(zq)
 
     def _check_loss(self, loss: torch.Tensor, replicas: torch.Tensor | None = None) -> None:
         """DivergedError naming the first replica whose loss is NaN/Inf (``replicas``: the replica of each
@@ -178,9 +176,9 @@ class Trainer:
         return self.kind.zq(self._state)
 
     # ----------------------------------------------------------------- tracking
-    def _init_tracking(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _init_tracking(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Fix Z(0), f_n(0), the dominant distinct token l_0 (largest initial c̃) and the
-        runner-up l_1; returns (Z(0), f(0) as the step cache, f(0), B̂ = 0)."""
+        runner-up l_1; returns (Z(0), f(0), B̂ = 0)."""
         z0 = self._zq_now().clone()
         f0 = self._f(z0)
         score = torch.where(self.distinct, f0, torch.full_like(f0, -1.0))
@@ -189,7 +187,7 @@ class Trainer:
         self.l1 = top[..., -1]
         self.r0 = mx.relative_gain(self._g(f0, self.l0), self._g(f0, self.l1))
         B_hat = torch.zeros(self.R, self.problem.K, dtype=torch.float64, device=self.device)
-        return z0, f0.clone(), f0, B_hat
+        return z0, f0, B_hat
 
     @staticmethod
     def _g(t: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -263,7 +261,7 @@ class Trainer:
         arrays |= {
             "Z0": _np(self.Z0),
             "f0": _np(self.f0),
-            "f_cache": _np(self._f_cache),
+            "f_cache": _np(self._f(self._zq_now())),  # f at the current step (the format of earlier runs)
             "B_hat": _np(self.B_hat),
             "train_loss_sum": _np(self._train_loss_sum),
         }
@@ -271,7 +269,7 @@ class Trainer:
             "step": self.step_count,
             "train_loss_n": self._train_loss_n,
             "opt_t": {k: o.t for k, o in self.opt.items()},
-            "rng": self.kind.sampler_states(self.samplers),
+            "rng": [[sm.rng_classes.bit_generator.state, sm.rng.bit_generator.state] for sm in self.samplers],
         }
         return arrays, json.dumps(meta)
 
@@ -283,10 +281,10 @@ class Trainer:
             self._state, {k.removeprefix("param."): v for k, v in t.items() if k.startswith("param.")}
         )
         self.kind.load_optimizers(self.opt, t, meta["opt_t"])
-        self.Z0, self.f0, self._f_cache = t["Z0"].to(self.dtype), t["f0"].to(self.dtype), t["f_cache"].to(self.dtype)
+        self.Z0, self.f0 = t["Z0"].to(self.dtype), t["f0"].to(self.dtype)
+        self._f2 = self.tracker.f2(self._zq_now())  # f_cache is f of the restored Zq: recomputed as every step does
         self.B_hat, self._train_loss_sum = t["B_hat"].clone(), t["train_loss_sum"].clone()
         self._train_loss_n, self.step_count = int(meta["train_loss_n"]), int(meta["step"])
-        self.kind.rewind_samplers()
         for sm, (rc, rx) in zip(self.samplers, meta["rng"], strict=True):
             sm.rng_classes.bit_generator.state = rc
             sm.rng.bit_generator.state = rx

@@ -9,7 +9,7 @@ token and replica order, which is what ``Trainer.params``, checkpoints and tests
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from functools import cached_property
+from functools import cached_property, partial
 
 import torch
 
@@ -24,7 +24,6 @@ from engine.core.fused import (
 )
 from engine.core.kinds import ModelKind, Params, Sampler, Setup, init_tensor
 from engine.core.optim import ReplicaOptimizer
-from engine.core.prefetch import Prefetcher
 from engine.core.roles import ReplicaGroups, RoleBatch, RoleLayout, padded_slots
 
 CHUNK_REPLICAS = 32  # replicas per chunk: see bench/step_speed.py (16–64 measured)
@@ -125,24 +124,21 @@ class RoleYZ(ModelKind):
     def batches(self, samplers: Sequence[Sampler]) -> list[RoleBatch]:
         """One grouped batch per data stream (unique seed)."""
         B = self.s.cfg.optim.batch
-        return [self.layout.batch(*sm.sample(B), self.slots) for sm in samplers]
-
-    def next_batches(self, samplers: Sequence[Sampler]) -> list[RoleBatch]:
-        return self.batches(samplers)
+        return self.layout.batches([sm.sample(B) for sm in samplers], self.slots)
 
     def train_step(self, state: Params, samplers: Sequence[Sampler], opt: dict, check: Callable) -> torch.Tensor:
         """Loss (R,) of the step; Y updated chunk by chunk (fused), then Zq."""
         s, L, groups = self.s, self.layout, self.groups
         opt["Y"].begin()
-        batches = self.next_batches(samplers)
+        batches = self.batches(samplers)
         zc = groups.to_groups(state["Zq"].flatten(1).index_select(1, L.zidx).view(s.R, L.K, L.S))
         dz = torch.empty_like(zc)
         loss = torch.empty(s.R, dtype=s.dtype, device=s.device)
-        for ch in groups.chunks([b.slots for b in batches], CHUNK_REPLICAS):
+        for ch in groups.chunks(tuple(b.slots for b in batches), CHUNK_REPLICAS):
             batch = RoleBatch.join([batches[i] for i, _ in ch.parts], [n for _, n in ch.parts])
             r = ch.rows
-            self.chunk_step(state, r, zc[r], batch, opt["Y"], dz[r], loss[r])
-            check(loss[r], groups.order[r])
+            on_loss = partial(check, replicas=groups.order[r])
+            self.chunk_step(state, r, zc[r], batch, opt["Y"], dz[r], loss[r], on_loss)
         dZ = torch.zeros_like(state["Zq"])
         dZ.flatten(1).index_add_(1, L.zidx, groups.to_public(dz).flatten(1), alpha=batches[0].scale)
         opt["Zq"].step(state["Zq"], dZ)
@@ -157,22 +153,24 @@ class RoleYZ(ModelKind):
         opt: BlockOptimizer,
         dz: torch.Tensor,
         loss: torch.Tensor,
+        check: Callable[[torch.Tensor], None],
     ) -> None:
         """Forward, backward and the decoder's update for the replicas ``rows`` (group order); writes their
-        ∂L/∂z per role column (unweighted) into ``dz`` and their loss into ``loss``."""
+        ∂L/∂z per role column (unweighted) into ``dz`` and their loss into ``loss``; ``check(loss)`` raises
+        (DivergedError) before the decoder moves if a loss is not finite."""
         f = attention(zc, batch)
         Yc, Yd, Yu = (state[b][rows] for b in BLOCKS)
         delta = logits(self.ws, f, Yc, Yd)
         loss_and_delta(delta, batch, loss)
-        if not bool(torch.isfinite(loss).all()):
-            return  # the caller raises DivergedError before this chunk's decoder moves
+        check(loss)
         attention_grad(f, delta, Yc, Yd, dz)
         sc, sd = opt.sink("Yc", rows), opt.sink("Yd", rows)
         decoder_grad_into(sc, sd, f, delta, opt.beta, batch.scale)
         opt.update("Yc", rows, Yc, sc)
         opt.update("Yd", rows, Yd, sd)
         if self.layout.mu:  # tokens of no class: zero gradient, only decay and momentum move them
-            su = opt.sink("Yu", rows).mul_(opt.beta)
+            su = opt.sink("Yu", rows)
+            su.mul_(opt.beta) if opt.beta else su.zero_()  # a reused scratch may hold anything, NaN included
             opt.update("Yu", rows, Yu, su)
 
     @torch.no_grad()
@@ -183,7 +181,7 @@ class RoleYZ(ModelKind):
         zc = groups.to_groups(state["Zq"].flatten(1).index_select(1, L.zidx).view(s.R, L.K, L.S))
         loss = torch.empty(s.R, dtype=s.dtype, device=s.device)
         acc = torch.empty_like(loss)
-        for ch in groups.chunks([1] * (1 + max(i for _, i in groups.spans)), CHUNK_REPLICAS):
+        for ch in groups.chunks((1,) * (1 + max(i for _, i in groups.spans)), CHUNK_REPLICAS):
             r = ch.rows
             o = logits(self.ws, attention(zc[r], batch), state["Yc"][r], state["Yd"][r])
             label = batch.label.unsqueeze(0).expand(o.shape[0], -1, -1, -1)
@@ -193,20 +191,7 @@ class RoleYZ(ModelKind):
 
 
 class SampledYZ(RoleYZ):
-    """``yz``: sampled contexts, one mini-batch per seed shared by that seed's replicas, drawn a step ahead."""
-
-    def __init__(self, setup: Setup):
-        super().__init__(setup)
-        self.prefetch = Prefetcher(self.batches)
-
-    def next_batches(self, samplers: Sequence[Sampler]) -> list[RoleBatch]:
-        return self.prefetch.take(samplers)
-
-    def sampler_states(self, samplers: Sequence[Sampler]) -> list | None:
-        return self.prefetch.states(samplers)
-
-    def rewind_samplers(self) -> None:
-        self.prefetch.discard()
+    """``yz``: sampled contexts, one mini-batch per seed shared by that seed's replicas."""
 
 
 class MeanFieldYZ(RoleYZ):
@@ -218,5 +203,5 @@ class MeanFieldYZ(RoleYZ):
     def batch(self) -> RoleBatch:
         return self.layout.mean_field(self.s.problem.P)
 
-    def next_batches(self, samplers: Sequence[Sampler]) -> list[RoleBatch]:
+    def batches(self, samplers: Sequence[Sampler]) -> list[RoleBatch]:
         return [self.batch]

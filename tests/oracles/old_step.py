@@ -5,10 +5,12 @@ gathered support rows of Y, hand-written softmax, separate optimiser pass), B̂ 
 functions it used, as they were at commit babc72e.  ``tests/core/test_step_vs_old.py`` compares the engine's
 step with it on every model kind and layout, and ``bench/step_speed.py`` times both side by side.
 It imports only the problem definition, the config, the device choice and the snapshot schedule from ``engine/``.
+``checkpoint()`` writes the format that runs stored before issue 16 have (tests restore it into the new trainer).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 
@@ -19,6 +21,10 @@ from engine.core.config import OptimConfig, RunConfig
 from engine.core.data import ContextSampler, Problem, build_problem
 from engine.core.device import resolve_device
 from engine.core.schedule import snapshot_steps
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().to("cpu", copy=True).numpy()
 
 
 def attention_c(Zq: torch.Tensor, logP: torch.Tensor, psi: torch.Tensor) -> torch.Tensor:
@@ -433,3 +439,25 @@ class OldTrainer:
         self.l1 = top[..., -1]
         B_hat = torch.zeros(self.R, self.problem.K, dtype=torch.float64, device=self.device)
         return z0, f0.clone(), f0, B_hat
+
+    # ----------------------------------------------------------------- checkpoints
+    def checkpoint(self) -> tuple[dict[str, np.ndarray], str]:
+        """Everything needed to continue bit-for-bit: parameters, optimiser state, tracking
+        tensors (arrays) and the step, optimiser step counts and sampler RNG states (JSON)."""
+        arrays = {f"param.{k}": _np(v) for k, v in self.params.items()}
+        for name, opt in self.opt.items():
+            arrays |= {f"opt.{name}.{k}": _np(v) for k, v in opt.state.items()}
+        arrays |= {
+            "Z0": _np(self.Z0),
+            "f0": _np(self.f0),
+            "f_cache": _np(self._f_cache),
+            "B_hat": _np(self.B_hat),
+            "train_loss_sum": _np(self._train_loss_sum),
+        }
+        meta = {
+            "step": self.step_count,
+            "train_loss_n": self._train_loss_n,
+            "opt_t": {k: o.t for k, o in self.opt.items()},
+            "rng": [[sm.rng_classes.bit_generator.state, sm.rng.bit_generator.state] for sm in self.samplers],
+        }
+        return arrays, json.dumps(meta)
