@@ -68,6 +68,11 @@ class Setup:
         return c / torch.linalg.vector_norm(c, dim=-1, keepdim=True)
 
 
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A numpy copy (never a view of a tensor the trainer keeps mutating)."""
+    return t.detach().to("cpu", copy=True).numpy()
+
+
 def init_tensor(kind: str, shape: tuple[int, ...], fan_in: int, std: float, gen: torch.Generator) -> torch.Tensor:
     """zero; torch-default = nn.Linear's U(−1/√fan_in, 1/√fan_in); normal = N(0, std²)."""
     if kind == "zero":
@@ -124,9 +129,13 @@ class ModelKind:
         cfg = self.s.cfg.optim
         return {name: ReplicaOptimizer(cfg, lr_z if name in self.lr_z_names else lr_y) for name in state}
 
-    def optimizer_arrays(self, opt: dict) -> dict[str, torch.Tensor]:
-        """Optimiser state in the public layout, named ``opt.<parameter>.<buffer>``."""
-        return {f"opt.{name}.{k}": v for name, o in opt.items() for k, v in o.state.items()}
+    def param_arrays(self, state: Params) -> dict[str, np.ndarray]:
+        """The parameters in the public layout as numpy copies, named ``param.<parameter>`` (a checkpoint)."""
+        return {f"param.{k}": to_numpy(v) for k, v in self.public(state).items()}
+
+    def optimizer_arrays(self, opt: dict) -> dict[str, np.ndarray]:
+        """Optimiser state in the public layout as numpy copies, named ``opt.<parameter>.<buffer>``."""
+        return {f"opt.{name}.{k}": to_numpy(v) for name, o in opt.items() for k, v in o.state.items()}
 
     def load_optimizers(self, opt: dict, arrays: dict[str, torch.Tensor], steps: dict[str, int]) -> None:
         for name, o in opt.items():

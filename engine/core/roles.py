@@ -157,32 +157,60 @@ class RoleLayout:
             self.row_in_block[ids[ok]] = np.flatnonzero(ok)
 
     # ----------------------------------------------------------------- parameters
-    def split(self, Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Y (R, M_ctx, O) in token order → (Yc, Yd, Yu), new contiguous tensors (padding rows 0)."""
-        R, _, n_out = Y.shape
-        Yd = torch.zeros(R, self.K * self.d, n_out, dtype=Y.dtype, device=Y.device)
-        Yd[:, self.distinct_rows] = Y[:, self.distinct_ids]
-        return Y[:, self.common].contiguous(), Yd.view(R, self.K, self.d, n_out), Y[:, self.unused].contiguous()
+    def pieces(self, replicas: int, n_out: int) -> list[tuple[int, int]]:
+        """Token row ranges of about 4M values each, so that moving Y to or from the blocks never needs a
+        second copy of it."""
+        step = max(1, (1 << 22) // max(1, replicas * n_out))
+        return [(a, min(a + step, self.M_ctx)) for a in range(0, self.M_ctx, step)]
 
-    def join(self, Yc: torch.Tensor, Yd: torch.Tensor, Yu: torch.Tensor) -> torch.Tensor:
-        """(Yc, Yd, Yu) → Y (R, M_ctx, O) in token order (a new tensor)."""
-        R, n_out = Yc.shape[0], Yc.shape[-1]
-        Y = torch.empty(R, self.M_ctx, n_out, dtype=Yc.dtype, device=Yc.device)
-        Y[:, self.common] = Yc
-        Y[:, self.distinct_ids] = Yd.reshape(R, self.K * self.d, n_out)[:, self.distinct_rows]
-        Y[:, self.unused] = Yu
-        return Y
-
-    def scatter_rows(self, piece: torch.Tensor, start: int, blocks: list[torch.Tensor], rows: torch.Tensor) -> None:
-        """Write token rows start … start+len(piece) of a Y (in token order) into ``blocks`` (Yc, Yd, Yu) at the
-        replicas ``rows`` (group order)."""
-        tokens = np.arange(start, start + len(piece))
-        for b, block in enumerate(blocks):
+    def _block_index(self, start: int, stop: int) -> list[tuple[int, torch.Tensor, torch.Tensor]]:
+        """(block, which of the token rows start … stop−1 it holds, their rows in the block)."""
+        tokens = np.arange(start, stop)
+        out = []
+        for b in range(3):
             sel = self.block_of[tokens] == b
             if sel.any():
-                flat = block.view(block.shape[0], -1, block.shape[-1])
-                idx = torch.as_tensor(self.row_in_block[tokens[sel]], device=block.device)
-                flat[rows[:, None], idx[None, :]] = piece[torch.as_tensor(sel, device=piece.device)]
+                out.append((b, torch.as_tensor(sel), torch.as_tensor(self.row_in_block[tokens[sel]])))
+        return out
+
+    def write_rows(self, piece: torch.Tensor, start: int, blocks: list[torch.Tensor], rows: torch.Tensor) -> None:
+        """Token rows start … of a Y, ``piece`` (n, O) (every replica) or (len(rows), n, O), into ``blocks``
+        (Yc, Yd, Yu) at the replicas ``rows`` (group order)."""
+        for b, sel, idx in self._block_index(start, start + piece.shape[-2]):
+            flat = blocks[b].view(blocks[b].shape[0], -1, blocks[b].shape[-1])
+            flat[rows[:, None], idx[None, :]] = piece[..., sel.to(piece.device), :]
+
+    def read_rows(self, out: torch.Tensor, start: int, blocks: list[torch.Tensor], rows: torch.Tensor) -> None:
+        """``out`` (len(rows), n, O) ← token rows start … start+n of Y, held in ``blocks`` at the replicas ``rows``."""
+        for b, sel, idx in self._block_index(start, start + out.shape[1]):
+            flat = blocks[b].view(blocks[b].shape[0], -1, blocks[b].shape[-1])
+            out[:, sel.to(out.device)] = flat[rows[:, None], idx[None, :]]
+
+    def split(self, Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Y (R, M_ctx, O) in token order → new blocks (Yc, Yd, Yu) (padding rows 0)."""
+        R, _, n_out = Y.shape
+        blocks = [Y.new_zeros(R, self.mc, n_out), Y.new_zeros(R, self.K, self.d, n_out), Y.new_zeros(R, self.mu, n_out)]
+        for a, b in self.pieces(R, n_out):
+            self.write_rows(Y[:, a:b], a, blocks, torch.arange(R, device=Y.device))
+        return blocks[0], blocks[1], blocks[2]
+
+    def join(
+        self,
+        Yc: torch.Tensor,
+        Yd: torch.Tensor,
+        Yu: torch.Tensor,
+        rows: torch.Tensor | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Y (len(rows), M_ctx, O) in token order from the blocks' replicas ``rows`` (default all), into ``out``
+        (default a new tensor)."""
+        rows = torch.arange(Yc.shape[0], device=Yc.device) if rows is None else rows
+        n_out = Yc.shape[-1]
+        if out is None:
+            out = Yc.new_empty(len(rows), self.M_ctx, n_out)
+        for a, b in self.pieces(len(rows), n_out):
+            self.read_rows(out[:, a:b], a, [Yc, Yd, Yu], rows)
+        return out
 
     # ----------------------------------------------------------------- batches
     def to_roles(self, classes: np.ndarray, counts: np.ndarray) -> np.ndarray:

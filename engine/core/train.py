@@ -19,6 +19,7 @@ from engine.core.config import RunConfig
 from engine.core.data import ContextSampler, Problem, build_problem
 from engine.core.device import resolve_device
 from engine.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
+from engine.core.kinds import to_numpy as _np
 from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
 from engine.core.tracking import DistinctTracker
 from engine.core.yz_kinds import MeanFieldYZ, SampledYZ
@@ -54,11 +55,6 @@ class Snapshot:
             if v.size <= per_class_limit:
                 rows += [(r, n, name, float(v[r, n])) for r in range(v.shape[0]) for n in range(v.shape[1])]
         return rows
-
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    """A numpy copy (never a view of a tensor the trainer keeps mutating)."""
-    return t.detach().to("cpu", copy=True).numpy()
 
 
 def make_kind(setup: Setup) -> ModelKind:
@@ -256,8 +252,7 @@ class Trainer:
     def checkpoint(self) -> tuple[dict[str, np.ndarray], str]:
         """Everything needed to continue bit-for-bit: parameters, optimiser state, tracking
         tensors (arrays) and the step, optimiser step counts and sampler RNG states (JSON)."""
-        arrays = {f"param.{k}": _np(v) for k, v in self.params.items()}
-        arrays |= {k: _np(v) for k, v in self.kind.optimizer_arrays(self.opt).items()}
+        arrays = self.kind.param_arrays(self._state) | self.kind.optimizer_arrays(self.opt)
         arrays |= {
             "Z0": _np(self.Z0),
             "f0": _np(self.f0),

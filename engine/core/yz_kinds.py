@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property, partial
 
+import numpy as np
 import torch
 
 from engine.core.fused import (
@@ -22,7 +23,7 @@ from engine.core.fused import (
     logits,
     loss_and_delta,
 )
-from engine.core.kinds import ModelKind, Params, Sampler, Setup, init_tensor
+from engine.core.kinds import ModelKind, Params, Sampler, Setup, init_tensor, to_numpy
 from engine.core.optim import ReplicaOptimizer
 from engine.core.roles import ReplicaGroups, RoleBatch, RoleLayout, padded_slots
 
@@ -65,7 +66,7 @@ class RoleYZ(ModelKind):
             rows = self.groups.inverse[public].to(s.device)
             if m.init != "zero":
                 for start, piece in self.decoder_init_pieces(gen):
-                    L.scatter_rows(piece.to(s.device, s.dtype), start, [state[b] for b in BLOCKS], rows)
+                    L.write_rows(piece.to(s.device, s.dtype), start, [state[b] for b in BLOCKS], rows)
         return state
 
     def decoder_init_pieces(self, gen: torch.Generator) -> Iterator[tuple[int, torch.Tensor]]:
@@ -80,14 +81,35 @@ class RoleYZ(ModelKind):
             rows = min(step, pb.M_ctx - a)
             yield a, init_tensor(m.init, (rows, pb.M_out), self.fan_in(), m.init_std, gen)
 
+    def decoder(self, blocks: list[torch.Tensor], out: torch.Tensor | None = None) -> torch.Tensor:
+        """Y (R, M_ctx, O) in token and replica order from role blocks (Y or an optimiser state), into ``out``."""
+        rows = self.groups.inverse.to(self.s.device)
+        return self.layout.join(blocks[0], blocks[1], blocks[2], rows=rows, out=out)
+
+    def decoder_array(self, blocks: list[torch.Tensor]) -> np.ndarray:
+        """:meth:`decoder` written straight into a numpy array (a checkpoint: one copy of Y, no more)."""
+        b = blocks[0]
+        out = np.empty(
+            (self.s.R, self.s.problem.M_ctx, b.shape[-1]), dtype=np.float64 if b.dtype == torch.float64 else np.float32
+        )
+        self.decoder([x.cpu() for x in blocks], out=torch.from_numpy(out))
+        return out
+
+    def load_decoder(self, blocks: list[torch.Tensor], Y: torch.Tensor) -> None:
+        """Role blocks ← Y (R, M_ctx, O) in token and replica order (a checkpoint), piece by piece."""
+        rows = self.groups.inverse.to(self.s.device)
+        for a, b in self.layout.pieces(self.s.R, Y.shape[-1]):
+            self.layout.write_rows(Y[:, a:b].to(self.s.device, self.s.dtype), a, blocks, rows)
+
     def public(self, state: Params) -> Params:
-        Y = self.groups.to_public(self.layout.join(state["Yc"], state["Yd"], state["Yu"]))
-        return {"Zq": state["Zq"], "Y": Y}
+        return {"Zq": state["Zq"], "Y": self.decoder([state[b] for b in BLOCKS])}
+
+    def param_arrays(self, state: Params) -> dict[str, np.ndarray]:
+        return {"param.Zq": to_numpy(state["Zq"]), "param.Y": self.decoder_array([state[b] for b in BLOCKS])}
 
     def load_params(self, state: Params, public: Params) -> None:
         state["Zq"].copy_(public["Zq"])
-        for name, block in zip(BLOCKS, self.layout.split(self.groups.to_groups(public["Y"])), strict=True):
-            state[name].copy_(block)
+        self.load_decoder([state[b] for b in BLOCKS], public["Y"])
 
     def yz(self, params: Params) -> tuple[torch.Tensor, torch.Tensor]:
         return self.public(params)["Y"], params["Zq"]
@@ -98,14 +120,13 @@ class RoleYZ(ModelKind):
         blocks = {b: state[b] for b in BLOCKS}
         return {"Zq": ReplicaOptimizer(cfg, lr_z), "Y": BlockOptimizer(cfg, self.groups.to_groups(lr_y), blocks)}
 
-    def optimizer_arrays(self, opt: dict) -> dict[str, torch.Tensor]:
-        out = {f"opt.Zq.{k}": v for k, v in opt["Zq"].state.items()}
+    def optimizer_arrays(self, opt: dict) -> dict[str, np.ndarray]:
+        out = {f"opt.Zq.{k}": to_numpy(v) for k, v in opt["Zq"].state.items()}
         y = opt["Y"]
         if y.t == 0:  # as ReplicaOptimizer: no state before the first step
             return out
         for kind in sorted({k.split(".")[0] for k in y.state}):
-            blocks = [y.state[f"{kind}.{b}"] for b in BLOCKS]
-            out[f"opt.Y.{kind}"] = self.groups.to_public(self.layout.join(*blocks))
+            out[f"opt.Y.{kind}"] = self.decoder_array([y.state[f"{kind}.{b}"] for b in BLOCKS])
         return out
 
     def load_optimizers(self, opt: dict, arrays: dict[str, torch.Tensor], steps: dict[str, int]) -> None:
@@ -116,9 +137,7 @@ class RoleYZ(ModelKind):
         y.t = int(steps["Y"])
         for kind in {k.split(".")[0] for k in y.state}:
             if f"opt.Y.{kind}" in arrays:
-                blocks = self.layout.split(self.groups.to_groups(arrays[f"opt.Y.{kind}"].to(self.s.dtype)))
-                for b, block in zip(BLOCKS, blocks, strict=True):
-                    y.state[f"{kind}.{b}"].copy_(block)
+                self.load_decoder([y.state[f"{kind}.{b}"] for b in BLOCKS], arrays[f"opt.Y.{kind}"])
 
     # ----------------------------------------------------------------- the step
     def batches(self, samplers: Sequence[Sampler]) -> list[RoleBatch]:
