@@ -178,13 +178,15 @@ class RoleLayout:
         (Yc, Yd, Yu) at the replicas ``rows`` (group order)."""
         for b, sel, idx in self._block_index(start, start + piece.shape[-2]):
             flat = blocks[b].view(blocks[b].shape[0], -1, blocks[b].shape[-1])
-            flat[rows[:, None], idx[None, :]] = piece[..., sel.to(piece.device), :]
+            r, i = rows.to(flat.device), idx.to(flat.device)
+            flat[r[:, None], i[None, :]] = piece[..., sel.to(piece.device), :].to(flat.device)
 
     def read_rows(self, out: torch.Tensor, start: int, blocks: list[torch.Tensor], rows: torch.Tensor) -> None:
         """``out`` (len(rows), n, O) ← token rows start … start+n of Y, held in ``blocks`` at the replicas ``rows``."""
         for b, sel, idx in self._block_index(start, start + out.shape[1]):
             flat = blocks[b].view(blocks[b].shape[0], -1, blocks[b].shape[-1])
-            out[:, sel.to(out.device)] = flat[rows[:, None], idx[None, :]]
+            r, i = rows.to(flat.device), idx.to(flat.device)
+            out[:, sel.to(out.device)] = flat[r[:, None], i[None, :]].to(out.device)
 
     def split(self, Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Y (R, M_ctx, O) in token order → new blocks (Yc, Yd, Yu) (padding rows 0)."""

@@ -83,7 +83,7 @@ class RoleYZ(ModelKind):
 
     def decoder(self, blocks: list[torch.Tensor], out: torch.Tensor | None = None) -> torch.Tensor:
         """Y (R, M_ctx, O) in token and replica order from role blocks (Y or an optimiser state), into ``out``."""
-        rows = self.groups.inverse.to(self.s.device)
+        rows = self.groups.inverse.to(blocks[0].device)
         return self.layout.join(blocks[0], blocks[1], blocks[2], rows=rows, out=out)
 
     def decoder_array(self, blocks: list[torch.Tensor]) -> np.ndarray:
@@ -92,7 +92,7 @@ class RoleYZ(ModelKind):
         out = np.empty(
             (self.s.R, self.s.problem.M_ctx, b.shape[-1]), dtype=np.float64 if b.dtype == torch.float64 else np.float32
         )
-        self.decoder([x.cpu() for x in blocks], out=torch.from_numpy(out))
+        self.decoder(blocks, out=torch.from_numpy(out))  # on a GPU: gathered there, piece by piece to the host
         return out
 
     def load_decoder(self, blocks: list[torch.Tensor], Y: torch.Tensor) -> None:
@@ -189,7 +189,10 @@ class RoleYZ(ModelKind):
         opt.update("Yd", rows, Yd, sd)
         if self.layout.mu:  # tokens of no class: zero gradient, only decay and momentum move them
             su = opt.sink("Yu", rows)
-            su.mul_(opt.beta) if opt.beta else su.zero_()  # a reused scratch may hold anything, NaN included
+            if opt.beta:
+                su.mul_(opt.beta)
+            else:
+                su.zero_()  # a reused scratch may hold anything, NaN included
             opt.update("Yu", rows, Yu, su)
 
     @torch.no_grad()
