@@ -31,6 +31,7 @@ BENCHES: dict[str, list[str]] = {
     "engine": [PY, "-m", "bench.engine_speed"],
     "engine_1thread": [PY, "-m", "bench.engine_speed", "--threads", "1"],
     "step": [PY, "-m", "bench.step_speed"],
+    "step_1thread_cpu": [PY, "-m", "bench.step_speed", "--threads", "1", "--cpu-time"],
     "sweep": [PY, "-m", "bench.sweep_speed"],
     "reproduce": [PY, "-m", "bench.reproduce_speed"],
     "ui_throughput": [PY, "-m", "bench.ui_throughput", "--repeats", "3"],
@@ -50,7 +51,7 @@ def last_json(text: str) -> object:
     return json.loads("\n".join(lines[start:]))
 
 
-DEVICE_BENCHES = ("engine", "engine_1thread", "step", "sweep", "reproduce")
+DEVICE_BENCHES = ("engine", "engine_1thread", "step", "step_1thread_cpu", "sweep", "reproduce")
 
 
 def run(name: str, device: str | None = None) -> dict[str, object]:

@@ -1,6 +1,6 @@
 """The training step before and after issue 16, side by side in one process run.
 
-    .venv/bin/python -m bench.step_speed [--device cpu|cuda|auto] [--repeats N] [--json FILE]
+    .venv/bin/python -m bench.step_speed [--device cpu|cuda|auto] [--repeats N] [--threads N] [--cpu-time] [--json FILE]
 
 Old: tests/oracles/old_step.py (the step as it was: gathered support rows of Y, hand-written softmax,
 separate optimiser pass).  New: engine/core/train.py (decoder by token role, chunked, fused update).
@@ -13,7 +13,9 @@ hits both sides alike.
 2. R = 1 (the Lab's single runs: syn-small, lecture, syn-medium-10 with one seed);
 3. chunk sizes 8–64 (replicas per chunk) at R = 160, new step only, for 16 pairs × 10 seeds and for
    160 pairs × 1 seed (one seed: every chunk is full).
-Records the torch device, the thread count and the load average before and after.
+Records the torch device, the thread count and the load average before and after.  ``--threads 1
+--cpu-time`` times the process's CPU time instead of the wall clock: with one thread that is the step's
+own cost, much less disturbed by other programs sharing the cores than wall time is.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from engine.paper.presets import get_preset
 from tests.oracles.old_step import OldTrainer
 
 PANELS = ("syn-medium-1", "syn-medium-3", "syn-medium-5", "syn-medium-10")
+CLOCK = time.perf_counter
 
 
 def sync(device: torch.device) -> None:
@@ -50,10 +53,10 @@ def side_by_side(trainers: dict[str, Callable[[int], None]], steps: int, repeats
     for _ in range(repeats):
         for name, advance in trainers.items():
             sync(device)
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             advance(steps)
             sync(device)
-            times[name].append(1e3 * (time.perf_counter() - t0) / steps)
+            times[name].append(1e3 * (CLOCK() - t0) / steps)
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -128,12 +131,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's, = cores)")
+    ap.add_argument("--cpu-time", action="store_true", help="time CPU time of the process (use with --threads 1)")
     ap.add_argument("--json")
     args = ap.parse_args()
+    global CLOCK
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.cpu_time:
+        CLOCK = time.process_time
     load_before = os.getloadavg()
     res = {
         "device": describe_device(resolve_device(args.device)),
         "threads": torch.get_num_threads(),
+        "clock": "process CPU time" if args.cpu_time else "wall",
         "load_before": load_before,
         "panels": panels(args.device, args.repeats),
         "single_runs": single_runs(args.device, args.repeats),

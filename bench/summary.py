@@ -175,9 +175,15 @@ def issue16_rows(st: dict[str, Any], sw: dict[str, Any], lv: dict[str, Any]) -> 
 
 
 def step() -> list[str]:
-    res = load("step")
-    if not res:
-        return []
+    out = []
+    for name in ("step", "step_1thread_cpu"):
+        res = load(name)
+        if res:
+            out += step_tables(res)
+    return out
+
+
+def step_tables(res: dict[str, Any]) -> list[str]:
     r = res["result"]
     head = ["panel", "R", "before (ms/step)", "after (ms/step)", "speed-up", "after, ms per replica-step"]
     rows = [
@@ -200,7 +206,8 @@ def step() -> list[str]:
     sizes = ("8", "16", "32", "64")
     chunks = [[c["replicas"], *(f"{c['ms_per_step'][k]:.1f}" for k in sizes)] for c in r["chunk_sizes"]]
     return [
-        stamp(res) + f" ({r['device']}, torch threads {r['threads']}, load average before/after "
+        stamp(res) + f" ({r['device']}, torch threads {r['threads']}, {r.get('clock', 'wall')} clock, load average "
+        "before/after "
         f"{r['load_before'][0]:.1f} / {r['load_after'][0]:.1f})\n",
         table(head, rows),
         f"\nPer replica, R = 160 is cheaper than R = 10 by: {ratios}.\n",
