@@ -131,6 +131,7 @@ class RoleLayout:
         self.K, self.d = roles.distinct.shape
         self.mc, self.mu, self.S = len(roles.common), len(roles.unused), len(roles.common) + roles.distinct.shape[1]
         self.device, self.dtype, self.M_ctx = device, dtype, problem.M_ctx
+        self.np_dtype = np.float64 if dtype == torch.float64 else np.float32
         token = np.concatenate([np.broadcast_to(roles.common, (self.K, self.mc)), roles.distinct], axis=1)  # (K, S)
         self.token = token
         col_of = np.full((self.K, problem.M_ctx), self.S)  # role column of (class, token); S = not a column
@@ -225,7 +226,7 @@ class RoleLayout:
         """Mini-batches (classes (B,), support-coordinate counts (B, s)), one per data stream, grouped by class:
         slot g of class n holds its g-th sample; G = ``slots``, or the stream's largest class count if that is
         more; empty slots get weight 0.  All streams are converted in one pass."""
-        U, B, K = len(draws), len(draws[0][0]), self.K
+        U, B, K, S = len(draws), len(draws[0][0]), self.K, self.S
         classes = np.concatenate([d[0] for d in draws])
         key = classes + np.repeat(K * np.arange(U), B)  # (stream, class)
         per_class = np.bincount(key, minlength=U * K)
@@ -235,23 +236,24 @@ class RoleLayout:
         slot = np.empty(U * B, dtype=np.int64)
         slot[order] = np.arange(U * B) - (np.cumsum(per_class) - per_class)[key[order]]
         row = key * Gm + slot  # (stream, class, slot) flattened
-        x = np.zeros((U * K * Gm, self.S + 1))
-        x.reshape(U, K, Gm, -1)[:, np.arange(K), :, self.first_col] = 1.0  # empty slots: any valid context
-        x[row[:, None], self.cols[classes]] = np.concatenate([d[1] for d in draws])
-        mask = np.zeros(U * K * Gm)
-        mask[row] = 1.0
-        logx, m = self.tensors(x[:, : self.S].reshape(U, K, Gm, self.S), mask.reshape(U, K, Gm))
+        x = np.zeros((U, K, Gm, S + 1), dtype=self.np_dtype)  # column S: the support's padding slots
+        x[:, np.arange(K), :, self.first_col] = 1.0  # empty slots: any valid context
+        flat = (row[:, None] * (S + 1) + self.cols[classes]).ravel()
+        np.put(x, flat, np.concatenate([d[1] for d in draws]).ravel())
+        mask = np.zeros((U, K, Gm), dtype=self.np_dtype)
+        mask.reshape(-1)[row] = 1.0
+        logx, m = self.tensor(x)[..., :S].log_(), self.tensor(mask)
         return [self.make_batch(logx[i : i + 1, :, : G[i]], m[i : i + 1, :, : G[i]], 1 / B) for i in range(U)]
 
     def mean_field(self, P: np.ndarray) -> RoleBatch:
         """Every class once with x = P(·|n) (K, M_ctx) and weight 1/K (the T→∞ expectation over classes)."""
         x = np.where(self.token >= 0, np.take_along_axis(P, np.maximum(self.token, 0), 1), 0.0)
-        return self.make_batch(*self.tensors(x[None, :, None, :], np.ones((1, self.K, 1))), 1 / self.K)
+        logx = self.tensor(x[None, :, None, :].astype(self.np_dtype)).log_()
+        return self.make_batch(logx, self.tensor(np.ones((1, self.K, 1), dtype=self.np_dtype)), 1 / self.K)
 
-    def tensors(self, x: np.ndarray, mask: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """(ln x, mask) as tensors of the run's dtype and device (ln 0 = −∞)."""
-        t = lambda a: torch.as_tensor(a, dtype=self.dtype, device=self.device)
-        return t(x).log_(), t(mask)
+    def tensor(self, a: np.ndarray) -> torch.Tensor:
+        """A fresh numpy array as a tensor on the run's device (no copy on the CPU)."""
+        return torch.from_numpy(a).to(self.device)
 
     def make_batch(self, logx: torch.Tensor, mask: torch.Tensor, scale: float) -> RoleBatch:
         """logx (1, K, G, S), mask (1, K, G) 1 = sample, 0 = padding, scale = a sample's weight."""
