@@ -102,7 +102,6 @@ class BlockOptimizer:
         kinds: tuple[str, ...] = ("buf",) if self.cfg.method == "sgd" and self.cfg.momentum > 0 else ()
         kinds = ("m", "v") if self.cfg.method == "adam" else kinds
         self.state = {f"{k}.{b}": torch.zeros_like(p) for k in kinds for b, p in self.blocks.items()}
-        self.ws = Workspace()
 
     def begin(self) -> None:
         self.t += 1
@@ -112,12 +111,12 @@ class BlockOptimizer:
         """β of the gradient's accumulation into its sink: μ into the momentum buffer after the first step."""
         return self.cfg.momentum if self.cfg.method == "sgd" and self.cfg.momentum > 0 and self.t > 1 else 0.0
 
-    def sink(self, block: str, rows: slice) -> torch.Tensor:
-        """Where the gradient of ``block``'s rows goes: the momentum buffer itself, or a reused scratch."""
-        if self.beta or "buf." + block in self.state:
+    def sink(self, block: str, rows: slice, ws: Workspace) -> torch.Tensor:
+        """Where the gradient of ``block``'s rows goes: the momentum buffer itself, or a scratch of ``ws``."""
+        if "buf." + block in self.state:
             return self.state["buf." + block][rows]
         p = self.blocks[block][rows]
-        return self.ws.get(block, tuple(p.shape), p)
+        return ws.get("grad." + block, tuple(p.shape), p)
 
     def update(self, block: str, rows: slice, p: torch.Tensor, g: torch.Tensor) -> None:
         """Finish the step of ``p`` (the block's rows) whose gradient sits in ``g`` (its sink)."""

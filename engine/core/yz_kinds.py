@@ -24,8 +24,9 @@ from engine.core.fused import (
     loss_and_delta,
 )
 from engine.core.kinds import ModelKind, Params, Sampler, Setup, init_tensor, to_numpy
+from engine.core.lanes import Lanes
 from engine.core.optim import ReplicaOptimizer
-from engine.core.roles import ReplicaGroups, RoleBatch, RoleLayout, padded_slots
+from engine.core.roles import Chunk, ReplicaGroups, RoleBatch, RoleLayout, padded_slots
 
 CHUNK_REPLICAS = 32  # replicas per chunk: see bench/step_speed.py (16–64 measured)
 BLOCKS = ("Yc", "Yd", "Yu")
@@ -43,7 +44,7 @@ class RoleYZ(ModelKind):
         seeds = list(setup.cfg.replicas.seeds)
         data = [setup.unique_seeds.index(s) for s in seeds]
         self.groups = ReplicaGroups(len(setup.cfg.lr_pairs), data, self.shared_data)
-        self.ws = Workspace()
+        self.lanes = Lanes()
         self.slots = padded_slots(setup.cfg.optim.batch, self.layout.K)
 
     # ----------------------------------------------------------------- parameters
@@ -153,11 +154,15 @@ class RoleYZ(ModelKind):
         zc = groups.to_groups(state["Zq"].flatten(1).index_select(1, L.zidx).view(s.R, L.K, L.S))
         dz = torch.empty_like(zc)
         loss = torch.empty(s.R, dtype=s.dtype, device=s.device)
-        for ch in groups.chunks(tuple(b.slots for b in batches), CHUNK_REPLICAS):
-            batch = RoleBatch.join([batches[i] for i, _ in ch.parts], [n for _, n in ch.parts])
-            r = ch.rows
-            on_loss = partial(check, replicas=groups.order[r])
-            self.chunk_step(state, r, zc[r], batch, opt["Y"], dz[r], loss[r], on_loss)
+
+        def run(chunks: list[Chunk], ws: Workspace) -> None:
+            for ch in chunks:
+                batch = RoleBatch.join([batches[i] for i, _ in ch.parts], [n for _, n in ch.parts])
+                r = ch.rows
+                on_loss = partial(check, replicas=groups.order[r])
+                self.chunk_step(state, r, zc[r], batch, opt["Y"], ws, dz[r], loss[r], on_loss)
+
+        self.lanes.map(run, groups.chunks(tuple(b.slots for b in batches), CHUNK_REPLICAS))
         dZ = torch.zeros_like(state["Zq"])
         dZ.flatten(1).index_add_(1, L.zidx, groups.to_public(dz).flatten(1), alpha=batches[0].scale)
         opt["Zq"].step(state["Zq"], dZ)
@@ -170,6 +175,7 @@ class RoleYZ(ModelKind):
         zc: torch.Tensor,
         batch: RoleBatch,
         opt: BlockOptimizer,
+        ws: Workspace,
         dz: torch.Tensor,
         loss: torch.Tensor,
         check: Callable[[torch.Tensor], None],
@@ -179,16 +185,16 @@ class RoleYZ(ModelKind):
         (DivergedError) before the decoder moves if a loss is not finite."""
         f = attention(zc, batch)
         Yc, Yd, Yu = (state[b][rows] for b in BLOCKS)
-        delta = logits(self.ws, f, Yc, Yd)
+        delta = logits(ws, f, Yc, Yd)
         loss_and_delta(delta, batch, loss)
         check(loss)
         attention_grad(f, delta, Yc, Yd, dz)
-        sc, sd = opt.sink("Yc", rows), opt.sink("Yd", rows)
+        sc, sd = opt.sink("Yc", rows, ws), opt.sink("Yd", rows, ws)
         decoder_grad_into(sc, sd, f, delta, opt.beta, batch.scale)
         opt.update("Yc", rows, Yc, sc)
         opt.update("Yd", rows, Yd, sd)
         if self.layout.mu:  # tokens of no class: zero gradient, only decay and momentum move them
-            su = opt.sink("Yu", rows)
+            su = opt.sink("Yu", rows, ws)
             if opt.beta:
                 su.mul_(opt.beta)
             else:
@@ -205,7 +211,7 @@ class RoleYZ(ModelKind):
         acc = torch.empty_like(loss)
         for ch in groups.chunks((1,) * (1 + max(i for _, i in groups.spans)), CHUNK_REPLICAS):
             r = ch.rows
-            o = logits(self.ws, attention(zc[r], batch), state["Yc"][r], state["Yd"][r])
+            o = logits(self.lanes.workspaces[0], attention(zc[r], batch), state["Yc"][r], state["Yd"][r])
             label = batch.label.unsqueeze(0).expand(o.shape[0], -1, -1, -1)
             acc[r] = (o.argmax(-1, keepdim=True) == label).to(s.dtype).mean((1, 2, 3))
             loss[r] = -torch.log_softmax(o, dim=-1, out=o).gather(3, label).mean((1, 2, 3))

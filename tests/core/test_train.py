@@ -230,7 +230,7 @@ def test_reused_buffers_may_hold_anything():
         for _ in range(5):
             clean.step()
             poisoned.step()
-            for ws in (poisoned.kind.ws, poisoned.opt["Y"].ws):
+            for ws in poisoned.kind.lanes.workspaces:
                 for buf in ws.buffers.values():
                     buf.fill_(float("nan"))
         for name, p in clean.params.items():
