@@ -152,8 +152,9 @@ class Trainer:
         self._train_loss_sum += loss.to(torch.float64)
         self._train_loss_n += 1
         zq = self._zq_now()
-        if not bool(torch.isfinite(zq).all()):
-            raise DivergedError(self.step_count - 1, *self.replica_lr[0])
+        finite = torch.isfinite(zq).flatten(1).all(1)
+        if not bool(finite.all()):  # name the first replica whose parameters overflowed
+            raise DivergedError(self.step_count - 1, *self.replica_lr[int(torch.nonzero(~finite)[0])])
         self.B_hat += self.tracker.increment(z_before, zq, self._f2)
         self._f2 = self.tracker.f2(zq)
 

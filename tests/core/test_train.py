@@ -257,3 +257,13 @@ def test_checkpoints_of_the_old_step_resume():
         again, meta2 = new.checkpoint()  # and the new trainer writes the same format
         assert set(again) == set(arrays) and json.loads(meta2).keys() == json.loads(meta).keys()
         assert all(again[k].shape == v.shape for k, v in arrays.items())
+
+
+def test_divergence_names_the_replica_that_diverged():
+    """Among replicas with small and huge rates (weight decay η·λ ≫ 2 blows the parameters up), the error names
+    the huge rates, whichever check (loss or parameters) catches it first."""
+    pairs = [[1e-3, 1e-3], [1e3, 1e3], [2e-3, 2e-3]]
+    c = cfg(model__init="torch-default", optim__weight_decay=1.0, replicas__seeds=[1, 2], replicas__lr_pairs=pairs)
+    with pytest.raises(DivergedError) as e:
+        Trainer(c).advance(200)
+    assert "η_Y=1000, η_Z=1000" in str(e.value)
