@@ -1,13 +1,14 @@
 """Engine speed and memory, measured side by side in one process run.
 
-    .venv/bin/python -m bench.engine_speed [--quick] [--json FILE]
+    .venv/bin/python -m bench.engine_speed [--quick] [--device cpu|cuda|auto] [--json FILE]
 
 1. steps/s of the engine vs the naive reference (tests/oracles/reference.py: one-hot B×T×M, attention
    over positions, autograd, two torch.optim.SGD) on syn-small and on syn-medium-10 (R = 1);
 2. a replica batch of R = 160 (one Fig. 6 panel: 16 (η_Y, η_Z) pairs × 10 seeds) vs R = 1, per step;
 3. peak memory (fresh subprocess, VmHWM) and steps/s for M ≈ 10,000, K = 20, 10 query tokens,
    batch 128, in the compact and the paper layout.
-Timings are medians of repeated timed blocks after a warm-up, all with the same torch thread count.
+Timings are medians of repeated timed blocks after a warm-up, all with the same torch thread count, on
+the torch device ``--device`` (recorded; the reference runs there too).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 import torch
 
 from engine.core.config import RunConfig
+from engine.core.device import describe_device, resolve_device
 from engine.core.train import Trainer
 from engine.paper.presets import get_preset
 from tests.oracles.reference import paper_tokens, train_reference
@@ -33,14 +35,24 @@ def median_time(fn: Callable[[], None], repeats: int) -> float:
     fn()  # warm-up
     times = []
     for _ in range(repeats):
+        sync()
         t0 = time.perf_counter()
         fn()
+        sync()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
+DEVICE = "auto"
+
+
+def sync() -> None:
+    if resolve_device(DEVICE).type == "cuda":
+        torch.cuda.synchronize()
+
+
 def single(cfg: RunConfig) -> RunConfig:
-    return cfg.with_overrides({"replicas.seeds": "[1]", "replicas.lr_pairs": None})
+    return cfg.with_overrides({"replicas.seeds": "[1]", "replicas.lr_pairs": None, "model.device": DEVICE})
 
 
 def engine_step_time(cfg: RunConfig, steps: int, repeats: int) -> float:
@@ -63,6 +75,7 @@ def reference_step_time(cfg: RunConfig, steps: int, repeats: int) -> float:
             lr_z=o.eta_z,
             momentum=o.momentum,
             zero_init=cfg.model.init == "zero",
+            device=resolve_device(DEVICE),
         )
 
     return median_time(go, repeats) / steps
@@ -76,7 +89,7 @@ def vs_reference(name: str, steps: int, repeats: int) -> dict:
 
 
 def replica_scaling(name: str, steps: int, repeats: int) -> dict:
-    cfg = get_preset(name).config
+    cfg = get_preset(name).config.with_overrides({"model.device": DEVICE})
     t160 = engine_step_time(cfg, steps, repeats)
     t1 = engine_step_time(single(cfg), steps * 10, repeats)
     return {
@@ -112,7 +125,7 @@ def large_vocab_child(layout: str, steps: int) -> None:
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
     base = _status_mib("VmRSS")
-    cfg = RunConfig.from_dict({**LARGE, "data": {**LARGE["data"], "layout": layout}})
+    cfg = RunConfig.from_dict({**LARGE, "data": {**LARGE["data"], "layout": layout}, "model": {"device": DEVICE}})
     tr = Trainer(cfg)
     tr.advance(2)
     t0 = time.perf_counter()
@@ -147,6 +160,8 @@ def large_vocab(layout: str, steps: int) -> dict:
             str(steps),
             "--threads",
             str(torch.get_num_threads()),
+            "--device",
+            DEVICE,
         ],
         capture_output=True,
         text=True,
@@ -162,7 +177,10 @@ def main() -> None:
     ap.add_argument("--child")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--threads", type=int, help="torch intra-op threads for both sides (default: torch's, = cores)")
+    ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = args.device
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.child:
@@ -170,6 +188,7 @@ def main() -> None:
         return
     reps = 3 if args.quick else 5
     res = {
+        "device": describe_device(resolve_device(DEVICE)),
         "threads": torch.get_num_threads(),
         "vs_reference": [vs_reference("syn-small", 20, reps), vs_reference("syn-medium-10", 10, reps)],
         "replicas": [replica_scaling("syn-medium-1", 10, reps), replica_scaling("syn-medium-10", 5, reps)],

@@ -7,12 +7,17 @@ Per-item times and verdict counts come from each run's ``verdicts.json``.  Print
 The full run leaves out the real-text items (``fig7``, ``joma-real``): at the paper's settings
 they take about 1.5 hours of one CPU core (BENCHMARKS.md, "Real text"); ``--quick`` runs them all.
 
-    PYTHONPATH=. .venv/bin/python -m bench.reproduce_speed
+    PYTHONPATH=. .venv/bin/python -m bench.reproduce_speed [--device cpu|auto]
+
+``reproduce`` trains on the default device (CUDA when present); ``--device cpu`` hides the GPUs from it
+(``CUDA_VISIBLE_DEVICES=``).  The device is recorded.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -20,17 +25,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engine.core.device import describe_device, resolve_device
 from engine.paper.items.catalog import ITEMS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def reproduce(quick: bool) -> dict[str, Any]:
+def reproduce(quick: bool, device: str) -> dict[str, Any]:
+    env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": ""} if device == "cpu" else {})}
     with tempfile.TemporaryDirectory(prefix="repro-speed-") as out:
         only = [] if quick else ["--only", *(n for n, spec in ITEMS.items() if not spec.corpus)]
         cmd = [sys.executable, "-m", "engine", "reproduce", "--out", out] + (["--quick"] if quick else only)
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
         wall = time.monotonic() - t0
         doc = json.loads((Path(out) / "verdicts.json").read_text())
     return {
@@ -47,9 +54,16 @@ def reproduce(quick: bool) -> dict[str, Any]:
 
 
 def main() -> dict[str, Any]:
-    runs = [reproduce(quick=True), reproduce(quick=False)]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="auto", choices=("auto", "cpu"))
+    args = ap.parse_args()
+    load_before = os.getloadavg()
+    runs = [reproduce(quick=True, device=args.device), reproduce(quick=False, device=args.device)]
     quick, full = runs
     res = {
+        "device": "cpu" if args.device == "cpu" else describe_device(resolve_device("auto")),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
         "runs": runs,
         "quick_total_s": quick["wall_s"],
         "full_total_s": full["wall_s"],
@@ -58,6 +72,7 @@ def main() -> dict[str, Any]:
         "targets": {
             "fig6 full (640 runs) <= 120 s": full["items_s"]["fig6"] <= 120,
             "quick, whole command <= 30 s": quick["wall_s"] <= 30,
+            "every verdict passes": not quick["failed"] and not full["failed"],
         },
     }
     print(json.dumps(res, indent=1))

@@ -2,6 +2,7 @@
 
     make bench                                  # all of them (~30 min on 2 cores)
     .venv/bin/python -m bench.run_all engine sweep reproduce   # a selection
+    .venv/bin/python -m bench.run_all --device cuda step sweep # the training benches on a GPU
 
 Each benchmark runs in its own subprocess (a fresh interpreter, nothing else of ours running),
 prints its figures as JSON and exits; this script stores that JSON as
@@ -29,6 +30,8 @@ PY = sys.executable
 BENCHES: dict[str, list[str]] = {
     "engine": [PY, "-m", "bench.engine_speed"],
     "engine_1thread": [PY, "-m", "bench.engine_speed", "--threads", "1"],
+    "step": [PY, "-m", "bench.step_speed"],
+    "step_1thread_cpu": [PY, "-m", "bench.step_speed", "--threads", "1", "--cpu-time"],
     "sweep": [PY, "-m", "bench.sweep_speed"],
     "reproduce": [PY, "-m", "bench.reproduce_speed"],
     "ui_throughput": [PY, "-m", "bench.ui_throughput", "--repeats", "3"],
@@ -49,8 +52,11 @@ def last_json(text: str) -> object:
     return json.loads("\n".join(lines[start:]))
 
 
-def run(name: str) -> dict[str, object]:
-    cmd = BENCHES[name]
+DEVICE_BENCHES = ("engine", "engine_1thread", "step", "step_1thread_cpu", "sweep", "reproduce")
+
+
+def run(name: str, device: str | None = None) -> dict[str, object]:
+    cmd = BENCHES[name] + (["--device", device] if device and name in DEVICE_BENCHES else [])
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t0 = time.monotonic()
     out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -71,6 +77,8 @@ def run(name: str) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("names", nargs="*", help=f"benchmarks to run (default: all): {', '.join(BENCHES)}")
+    ap.add_argument("--device", help=f"torch device for {', '.join(DEVICE_BENCHES)} (default: auto)")
+    ap.add_argument("--suffix", default="", help="store results as <name><suffix>.json (e.g. _cuda)")
     args = ap.parse_args(argv)
     unknown = [n for n in args.names if n not in BENCHES]
     if unknown:
@@ -78,11 +86,11 @@ def main(argv: list[str] | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     for name in args.names or list(BENCHES):
         print(f"== {name}: {' '.join(BENCHES[name][1:])}", flush=True)
-        res = run(name)
+        res = run(name, args.device)
         with tempfile.NamedTemporaryFile("w", dir=RESULTS, delete=False, suffix=".tmp") as fh:
             json.dump(res, fh, indent=1)
-        Path(fh.name).replace(RESULTS / f"{name}.json")
-        print(f"   {res['wall_s']} s, exit {res['exit_code']} → bench/results/{name}.json", flush=True)
+        Path(fh.name).replace(RESULTS / f"{name}{args.suffix}.json")
+        print(f"   {res['wall_s']} s, exit {res['exit_code']} → bench/results/{name}{args.suffix}.json", flush=True)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ def targets() -> list[str]:
     names = (
         "engine",
         "engine_1thread",
+        "step",
         "sweep",
         "reproduce",
         "ui_throughput",
@@ -50,7 +51,7 @@ def targets() -> list[str]:
     missing = [n for n, v in got.items() if not v]
     if missing:
         return [f"(missing results: {', '.join(missing)})", ""]
-    e, e1, sw, rp, ut, utp, ul, ulp, ld, tp = (got[n]["result"] for n in names)  # type: ignore[index]
+    e, e1, st, sw, rp, ut, utp, ul, ulp, ld, tp = (got[n]["result"] for n in names)  # type: ignore[index]
     vs, vs1 = ({v["config"]: v["speedup"] for v in x["vs_reference"]} for x in (e, e1))
     rep = {v["config"]: v["ratio"] for v in e["replicas"]}
     lv = {v["layout"]: v for v in e["large_vocab"]}
@@ -74,7 +75,7 @@ def targets() -> list[str]:
             _met(max(rep.values()) <= 8),
         ],
         [
-            "M ≈ 10,000, K = 20, 10 queries, batch 128: ≤ 1 GB (#2)",
+            "M ≈ 10,000, K = 20, 10 queries, batch 128: ≤ 1 GB (#2, #16)",
             f"compact layout {lv['compact']['peak_rss_mib']:.0f} MiB peak at {lv['compact']['steps_per_s']:.0f} "
             f"steps/s; paper layout {lv['paper']['peak_rss_mib']:.0f} MiB",
             f"{_met(lv['compact']['peak_rss_mib'] <= 1024)} compact / "
@@ -91,6 +92,7 @@ def targets() -> list[str]:
             "extrapolated)",
             "recorded",
         ],
+        *issue16_rows(st, sw, lv),
         [
             "`reproduce --quick` ≤ 30 s (#4)",
             f"{quick['wall_s']} s, {quick['verdicts'] - quick['failed']}/{quick['verdicts']} verdicts pass; full: "
@@ -148,6 +150,81 @@ def _load_target(ld: dict[str, Any]) -> list[str]:
         f"(server + workers; {ld['idle_before']['tree_pss_mb']} after start); {finished}/{started} runs finished, "
         f"{saw}/{watchers} watchers saw the broadcast finish",
         _met(ld["pass"]),
+    ]
+
+
+def issue16_rows(st: dict[str, Any], sw: dict[str, Any], lv: dict[str, Any]) -> list[list[str]]:
+    """The targets of issue 16 (batched replicas that get cheaper per replica)."""
+    p10 = next(p for p in st["panels"] if p["panel"] == "syn-medium-10")
+    per, per_old, ratio = (
+        p10["R160"]["new_ms_per_replica_step"],
+        p10["R160"]["old_ms_per_replica_step"],
+        p10["new_per_replica_R10_over_R160"],
+    )
+    return [
+        [
+            "syn-medium-10, R = 160: ≤ 0.2 ms per replica-step, ≥ 2× cheaper per replica than R = 10 (#16)",
+            f"{per:.3f} ms per replica-step (step before: {per_old:.3f}); {ratio:.1f}× cheaper per replica than "
+            f"at R = 10 ({st['device']})",
+            f"{_met(per <= 0.2)} / {_met(ratio >= 2)}",
+        ],
+        [
+            "full Fig. 6 sweep trains in ≤ 10 s (#16)",
+            f"{sw['new_train_total_s']:.1f} s (step before: {sw['old_train_total_s']:.1f} s); "
+            f"{sw['ours_total_s']:.1f} s with the presets' snapshots",
+            _met(sw["new_train_total_s"] <= 10),
+        ],
+        [
+            "a Fig. 6 panel as one `python -m engine run` ≥ 20× the naive reference run after run (#16)",
+            f"{sw['cli_panel_vs_reference']:.0f}× ({sw['cli_panel_s']:.1f} s vs "
+            f"{next(p for p in sw['panels'] if p['panel'] == 'syn-medium-10')['reference_extrapolated_s']:.0f} s, "
+            "160 × the mean of the sampled reference runs)",
+            _met(sw["cli_panel_vs_reference"] >= 20),
+        ],
+    ]
+
+
+def step() -> list[str]:
+    out = []
+    for name in ("step", "step_1thread_cpu"):
+        res = load(name)
+        if res:
+            out += step_tables(res)
+    return out
+
+
+def step_tables(res: dict[str, Any]) -> list[str]:
+    r = res["result"]
+    head = ["panel", "R", "before (ms/step)", "after (ms/step)", "speed-up", "after, ms per replica-step"]
+    rows = [
+        [
+            p["panel"],
+            v["R"],
+            f"{v['old_ms_per_step']:.2f}",
+            f"{v['new_ms_per_step']:.2f}",
+            f"**{v['speedup']:.1f}×**",
+            f"{v['new_ms_per_replica_step']:.3f}",
+        ]
+        for p in r["panels"]
+        for v in (p["R10"], p["R160"])
+    ]
+    ratios = ", ".join(f"{p['panel']} {p['new_per_replica_R10_over_R160']:.1f}×" for p in r["panels"])
+    single = [
+        [v["config"], f"{v['old_ms_per_step']:.2f}", f"{v['new_ms_per_step']:.2f}", f"{v['speedup']:.2f}×"]
+        for v in r["single_runs"]
+    ]
+    sizes = ("8", "16", "32", "64")
+    chunks = [[c["replicas"], *(f"{c['ms_per_step'][k]:.1f}" for k in sizes)] for c in r["chunk_sizes"]]
+    return [
+        stamp(res) + f" ({r['device']}, torch threads {r['threads']}, {r.get('clock', 'wall')} clock, load average "
+        "before/after "
+        f"{r['load_before'][0]:.1f} / {r['load_after'][0]:.1f})\n",
+        table(head, rows),
+        f"\nPer replica, R = 160 is cheaper than R = 10 by: {ratios}.\n",
+        table(["single run (R = 1)", "before (ms/step)", "after (ms/step)", "speed-up"], single),
+        "",
+        table(["replicas per chunk → ms/step at R = 160", "8", "16", "32", "64"], chunks),
+        "",
     ]
 
 
@@ -239,11 +316,23 @@ def sweep() -> list[str]:
             f"**{r['reference_total_s_extrapolated']:.0f}**",
         ]
     )
+    head = ["panel", "runs", "ours (s)", "reference per run (s)", "reference, 160 runs (s, extrapolated)"]
+    if "new_train_total_s" in r:
+        head += ["training, step before (s)", "training, step after (s)"]
+        for row, p in zip(rows, r["panels"], strict=False):
+            row += [f"{p['old_train_s']:.1f}", f"{p['new_train_s']:.1f}"]
+        rows[-1] += [f"**{r['old_train_total_s']:.1f}**", f"**{r['new_train_total_s']:.1f}**"]
+    cli = (
+        f" One panel as one `python -m engine run --preset syn-medium-10` process: {r['cli_panel_s']:.1f} s, "
+        f"**{r['cli_panel_vs_reference']:.0f}×** faster than the reference's 160 runs one after another."
+        if "cli_panel_s" in r
+        else ""
+    )
     return [
-        stamp(res) + "\n",
-        table(["panel", "runs", "ours (s)", "reference per run (s)", "reference, 160 runs (s, extrapolated)"], rows),
+        stamp(res) + (f" ({r['device']})" if "device" in r else "") + "\n",
+        table(head, rows),
         f"\nSpeed-up of the batched sweep over one-at-a-time naive runs: **{r['speedup']:.1f}×** "
-        f"(torch threads {r['threads']}).\n",
+        f"(torch threads {r['threads']}).{cli}\n",
     ]
 
 
@@ -452,6 +541,7 @@ def main() -> None:
     for title, part in (
         ("Targets", targets),
         ("Engine", engine),
+        ("Training step before and after issue 16", step),
         ("Fig. 6 sweep", sweep),
         ("Reproduce", reproduce),
         ("UI throughput", ui_throughput),

@@ -1,39 +1,58 @@
 """The full Fig. 6 sweep (640 runs) as batched replicas vs the same runs one at a time with the
 naive reference (tests/oracles/reference.py), measured in one process run.
 
-    .venv/bin/python -m bench.sweep_speed [--sample N] [--json FILE]
+    .venv/bin/python -m bench.sweep_speed [--sample N] [--device cpu|cuda|auto] [--json FILE]
 
-Ours: each panel (16 (η_Y, η_Z) pairs × 10 seeds × 100 steps) is one Trainer; we time all four.
+Ours: each panel (16 (η_Y, η_Z) pairs × 10 seeds × 100 steps) is one Trainer; we time all four with the
+preset's snapshots (``ours_s``), and training alone with the new step and with the step before issue 16
+(tests/oracles/old_step.py), side by side (``new_train_s``, ``old_train_s``).
 Reference: a sample of N runs per panel (each a full 100-step run with its own seed and learning
 rates) is timed, and the panel's time is extrapolated as 160 × the mean sampled run time —
 every run of a panel has the same shapes, so its cost does not depend on the seed or the rates.
+CLI: the syn-medium-10 panel as one ``python -m engine run --preset syn-medium-10`` process (interpreter
+start, run store and snapshots included) against 160 × the reference's syn-medium-10 run time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 
+from engine.core.device import describe_device, resolve_device
 from engine.core.train import Trainer
 from engine.paper.presets import get_preset
+from tests.oracles.old_step import OldTrainer
 from tests.oracles.reference import paper_tokens, train_reference
 
 PANELS = ("syn-medium-1", "syn-medium-3", "syn-medium-5", "syn-medium-10")
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def ours(name: str) -> float:
-    cfg = get_preset(name).config
+def timed(fn) -> float:
     t0 = time.perf_counter()
-    tr = Trainer(cfg)
-    for _ in tr.run():
-        pass
+    fn()
     return time.perf_counter() - t0
 
 
-def reference_sample(name: str, n: int) -> float:
+def ours(name: str, device: str) -> dict[str, float]:
+    cfg = get_preset(name).config.with_overrides({"model.device": device})
+    steps = cfg.optim.steps
+    return {
+        "ours_s": timed(lambda: [None for _ in Trainer(cfg).run()]),
+        "old_train_s": timed(lambda: OldTrainer(cfg).advance(steps)),
+        "new_train_s": timed(lambda: Trainer(cfg).advance(steps)),
+    }
+
+
+def reference_sample(name: str, n: int, device: str) -> float:
     cfg = get_preset(name).config
     d, o = cfg.data, cfg.optim
     tokens = paper_tokens(d.num_last, d.num_next_per_last, d.num_common, d.num_common_per_last, d.num_distinct_per_next)
@@ -41,50 +60,61 @@ def reference_sample(name: str, n: int) -> float:
     times = []
     for i in range(n):
         ey, ez = pairs[(i * 5) % len(pairs)]
+        kw = dict(T=int(d.T), batch=o.batch, steps=o.steps, lr_y=ey, lr_z=ez, momentum=o.momentum, seed=1 + i)
         t0 = time.perf_counter()
-        train_reference(
-            tokens,
-            T=int(d.T),
-            batch=o.batch,
-            steps=o.steps,
-            lr_y=ey,
-            lr_z=ez,
-            momentum=o.momentum,
-            zero_init=False,
-            seed=1 + i,
-        )
+        train_reference(tokens, **kw, zero_init=False, device=device)
         times.append(time.perf_counter() - t0)
     return sum(times) / len(times)
 
 
+def cli_panel(device: str) -> float:
+    """Wall time of ``python -m engine run --preset syn-medium-10`` (a fresh process, its own run store)."""
+    with tempfile.TemporaryDirectory(prefix="sweep-cli-") as data:
+        cmd = [sys.executable, "-m", "engine", "--data-dir", data, "run", "--preset", "syn-medium-10", "--quiet"]
+        cmd += ["--set", f"model.device={device}"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        t0 = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True)
+        return time.perf_counter() - t0
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sample", type=int, default=2, help="reference runs timed per panel")
+    ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     ap.add_argument("--json")
     args = ap.parse_args()
+    device = str(resolve_device(args.device))
+    load_before = os.getloadavg()
     rows = []
     for name in PANELS:
         runs = get_preset(name).config.n_replicas
-        t_ours = ours(name)
-        t_ref_run = reference_sample(name, args.sample)
-        rows.append(
-            {
-                "panel": name,
-                "runs": runs,
-                "ours_s": t_ours,
-                "reference_per_run_s": t_ref_run,
-                "reference_extrapolated_s": t_ref_run * runs,
-            }
-        )
-    total_ours = sum(r["ours_s"] for r in rows)
-    total_ref = sum(r["reference_extrapolated_s"] for r in rows)
+        t = ours(name, args.device)
+        t_ref_run = reference_sample(name, args.sample, device)
+        rows.append({"panel": name, "runs": runs, **t, "reference_per_run_s": t_ref_run})
+        rows[-1]["reference_extrapolated_s"] = t_ref_run * runs
+        print(json.dumps(rows[-1]), flush=True)
+    cli_s = cli_panel(args.device)
+    ref10 = next(r for r in rows if r["panel"] == "syn-medium-10")["reference_extrapolated_s"]
+    total = {k: sum(r[k] for r in rows) for k in ("ours_s", "old_train_s", "new_train_s", "reference_extrapolated_s")}
     res = {
+        "device": describe_device(resolve_device(args.device)),
         "threads": torch.get_num_threads(),
+        "load_before": load_before,
         "panels": rows,
         "total_runs": sum(r["runs"] for r in rows),
-        "ours_total_s": total_ours,
-        "reference_total_s_extrapolated": total_ref,
-        "speedup": total_ref / total_ours,
+        "ours_total_s": total["ours_s"],
+        "old_train_total_s": total["old_train_s"],
+        "new_train_total_s": total["new_train_s"],
+        "reference_total_s_extrapolated": total["reference_extrapolated_s"],
+        "speedup": total["reference_extrapolated_s"] / total["ours_s"],
+        "cli_panel_s": cli_s,
+        "cli_panel_vs_reference": ref10 / cli_s,
+        "load_after": os.getloadavg(),
+    }
+    res["targets"] = {
+        "full Fig. 6 sweep trains in <= 10 s": total["new_train_s"] <= 10,
+        "one-process panel >= 20x the naive reference one run after another": res["cli_panel_vs_reference"] >= 20,
     }
     text = json.dumps(res, indent=2)
     print(text)

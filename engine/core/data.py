@@ -18,6 +18,28 @@ KIND_NONE, KIND_DISTINCT, KIND_COMMON = 0, 1, 2
 
 
 @dataclass(frozen=True)
+class TokenRoles:
+    """A token permutation by role, so that every class's decoder rows are two contiguous blocks.
+
+    common:   (m_c,) ids of the tokens of more than one class (|Ω(l)| > 1): one block shared by every class
+              (a class's counts are 0 on the common tokens outside supp(n), e.g. other queries' tokens);
+    distinct: (K, d) ids of each class's distinct tokens (Ω(l) = {n}), d = max_n |G_DT(n)|, short rows
+              padded with −1;
+    unused:   ids of the tokens of no class (P(l|n) = 0 for every n).
+    ``order`` lists every contextual token once: common, then class 0's distinct tokens, class 1's, …, unused.
+    """
+
+    common: np.ndarray
+    distinct: np.ndarray
+    unused: np.ndarray
+
+    @property
+    def order(self) -> np.ndarray:
+        d = self.distinct.ravel()
+        return np.concatenate([self.common, d[d >= 0], self.unused])
+
+
+@dataclass(frozen=True)
 class Problem:
     """The resolved data distribution.
 
@@ -78,6 +100,18 @@ class Problem:
             ids[n, : len(nz)] = nz
             probs[n, : len(nz)] = self.P[n, nz]
         return ids, probs
+
+    @cached_property
+    def token_roles(self) -> TokenRoles:
+        """The contextual tokens grouped by role (see :class:`TokenRoles`)."""
+        supp = self.P > 0
+        owners = supp.sum(0)
+        distinct = [np.flatnonzero(supp[n] & (owners == 1)) for n in range(self.K)]
+        width = max(len(d) for d in distinct)
+        table = np.full((self.K, width), -1, dtype=np.int64)
+        for n, d in enumerate(distinct):
+            table[n, : len(d)] = d
+        return TokenRoles(np.flatnonzero(owners > 1), table, np.flatnonzero(owners == 0))
 
     def dense_counts(self, classes: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """(B, s) support-coordinate counts → (B, M_ctx) counts over the vocabulary."""

@@ -63,57 +63,6 @@ def loss_and_grads_yz(
     return loss, acc, dY, dZq
 
 
-def loss_and_grads_grouped(
-    Y: torch.Tensor,
-    Zq: torch.Tensor,
-    xs: torch.Tensor,
-    w: torch.Tensor,
-    support: torch.Tensor,
-    psi: torch.Tensor,
-    labels: torch.Tensor,
-    accuracy: bool = True,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The same loss and gradients as :func:`loss_and_grads_yz`, computed in support coordinates.
-
-    A sample of class n only has tokens of supp(n), so the batch is grouped by class:
-    xs (R, K, G, s) holds counts of slot g of class n over the s tokens ``support[n]``
-    (K, s); w (R, K, G) is each sample's weight (1/B, 0 for padding slots, whose counts must
-    be positive somewhere).  Work drops from O(B·M·O) to O(K·G·s·O), G·K ≈ B, s = |supp|.
-    α = softmax(o) is formed once (e^{o−max o}/Σ) and ln α_n = o_n − max o − ln Σ, so no
-    full-size log-softmax is needed.  ``accuracy=False`` skips the argmax (returns NaN).
-    """
-    R, K, G, s_ = xs.shape
-    M, n_out = Zq.shape[-1], Y.shape[-1]
-    z_S = torch.gather(Zq[:, psi], 2, support.unsqueeze(0).expand(R, -1, -1))  # (R, K, s)
-    s = attention_mass(z_S.unsqueeze(2), xs)  # (R, K, G, s)
-    norm = s.norm(dim=-1, keepdim=True)
-    f = s / norm
-    Y_S = torch.index_select(Y, 1, support.reshape(-1)).view(R, K, s_, n_out)  # rows of supp(n), contiguous
-    o = torch.matmul(f, Y_S)  # (R, K, G, O)
-    lab = labels.view(1, K, 1, 1).expand(R, K, G, 1)
-    o_max = o.amax(-1, keepdim=True)
-    delta = torch.exp(o - o_max)
-    total = delta.sum(-1, keepdim=True)
-    logp_y = (torch.gather(o, 3, lab) - o_max - torch.log(total)).squeeze(-1)
-    loss = -(w * logp_y).sum((1, 2))
-    acc = (
-        (w * (o.argmax(-1) == lab.squeeze(-1)).to(o.dtype)).sum((1, 2))
-        if accuracy
-        else torch.full_like(loss, float("nan"))
-    )
-    delta /= total  # α
-    delta.scatter_add_(3, lab, torch.full_like(lab, -1, dtype=o.dtype))
-    delta *= w.unsqueeze(-1)  # (α − e_n)·w
-    dY_S = torch.matmul(f.transpose(2, 3), delta)  # (R, K, s, O)
-    dY = torch.zeros_like(Y).index_add_(1, support.reshape(-1), dY_S.view(R, K * s_, n_out))
-    g = torch.matmul(delta, Y_S.transpose(2, 3))  # (R, K, G, s)
-    u = (g - f * (f * g).sum(-1, keepdim=True)) / norm
-    dz_S = (s * u).sum(2)  # (R, K, s)
-    flat = (psi.unsqueeze(1) * M + support).reshape(-1)
-    dZq = torch.zeros(R, Zq.shape[1] * M, dtype=Zq.dtype, device=Zq.device).index_add_(1, flat, dz_S.reshape(R, -1))
-    return loss, acc, dY, dZq.view_as(Zq)
-
-
 def loss_and_grads_lemma3(
     W: torch.Tensor, Zq: torch.Tensor, P: torch.Tensor, psi: torch.Tensor, y: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -9,7 +9,6 @@ replicas equals R separate runs, and the same seed gives the same trajectory.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,15 +18,11 @@ from engine.core import stats as mx
 from engine.core.config import RunConfig
 from engine.core.data import ContextSampler, Problem, build_problem
 from engine.core.device import resolve_device
-from engine.core.model import (
-    effective_yz_standard,
-    loss_and_grads_grouped,
-    loss_and_grads_lemma3,
-    loss_and_grads_yz,
-    loss_yz,
-)
-from engine.core.optim import ReplicaOptimizer
+from engine.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
+from engine.core.kinds import to_numpy as _np
 from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
+from engine.core.tracking import DistinctTracker
+from engine.core.yz_kinds import MeanFieldYZ, SampledYZ
 
 PER_CLASS_ROWS = 4000  # above this R·K, only class means of per-class metrics are kept
 
@@ -62,19 +57,14 @@ class Snapshot:
         return rows
 
 
-def _np(t: torch.Tensor) -> np.ndarray:
-    """A numpy copy (never a view of a tensor the trainer keeps mutating)."""
-    return t.detach().to("cpu", copy=True).numpy()
-
-
-def init_tensor(kind: str, shape: tuple[int, ...], fan_in: int, std: float, gen: torch.Generator) -> torch.Tensor:
-    """zero; torch-default = nn.Linear's U(−1/√fan_in, 1/√fan_in); normal = N(0, std²)."""
-    if kind == "zero":
-        return torch.zeros(shape, dtype=torch.float64)
-    if kind == "torch-default":
-        bound = 1 / math.sqrt(fan_in)
-        return (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound
-    return torch.randn(shape, generator=gen, dtype=torch.float64) * std
+def make_kind(setup: Setup) -> ModelKind:
+    """The strategy of ``cfg.model.kind`` (and ``meanfield_decoder``)."""
+    m = setup.cfg.model
+    if m.kind == "standard":
+        return StandardModel(setup)
+    if m.kind == "yz-meanfield":
+        return Lemma3YZ(setup) if m.meanfield_decoder == "lemma3" else MeanFieldYZ(setup)
+    return SampledYZ(setup)
 
 
 class Trainer:
@@ -98,171 +88,94 @@ class Trainer:
         self.distinct = torch.as_tensor(pb.distinct_mask, device=self.device)
         self.common = torch.as_tensor(pb.common_mask, device=self.device)
         self.support = torch.as_tensor(pb.support[0], device=self.device)
-        self.params = self._init_params()
-        lr_y = t([p[0] for p in self.replica_lr])
-        lr_z = t([p[1] for p in self.replica_lr])
-        self.opt = {
-            name: ReplicaOptimizer(cfg.optim, lr_z if name in ("Zq", "WQ", "WK") else lr_y) for name in self.params
-        }
+        self.setup = self._setup()
+        self.kind = make_kind(self.setup)
+        self._state = self.kind.init_params()
+        self.opt = self.kind.optimizers(
+            self._state, t([p[0] for p in self.replica_lr]), t([p[1] for p in self.replica_lr])
+        )
         T = None if cfg.data.infinite_T else int(cfg.data.T)
         self.samplers = [ContextSampler(pb, T, s) for s in self.unique_seeds]
         self.step_count = 0
         self.schedule = snapshot_steps(cfg.optim.steps, cfg.snapshots)
         self._train_loss_sum = torch.zeros(self.R, dtype=torch.float64, device=self.device)
         self._train_loss_n = 0
-        self.Z0, self._f_cache, self.f0, self.B_hat = self._init_tracking()
+        self.tracker = DistinctTracker(pb, self.device, self.dtype)
+        self.Z0, self.f0, self.B_hat = self._init_tracking()
+        self._f2 = self.tracker.f2(self.Z0)  # Σ_{G_DT(n)} f_nl² at the current step
 
     def _t(self, a: object) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a), dtype=self.dtype, device=self.device)
 
-    # ----------------------------------------------------------------- parameters
-    def _init_params(self) -> dict[str, torch.Tensor]:
-        pb, m = self.problem, self.cfg.model
-        shapes: dict[str, tuple[int, ...]]
-        if m.kind == "standard":
-            shapes = {"U": (pb.M, m.d), "WQ": (m.d, m.d), "WK": (m.d, m.d), "WV": (m.d, m.d)}
-        else:  # the Lemma-3 decoder starts from the plain model's Y(0) of the same seed (W = F^T Y below)
-            shapes = {"Zq": (pb.Q, pb.M_ctx), "Y": (pb.M_ctx, pb.M_out)}
-        per_seed: dict[int, dict[str, torch.Tensor]] = {}
-        for s in self.unique_seeds:
-            gen = torch.Generator().manual_seed(s)
-            per_seed[s] = {}
-            for name, shape in shapes.items():
-                kind = m.init
-                if name == "U":  # fixed near-orthonormal embeddings
-                    per_seed[s][name] = torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(m.d)
-                    continue
-                fan_in = m.d if m.kind == "standard" else pb.M
-                per_seed[s][name] = init_tensor(kind, shape, fan_in, m.init_std, gen)
-        params = {
-            name: torch.stack([per_seed[s][name] for s in self.replica_seed]).to(self.device, self.dtype)
-            for name in shapes
-        }
-        if m.kind == "yz-meanfield" and m.meanfield_decoder == "lemma3":  # W = F(0)^T Y(0)  (R, K, M_out)
-            params["W"] = torch.bmm(self._f(params["Zq"]), params.pop("Y"))
-        return params
+    def _setup(self) -> Setup:
+        return Setup(
+            cfg=self.cfg,
+            problem=self.problem,
+            device=self.device,
+            dtype=self.dtype,
+            replica_seed=self.replica_seed,
+            unique_seeds=self.unique_seeds,
+            seed_index=self.seed_index,
+            P=self.P,
+            logP=self.logP,
+            psi=self.psi,
+            labels=self.labels,
+            support=self.support,
+        )
+
+    @property
+    def params(self) -> dict[str, torch.Tensor]:
+        """The parameters in token and replica order (Zq, Y; W for Lemma 3; U, WQ, WK, WV for ``standard``).
+        Zq and the non-decoder tensors are the live ones; Y of the role-stored kinds is a copy."""
+        return self.kind.public(self._state)
 
     def yz(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Effective (Y, Zq) of any model kind (Y: (R, M_ctx, M_out), Zq: (R, Q, M_ctx))."""
-        p = self.params
-        if "U" in p:
-            return effective_yz_standard(p["U"], p["WQ"], p["WK"], p["WV"], *self._standard_index())
-        if "W" in p:
-            from engine.core.model import decoder_from_lemma3
-
-            return decoder_from_lemma3(p["W"], self._f(p["Zq"])), p["Zq"]
-        return p["Y"], p["Zq"]
+        return self.kind.yz(self._state)
 
     def _f(self, Zq: torch.Tensor) -> torch.Tensor:
-        c = mx.attention_c(Zq, self.logP, self.psi)
-        return c / c.norm(dim=-1, keepdim=True)
+        return self.setup.f(Zq)
 
     # ----------------------------------------------------------------- stepping
-    def _grouped_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """A mini-batch grouped by class in support coordinates: xs (R, K, G, s), w (R, K, G).
-
-        Mean field: every class once with x = P(·|n) and weight 1/K."""
-        probs = self.problem.support[1]
-        K, s = probs.shape
-        if self.cfg.model.kind == "yz-meanfield":
-            xp = self._t(probs).view(1, K, 1, s).expand(self.R, -1, -1, -1)
-            return xp, torch.full((self.R, K, 1), 1 / K, dtype=self.dtype, device=self.device)
-        B = self.cfg.optim.batch
-        draws = [sm.sample(B) for sm in self.samplers]
-        G = max(int(np.bincount(cls, minlength=K).max()) for cls, _ in draws)
-        xs = np.zeros((len(draws), K, G, s))
-        w = np.zeros((len(draws), K, G))
-        for i, (cls, counts) in enumerate(draws):
-            order = np.argsort(cls, kind="stable")
-            start = np.concatenate([[0], np.cumsum(np.bincount(cls, minlength=K))[:-1]])
-            slot = np.empty(B, dtype=np.int64)
-            slot[order] = np.arange(B) - start[cls[order]]
-            xs[i, cls, slot] = counts
-            w[i, cls, slot] = 1 / B
-        xs[..., 0][w == 0] = 1.0  # padding slots: any valid context, weight 0
-        xs_t, w_t = self._t(xs), self._t(w)
-        if len(draws) == 1:
-            return xs_t.expand(self.R, -1, -1, -1), w_t.expand(self.R, -1, -1)
-        return xs_t[self.seed_index], w_t[self.seed_index]
-
-    def _dense_batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(x (R, B, M_ctx), q (R, B), y (R, B)) for the autograd (standard model) path."""
-        draws = [sm.sample(self.cfg.optim.batch) for sm in self.samplers]
-        cls = torch.as_tensor(np.stack([d[0] for d in draws]), device=self.device)[self.seed_index]
-        x = self._t(np.stack([self.problem.dense_counts(*d) for d in draws]))[self.seed_index]
-        return x, self.psi[cls], self.labels[cls]
-
-    def _grads(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        p = self.params
-        if "W" in p:
-            loss, _, dW, dZ = loss_and_grads_lemma3(p["W"], p["Zq"], self.P, self.psi, self.labels)
-            return loss, {"W": dW, "Zq": dZ}
-        if "Y" in p:
-            xs, w = self._grouped_batch()
-            loss, _, dY, dZ = loss_and_grads_grouped(
-                p["Y"], p["Zq"], xs, w, self.support, self.psi, self.labels, accuracy=False
-            )
-            return loss, {"Y": dY, "Zq": dZ}
-        x, q, y = self._dense_batch()
-        leaves = {k: v.detach().requires_grad_(k != "U") for k, v in p.items()}
-        with torch.enable_grad():
-            Y, Zq = effective_yz_standard(
-                leaves["U"], leaves["WQ"], leaves["WK"], leaves["WV"], *self._standard_index()
-            )
-            loss = loss_yz(Y, Zq, x, q, y)
-            names = [k for k in leaves if k != "U"]
-            grads = torch.autograd.grad(loss.sum(), [leaves[k] for k in names])
-        return loss.detach(), dict(zip(names, grads, strict=True))
-
-    def _standard_index(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        pb = self.problem
-        return (
-            torch.arange(pb.M_ctx, device=self.device),
-            torch.as_tensor(pb.query_ids, device=self.device),
-            torch.as_tensor(pb.output_ids, device=self.device),
-        )
-
     @torch.no_grad()
     def step(self) -> None:
-        """One optimiser step on every replica; tracks B̂_n (science §4) on the way.
+        """One optimiser step on every replica; tracks B̂_n (science §4, engine/core/tracking.py) on the way.
 
         B̂_n += Σ_{l∈G_DT(n)} Δz_{ψ(n),l} / Σ_{l∈G_DT(n)} f_{nl}²  (f before the step): the
         f²-weighted pool of the per-token estimators Δz_l/f_l².  In the exact T→∞ dynamics
         (ż_l = η_Z f_l² ξ_n for every distinct l, Eqn. 98) every per-token estimator equals it;
         with sampling noise, momentum or the plain decoder they disagree, and the pool is the
         stable choice (low-P tokens with tiny f² would dominate a single-token estimator)."""
-        f_before = self._f_cache
-        z_before = self._zq_now().clone()
-        loss, grads = self._grads()
-        if not bool(torch.isfinite(loss).all()):
-            bad = int(torch.nonzero(~torch.isfinite(loss))[0])
-            raise DivergedError(self.step_count, *self.replica_lr[bad])
-        for name, g in grads.items():
-            self.opt[name].step(self.params[name], g)
+        z_before = self.tracker.z(self._zq_now())
+        loss = self.kind.train_step(self._state, self.samplers, self.opt, self._check_loss)
         self.step_count += 1
         self._train_loss_sum += loss.to(torch.float64)
         self._train_loss_n += 1
         zq = self._zq_now()
-        if not bool(torch.isfinite(zq).all()):
-            raise DivergedError(self.step_count - 1, *self.replica_lr[0])
-        dz = (zq - z_before)[:, self.psi]  # (R, K, M)
-        d = self.distinct
-        num = (dz * d).sum(-1)
-        den = (f_before**2 * d).sum(-1)
-        self.B_hat += torch.where(den > 0, num / den.clamp_min(1e-300), torch.zeros_like(num)).to(torch.float64)
-        self._f_cache = self._f(zq)
+        finite = torch.isfinite(zq).flatten(1).all(1)
+        if not bool(finite.all()):  # name the first replica whose parameters overflowed
+            raise DivergedError(self.step_count - 1, *self.replica_lr[int(torch.nonzero(~finite)[0])])
+        self.B_hat += self.tracker.increment(z_before, zq, self._f2)
+        self._f2 = self.tracker.f2(zq)
+
+    def _check_loss(self, loss: torch.Tensor, replicas: torch.Tensor | None = None) -> None:
+        """DivergedError naming the first replica whose loss is NaN/Inf (``replicas``: the replica of each
+        entry of ``loss``, default all in order)."""
+        if not bool(torch.isfinite(loss).all()):
+            bad = int(torch.nonzero(~torch.isfinite(loss))[0])
+            raise DivergedError(self.step_count, *self.replica_lr[bad if replicas is None else int(replicas[bad])])
 
     def advance(self, n: int) -> None:
         for _ in range(n):
             self.step()
 
     def _zq_now(self) -> torch.Tensor:
-        return self.yz()[1] if "U" in self.params else self.params["Zq"]
+        return self.kind.zq(self._state)
 
     # ----------------------------------------------------------------- tracking
-    def _init_tracking(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _init_tracking(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Fix Z(0), f_n(0), the dominant distinct token l_0 (largest initial c̃) and the
-        runner-up l_1; returns (Z(0), f(0) as the step cache, f(0), B̂ = 0)."""
+        runner-up l_1; returns (Z(0), f(0), B̂ = 0)."""
         z0 = self._zq_now().clone()
         f0 = self._f(z0)
         score = torch.where(self.distinct, f0, torch.full_like(f0, -1.0))
@@ -271,7 +184,7 @@ class Trainer:
         self.l1 = top[..., -1]
         self.r0 = mx.relative_gain(self._g(f0, self.l0), self._g(f0, self.l1))
         B_hat = torch.zeros(self.R, self.problem.K, dtype=torch.float64, device=self.device)
-        return z0, f0.clone(), f0, B_hat
+        return z0, f0, B_hat
 
     @staticmethod
     def _g(t: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -280,12 +193,7 @@ class Trainer:
     @torch.no_grad()
     def population_loss(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Loss and accuracy over all K classes with T→∞ contexts (x = P(·|n)), noise-free."""
-        Y, Zq = self.yz()
-        K = self.problem.K
-        loss, acc, _, _ = loss_and_grads_yz(
-            Y, Zq, self.P.unsqueeze(0).expand(self.R, -1, -1), self.psi.expand(self.R, K), self.labels.expand(self.R, K)
-        )
-        return loss, acc
+        return self.kind.population_loss(self._state)
 
     @torch.no_grad()
     def snapshot(self) -> Snapshot:
@@ -346,13 +254,11 @@ class Trainer:
     def checkpoint(self) -> tuple[dict[str, np.ndarray], str]:
         """Everything needed to continue bit-for-bit: parameters, optimiser state, tracking
         tensors (arrays) and the step, optimiser step counts and sampler RNG states (JSON)."""
-        arrays = {f"param.{k}": _np(v) for k, v in self.params.items()}
-        for name, opt in self.opt.items():
-            arrays |= {f"opt.{name}.{k}": _np(v) for k, v in opt.state.items()}
+        arrays = self.kind.param_arrays(self._state) | self.kind.optimizer_arrays(self.opt)
         arrays |= {
             "Z0": _np(self.Z0),
             "f0": _np(self.f0),
-            "f_cache": _np(self._f_cache),
+            "f_cache": _np(self._f(self._zq_now())),  # f at the current step (the format of earlier runs)
             "B_hat": _np(self.B_hat),
             "train_loss_sum": _np(self._train_loss_sum),
         }
@@ -368,13 +274,12 @@ class Trainer:
         """Load a :meth:`checkpoint` taken from a trainer of the same config."""
         meta = json.loads(meta_json)
         t = {k: torch.as_tensor(v, device=self.device) for k, v in arrays.items()}
-        for k in self.params:
-            self.params[k] = t[f"param.{k}"].to(self.dtype).clone()
-        for name, opt in self.opt.items():
-            prefix = f"opt.{name}."
-            opt.state = {k.split(".")[-1]: v.to(self.dtype).clone() for k, v in t.items() if k.startswith(prefix)}
-            opt.t = int(meta["opt_t"][name])
-        self.Z0, self.f0, self._f_cache = t["Z0"].to(self.dtype), t["f0"].to(self.dtype), t["f_cache"].to(self.dtype)
+        self.kind.load_params(
+            self._state, {k.removeprefix("param."): v for k, v in t.items() if k.startswith("param.")}
+        )
+        self.kind.load_optimizers(self.opt, t, meta["opt_t"])
+        self.Z0, self.f0 = t["Z0"].to(self.dtype), t["f0"].to(self.dtype)
+        self._f2 = self.tracker.f2(self._zq_now())  # f_cache is f of the restored Zq: recomputed as every step does
         self.B_hat, self._train_loss_sum = t["B_hat"].clone(), t["train_loss_sum"].clone()
         self._train_loss_n, self.step_count = int(meta["train_loss_n"]), int(meta["step"])
         for sm, (rc, rx) in zip(self.samplers, meta["rng"], strict=True):

@@ -15,10 +15,11 @@ import torch
 from engine.core import theory as th
 from engine.core.config import DataConfig, RunConfig
 from engine.core.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE, ContextSampler, build_problem
-from engine.core.model import loss_and_grads_grouped, loss_and_grads_lemma3
+from engine.core.model import loss_and_grads_lemma3
 from engine.core.optim import ReplicaOptimizer
 from engine.core.train import Trainer
 from engine.paper import verdicts as vd
+from tests.core.stepgrad import engine_gradients
 
 # ============================================================================ numpy helpers
 
@@ -172,42 +173,27 @@ def seq_loss(Y, Zq, seqs, qrow, lab):
     return tot / len(seqs)
 
 
-def test_grouped_gradients_equal_numpy_finite_differences():
-    """Support-coordinate closed-form gradients vs central finite differences of a numpy
-    position-by-position forward pass (2 queries × 2 next tokens, per-query common tokens)."""
-    pb = build_problem(
-        DataConfig(num_last=2, num_next_per_last=2, num_common=2, num_common_per_last=1, num_distinct_per_next=3)
-    )
+def test_step_gradients_equal_numpy_finite_differences():
+    """The engine's step direction (one SGD step with η = 1: decoder by token role, class slots with padding)
+    vs central finite differences of a numpy position-by-position forward pass (2 queries × 2 next tokens,
+    per-query common tokens)."""
+    data = dict(num_last=2, num_next_per_last=2, num_common=2, num_common_per_last=1, num_distinct_per_next=3)
+    pb = build_problem(DataConfig(**data))
     ids, probs = pb.support
     rng = np.random.default_rng(1)
     Y = rng.normal(size=(pb.M_ctx, pb.M_out))
     Zq = rng.normal(size=(pb.Q, pb.M_ctx))
-    B, T = 6, 8
+    T = 8
     cls = np.array([0, 1, 1, 2, 3, 3])
     seqs = [rng.choice(ids[n], size=T - 1, p=probs[n]) for n in cls]
     qrow, lab = pb.psi[cls], pb.label_ids[cls]
-    K, s_ = ids.shape
-    G = int(np.bincount(cls, minlength=K).max())
-    xs, w, slot = np.zeros((1, K, G, s_)), np.zeros((1, K, G)), np.zeros(K, dtype=int)
-    for b, n in enumerate(cls):
-        for tok in seqs[b]:
-            xs[0, n, slot[n], list(ids[n]).index(tok)] += 1
-        w[0, n, slot[n]] = 1 / B
-        slot[n] += 1
-    xs[..., 0][w == 0] = 1.0
-    t = lambda a: torch.as_tensor(a, dtype=torch.float64)
-    loss, _, dY, dZ = loss_and_grads_grouped(
-        t(Y)[None],
-        t(Zq)[None],
-        t(xs),
-        t(w),
-        torch.as_tensor(ids),
-        torch.as_tensor(pb.psi),
-        torch.as_tensor(pb.label_ids),
-    )
+    counts = np.array([[np.sum(seq == tok) for tok in ids[n]] for seq, n in zip(seqs, cls, strict=True)], float)
+    loss, dY, dZ = engine_gradients(data, Y.copy(), Zq.copy(), cls, counts)
+    dY, dZ = dY[None], dZ[None]
+    loss = np.array([loss])
     assert float(loss[0]) == pytest.approx(seq_loss(Y, Zq, seqs, qrow, lab), abs=1e-12)
     eps = 1e-6
-    for P_, grad in ((Y, dY[0].numpy()), (Zq, dZ[0].numpy())):
+    for P_, grad in ((Y, dY[0]), (Zq, dZ[0])):
         fd = np.zeros_like(P_)
         for i in np.ndindex(P_.shape):
             old = P_[i]

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from engine.core import device, train
+from engine.core.optim import ReplicaOptimizer
 from engine.core.train import Trainer
 from engine.paper.presets import get_preset
 from engine.service import runner
@@ -58,10 +59,12 @@ def test_every_tensor_of_the_trainer_is_on_the_device_it_chose(monkeypatch, meth
     tr = Trainer(cfg)
     assert asked == ["cpu"], "the trainer must choose the device the config asks for"
     assert tr.device == torch.device("meta")
-    for name, opt in tr.opt.items():  # one update creates the optimiser's state (momentum, Adam's m and v)
-        opt.step(tr.params[name], torch.zeros_like(tr.params[name]))
-    tensors = {k: v for k, v in vars(tr).items() if isinstance(v, torch.Tensor)}
-    tensors |= {f"params.{k}": v for k, v in tr.params.items()}
+    for name, opt in tr.opt.items():  # one update creates a replica optimiser's state (momentum, Adam's m and v)
+        if isinstance(opt, ReplicaOptimizer):  # the decoder's BlockOptimizer holds its state from the start
+            opt.step(tr._state[name], torch.zeros_like(tr._state[name]))
+    owners = {"trainer": tr, "setup": tr.setup, "kind": tr.kind}
+    tensors = {f"{o}.{k}": v for o, obj in owners.items() for k, v in vars(obj).items() if isinstance(v, torch.Tensor)}
+    tensors |= {f"params.{k}": v for k, v in tr._state.items()}
     tensors |= {f"opt.{n}.{k}": v for n, o in tr.opt.items() for k, v in [("lr", o.lr), *o.state.items()]}
     assert all(o.state for o in tr.opt.values()), "the update created no optimiser state to check"
     off = {k: str(t.device) for k, t in tensors.items() if t.device != tr.device}

@@ -152,36 +152,24 @@ def test_standard_model_effective_yz():
             assert torch.isclose(Y[0, k, l_], u[l_] @ WV[0] @ u[k])
 
 
-def test_grouped_support_coordinates_equal_dense_computation():
-    """The trainer's class-grouped, support-coordinate path equals the dense one (padding included)."""
+def test_engine_step_follows_the_dense_closed_form_gradient():
+    """The trainer's step (class-grouped, decoder stored by token role, padding slots, per-query common tokens)
+    moves Y and Zq along the dense count-vector gradient of :func:`loss_and_grads_yz`."""
     from engine.core.config import DataConfig
     from engine.core.data import ContextSampler, build_problem
-    from engine.core.model import loss_and_grads_grouped
+    from tests.core.stepgrad import engine_gradients
 
-    pb = build_problem(
-        DataConfig(num_last=2, num_next_per_last=2, num_common=3, num_common_per_last=1, num_distinct_per_next=4)
-    )
-    ids, _ = pb.support
-    K, s = ids.shape
-    R, B = 2, 9
+    data = dict(num_last=2, num_next_per_last=2, num_common=3, num_common_per_last=1, num_distinct_per_next=4)
+    pb = build_problem(DataConfig(**data))
     g = torch.Generator().manual_seed(11)
-    Y = torch.randn(R, pb.M_ctx, pb.M_out, generator=g)
-    Zq = torch.randn(R, pb.Q, pb.M_ctx, generator=g)
-    cls, counts = ContextSampler(pb, 16, seed=3).sample(B)
-    G = int(np.bincount(cls, minlength=K).max())
-    xs = torch.zeros(R, K, G, s)
-    w = torch.zeros(R, K, G)
-    slot = [0] * K
-    for b in range(B):
-        xs[:, cls[b], slot[cls[b]]] = torch.as_tensor(counts[b])
-        w[:, cls[b], slot[cls[b]]] = 1 / B
-        slot[cls[b]] += 1
-    xs[..., 0][w == 0] = 1.0
-    psi, labels = torch.as_tensor(pb.psi), torch.as_tensor(pb.label_ids)
-    out = loss_and_grads_grouped(Y, Zq, xs, w, torch.as_tensor(ids), psi, labels)
-    x = torch.as_tensor(pb.dense_counts(cls, counts)).expand(R, -1, -1)
-    c = torch.as_tensor(cls)
-    ref = loss_and_grads_yz(Y, Zq, x, psi[c].expand(R, -1), labels[c].expand(R, -1))
-    for a, b_ in zip(out, ref, strict=True):
-        assert torch.allclose(a, b_, atol=1e-12), (a - b_).abs().max()
-    assert ref[3].abs().max() > 1e-3
+    Y = torch.randn(pb.M_ctx, pb.M_out, generator=g)
+    Zq = torch.randn(pb.Q, pb.M_ctx, generator=g)
+    cls, counts = ContextSampler(pb, 16, seed=3).sample(9)
+    loss, dY, dZ = engine_gradients(data, Y.numpy(), Zq.numpy(), cls, counts)
+    x = torch.as_tensor(pb.dense_counts(cls, counts))[None]
+    psi, labels, c = torch.as_tensor(pb.psi), torch.as_tensor(pb.label_ids), torch.as_tensor(cls)
+    ref = loss_and_grads_yz(Y[None], Zq[None], x, psi[c][None], labels[c][None])
+    assert loss == pytest.approx(float(ref[0][0]), abs=1e-12)
+    np.testing.assert_allclose(dY, ref[2][0].numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dZ, ref[3][0].numpy(), rtol=0, atol=1e-12)
+    assert np.abs(dZ).max() > 1e-3

@@ -1,5 +1,7 @@
 """The replica-batched trainer: determinism, batching, the T→∞ limit, divergence, memory layout."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -168,3 +170,100 @@ def test_other_model_kinds_train_and_report_every_metric(kind):
     assert last["loss"].mean() < snaps[0].scalars["loss"].mean()
     for name in ("entropy_distinct", "common_mass", "B_hat", "dz_dominant", "share_common_down"):
         assert np.isfinite(last[name]).all(), name
+
+
+def _trajectory(c: RunConfig, steps: int, slots: int | None = None) -> Trainer:
+    tr = Trainer(c)
+    if slots is not None:
+        tr.kind.slots = slots
+    tr.advance(steps)
+    return tr
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {},  # finite T, SGD with momentum
+        {"data__T": "inf", "optim__method": "adam"},
+        {"model__kind": "yz-meanfield", "optim__weight_decay": 0.01},
+        {"model__dtype": "float32", "data__num_common_per_last": 2, "data__num_last": 2},
+    ],
+)
+@pytest.mark.parametrize("slots", [None, 2])
+def test_a_replica_does_not_depend_on_the_others_bit_for_bit(over, slots, monkeypatch):
+    """A replica's trajectory (parameters, B̂, training loss) is the same, to the last bit, whether it trains
+    alone or among other replicas, in whatever order.  Chunks of 3 replicas cut groups and join seeds;
+    ``slots=2`` makes most batches overflow the padded slots, so chunks of different shapes alternate."""
+    import engine.core.yz_kinds as yk
+
+    monkeypatch.setattr(yk, "CHUNK_REPLICAS", 3)
+    pairs = [[1.0, 1.0], [5.0, 0.5]]
+    seeds = [3, 1, 2, 1, 4]
+    over = {"model__init": "torch-default", **over}
+    big = _trajectory(cfg(replicas__seeds=seeds, replicas__lr_pairs=pairs, **over), 6, slots)
+    flipped = _trajectory(cfg(replicas__seeds=seeds[::-1], replicas__lr_pairs=pairs[::-1], **over), 6, slots)
+    big_p, flip_p = big.params, flipped.params
+    for r, ((ey, ez), seed) in enumerate(zip(big.replica_lr, big.replica_seed, strict=True)):
+        alone = _trajectory(cfg(replicas__seeds=[seed], replicas__lr_pairs=[[ey, ez]], **over), 6, slots)
+        r2 = (1 - r // len(seeds)) * len(seeds) + (len(seeds) - 1 - r % len(seeds))  # same replica, flipped run
+        for name, p in alone.params.items():
+            assert torch.equal(p[0], big_p[name][r]), (r, name, "alone vs among others")
+            assert torch.equal(p[0], flip_p[name][r2]), (r, name, "order of the others")
+        assert torch.equal(alone.B_hat[0], big.B_hat[r])
+        assert torch.equal(alone._train_loss_sum[0], big._train_loss_sum[r])
+
+
+def test_reused_buffers_may_hold_anything():
+    """The step's workspace and scratch buffers are reused uninitialised: filling them with NaN between steps
+    changes nothing (every buffer is overwritten, or ignored with β = 0, before it is read)."""
+    for over in ({"optim__momentum": 0.0, "optim__weight_decay": 0.01}, {"optim__method": "adam"}, {}):
+        c = cfg(
+            model__init="torch-default",
+            data__source="table",
+            data__table=[[1, 1, 0], [1, 0, 1], [0, 0, 0.5]],
+            data__psi=[0, 0, 1],
+            data__num_last=1,
+            data__num_next_per_last=1,
+            **over,
+        )
+        clean, poisoned = Trainer(c), Trainer(c)
+        for _ in range(5):
+            clean.step()
+            poisoned.step()
+            for ws in poisoned.kind.lanes.workspaces:
+                for buf in ws.buffers.values():
+                    buf.fill_(float("nan"))
+        for name, p in clean.params.items():
+            assert torch.equal(p, poisoned.params[name]), (over, name)
+
+
+def test_checkpoints_of_the_old_step_resume():
+    """Runs stored before issue 16 hold Y and its optimiser state in token order ("param.Y", "opt.Y.buf", …):
+    the new trainer restores them and continues as the old step would (to float64 rounding)."""
+    from tests.oracles.old_step import OldTrainer
+
+    for over in ({}, {"optim__method": "adam"}, {"data__num_common_per_last": 1, "data__num_last": 3}):
+        pairs = [[1.0, 1.0], [2.0, 0.5]]
+        c = cfg(model__init="torch-default", replicas__seeds=[1, 2], replicas__lr_pairs=pairs, **over)
+        old = OldTrainer(c)
+        old.advance(5)
+        arrays, meta = old.checkpoint()
+        new = Trainer(c)
+        new.restore(arrays, meta)
+        old.advance(5)
+        new.advance(5)
+        for name, p in old.params.items():
+            np.testing.assert_allclose(new.params[name].numpy(), p.numpy(), rtol=0, atol=1e-12)
+        again, meta2 = new.checkpoint()  # and the new trainer writes the same format
+        assert set(again) == set(arrays) and json.loads(meta2).keys() == json.loads(meta).keys()
+        assert all(again[k].shape == v.shape for k, v in arrays.items())
+
+
+def test_divergence_names_the_replica_that_diverged():
+    """Among replicas with small and huge rates (weight decay η·λ ≫ 2 blows the parameters up), the error names
+    the huge rates, whichever check (loss or parameters) catches it first."""
+    pairs = [[1e-3, 1e-3], [1e3, 1e3], [2e-3, 2e-3]]
+    c = cfg(model__init="torch-default", optim__weight_decay=1.0, replicas__seeds=[1, 2], replicas__lr_pairs=pairs)
+    with pytest.raises(DivergedError) as e:
+        Trainer(c).advance(200)
+    assert "η_Y=1000, η_Z=1000" in str(e.value)

@@ -39,6 +39,15 @@ print(json.dumps((kb("VmHWM") - before) / 1024))
             "optim": {"batch": 256},
             "replicas": {"seeds": [1, 2, 3, 4]},
         },
+        {  # the decoder dominates: paper layout, M ≈ 2,000, its momentum buffer
+            "data": {"num_last": 10, "num_next_per_last": 2, "num_distinct_per_next": 99},
+            "replicas": {"seeds": [1, 2, 3]},
+        },
+        {  # Adam: two state buffers and the scratch gradient
+            "data": {"num_last": 10, "num_next_per_last": 2, "num_distinct_per_next": 99},
+            "optim": {"method": "adam"},
+            "replicas": {"seeds": [1, 2]},
+        },
     ],
 )
 def test_estimate_bounds_measured_memory(over):
@@ -73,3 +82,20 @@ def test_work_cap(monkeypatch):
     monkeypatch.setenv("SCANSNAP_MAX_RUN_WORK", "1e6")
     with pytest.raises(ConfigError, match="element-operations"):
         check_budget(get_preset("syn-small").config.with_overrides({"optim.steps": 1000}))
+
+
+def test_the_large_paper_layout_is_refused_with_the_decoder_named(monkeypatch):
+    """M ≈ 10⁴ in the paper layout: Y is M_ctx × M = 9,990 × 10,020 floats (382 MB), as much again in its momentum
+    buffer and in each checkpoint copy; the refusal says so and points to the compact layout."""
+    data = {"num_last": 10, "num_next_per_last": 2, "num_common": 10, "num_distinct_per_next": 499}
+    cfg = RunConfig.from_dict({"data": data})
+    est = estimate(cfg)
+    assert est.bytes_params == 4 * 2 * (9990 * 10020 + 10 * 9990)  # Y and Zq, and their momentum buffers
+    monkeypatch.setenv("SCANSNAP_MAX_RUN_MB", "1024")
+    with pytest.raises(ConfigError) as e:
+        check_budget(cfg)
+    msg = str(e.value)
+    assert "the decoder Y alone is R × M_ctx × M_out = 1 × 9,990 × 10,020 values = 381.9 MB" in msg
+    assert "layout='compact'" in msg and "limit of 1,024 MB" in msg
+    compact = cfg.with_overrides({"data.layout": "compact"})
+    assert check_budget(compact).total_mb < 50
