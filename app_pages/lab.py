@@ -16,13 +16,13 @@ from ui.live.lab_charts import CHART_KEYS, TITLES
 from ui.page_data import p_preview
 from ui.resources import service
 from ui.text import plain
-from ui.widgets import LAB_STYLE, copy_link_ui, font, knob_ui, lecture_on, plot_ui, recovery_ui
+from ui.widgets import LIVE_STYLE, copy_link_ui, font, knob_ui, lecture_on, plot_ui, recovery_ui
 
 ss = st.session_state
 for problem in session.init_state():
     st.warning(plain(problem))  # URL text: shown as typed, never as a link or an image
 lecture = lecture_on()
-st.html(f"<style>{LAB_STYLE}</style>")  # the control bar and the chart grids
+st.html(f"<style>{LIVE_STYLE}</style>")  # the control bar and the chart grids
 show = set(st.query_params["show"].split(",")) if "show" in st.query_params else None
 cfg = ss["lab.cfg"]
 W = session.wkey

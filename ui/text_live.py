@@ -29,10 +29,10 @@ from ui.live.slots import SLOTS
 from ui.resources import service
 from ui.text import plain
 from ui.text_history import TextHistory
-from ui.widgets import LIVE_CSS, font, lecture_on
+from ui.widgets import LIVE_STYLE, font, lecture_on
 
 ss = st.session_state
-_STYLE = LIVE_CSS.read_text()
+_STYLE = LIVE_STYLE
 STATICS = ("probe_window_tokens", "uniform_entropy", "uniform_share_frequent", "frequent_tokens", "probe_window_index")
 Charts = tuple[tuple[str, str, int], ...]  # (key, live_payload JSON, bytes)
 

@@ -24,7 +24,7 @@ from ui.session import actor
 from ui.text import plain
 
 CSS = Path(__file__).resolve().parent.parent / "assets" / "style.css"
-LAB_STYLE = CSS.with_name("live.css").read_text()  # the Lab's layout (read once, not on every rerun)
+LIVE_STYLE = CSS.with_name("live.css").read_text()  # the live pages' layout (Lab, Real text): read once
 # The server's event loop and many sessions' script threads share the GIL.
 # A thread that releases it for I/O (the event loop, a torch kernel) waits up to the switch
 # interval (5 ms by default) to get it back from a busy thread; 1 ms shortens those hand-offs
