@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from engine.core.metrics import html_subscripts
 from engine.paper.history import TokenInfo, rnd
 
 Spec = dict[str, Any]
@@ -97,7 +98,13 @@ def style(fig: go.Figure, title: str, font: int, key: str, x: str = "", y: str =
 def spec(
     traces: list[dict[str, Any]], title: str, font: int, key: str, x: str = "", y: str = "", height: int = 380
 ) -> Spec:
-    return {"data": traces, "layout": layout_style(title, font, key, x, y, height)}
+    """A figure whose title, axis titles and trace names show subscripts as subscripts (``H(c_n)`` →
+    H(c<sub>n</sub>): plotly has no LaTeX without MathJax)."""
+    for t in traces:
+        if isinstance(t.get("name"), str):
+            t["name"] = html_subscripts(t["name"])
+    sub = html_subscripts
+    return {"data": traces, "layout": layout_style(sub(title), font, key, sub(x), sub(y), height)}
 
 
 def vline(x: float, color: str = "#555", dash: str = "dot") -> dict[str, Any]:
@@ -124,7 +131,7 @@ def lecture_layout(fig: Spec, title: str | None = None) -> Spec:
     lay = fig["layout"]
     font = lay["font"]["size"]
     if title:
-        lay["title"]["text"] = f"<b>{title}</b>"
+        lay["title"]["text"] = f"<b>{html_subscripts(title)}</b>"
     lay["title"].update(y=1, yref="container", yanchor="top", pad=dict(t=8))
     top = int(1.4 * (font + 3)) + 16
     rows = math.ceil(legend_entries(fig) / 2)

@@ -123,10 +123,10 @@ def z_lines(
     mf: tuple[np.ndarray, np.ndarray] | None = None,
     cursor: float | None = None,
 ) -> Spec:
-    """z_{q,l} trajectories of query q, with the mean-field theory dashed."""
+    """z_{q,l} trajectories of query q, with the mean-field theory dashed when ``mf`` is given."""
     fig = spec(
         token_traces(steps, Z, tokens, info, "z", mf),
-        f"Attention logits z(m, l) of query q={q} (dashed: T→∞ mean field)",
+        f"Attention logits z(m, l) of query q={q}" + (" (dashed: T→∞ mean field)" if mf is not None else ""),
         font,
         "z",
         "step",

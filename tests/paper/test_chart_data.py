@@ -292,3 +292,16 @@ def test_token_lines_are_one_trace_per_colour_and_keep_every_token():
     named = {t["name"]: t for t in fig["data"] if t.get("showlegend", True)}
     assert set(named) == {"distinct, highest P(l|n)", "distinct, lowest P(l|n)", "common", "mean-field (T→∞)"}
     assert top in named["distinct, highest P(l|n)"]["customdata"]
+
+
+def test_z_title_promises_the_mean_field_lines_only_when_they_are_drawn():
+    pb = build_problem(get_preset("syn-small").config.data)
+    info = token_info(pb.P, pb.token_kind)
+    tokens = np.flatnonzero((pb.token_kind != 0).any(0))
+    steps = np.arange(5)
+    Z = np.zeros((5, pb.M_ctx))
+    with_twin = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z))
+    alone = charts.z_lines(steps, Z, 0, info, tokens)
+    title = lambda fig: fig["layout"]["title"]["text"]  # noqa: E731
+    assert "dashed: T→∞ mean field" in title(with_twin) and "dash" in str(with_twin["data"])
+    assert "dashed" not in title(alone)
