@@ -62,7 +62,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         return cmd_run_text(args)
     from tqdm import tqdm
 
-    from engine.service.export import export_run, verdicts_json
     from engine.service.runner import RunJob
     from engine.service.store import RunStore
 
@@ -86,6 +85,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     status = job.run(on_snapshot=on_snapshot)
     wall = time.perf_counter() - t0
     bar.close()
+    if args.out or not args.quiet:  # pandas, pyarrow and scipy: a second of imports a quiet run does without
+        from engine.service.export import export_run, verdicts_json
     files = export_run(store, job.run_id, args.out, args.format) if args.out else []
     if not args.quiet:
         print(summary(job, status, wall, first, last, files, last_step[0]))
