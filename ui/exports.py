@@ -14,8 +14,9 @@ import numpy as np
 
 from engine.core.config import RunConfig
 from engine.paper.claims import run_claims
+from engine.paper.environment import environment
 from engine.paper.history import RunHistory, observed, problem_from_statics, query_row, token_info
-from engine.paper.report import Section, environment, render_html
+from engine.paper.report import Section, render_html
 from engine.paper.theory_view import calibrated_overlay, measured_snap
 from engine.service.export import export_run
 from ui import charts

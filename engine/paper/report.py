@@ -13,16 +13,14 @@ import datetime as dt
 import html
 import json
 import math
-import platform
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
 
+from engine.paper.environment import environment
 from engine.paper.items.catalog import QUICK_DIFFERENCES
 from engine.paper.items.result import ItemResult
 from engine.paper.verdicts import Verdict
@@ -34,7 +32,6 @@ th{background:#f3f3f3}.PASS{color:#17691d;font-weight:bold}.FAIL{color:#b00020;f
 .NA{color:#555;font-weight:bold}pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px;max-height:400px}
 .note{color:#555}"""
 WORDS = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A"}
-PACKAGES = ("torch", "numpy", "pandas", "scipy", "plotly", "pyarrow", "pydantic")
 
 
 @dataclass
@@ -49,17 +46,6 @@ class Section:
     configs: dict[str, Any] | None = None
     status: str = ""
     anchor: str = ""
-
-
-def environment(device: str) -> dict[str, Any]:
-    """Library versions (from the installed packages' metadata) and the device the runs used."""
-    versions = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for pkg in PACKAGES:
-        try:
-            versions[pkg] = version(pkg)
-        except PackageNotFoundError:
-            versions[pkg] = "not installed"
-    return {"versions": versions, "device": device}
 
 
 def fmt_value(v: float) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.core.config import RunConfig
 from engine.core.data import build_problem, run_statics
-from engine.paper.report import environment
+from engine.paper.environment import environment
 from engine.service.budget import check_budget
 from engine.service.store import RunStore
 

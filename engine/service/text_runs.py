@@ -28,7 +28,7 @@ import pandas as pd
 
 from engine.core.config import RunConfig
 from engine.core.text.config import TextRunConfig, check_corpus_fits
-from engine.paper.report import environment
+from engine.paper.environment import environment
 from engine.service.corpus_access import measured_corpus
 from engine.service.limits import estimated_seconds
 from engine.service.runs import PENDING_DEVICE

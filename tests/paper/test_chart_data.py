@@ -302,6 +302,6 @@ def test_z_title_promises_the_mean_field_lines_only_when_they_are_drawn():
     Z = np.zeros((5, pb.M_ctx))
     with_twin = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z))
     alone = charts.z_lines(steps, Z, 0, info, tokens)
-    title = lambda fig: fig["layout"]["title"]["text"]  # noqa: E731
+    title = lambda fig: fig["layout"]["title"]["text"]
     assert "dashed: T→∞ mean field" in title(with_twin) and "dash" in str(with_twin["data"])
     assert "dashed" not in title(alone)
