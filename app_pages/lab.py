@@ -248,6 +248,12 @@ def charts_picker_ui() -> None:
     )
 
 
+run_cfg, error = validate(cfg)
+if not lecture:  # a lecture's screen starts with the control bar
+    st.title("Lab")
+controls_ui(run_cfg is not None)
+# The sidebar after the control bar: the browser loads each widget type's code as it first meets it,
+# so the bar's buttons come before the knobs' inputs (bench/first_paint.py).
 with st.sidebar:
     live_now_ui()
     preset_ui()
@@ -258,11 +264,6 @@ with st.sidebar:
     if show is None or "charts" in show:
         st.subheader("View")
         charts_picker_ui()
-
-run_cfg, error = validate(cfg)
-if not lecture:  # a lecture's screen starts with the control bar
-    st.title("Lab")
-controls_ui(run_cfg is not None)
 show_callback_error()
 interrupted_ui()
 if error:

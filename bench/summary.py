@@ -46,12 +46,13 @@ def targets() -> list[str]:
         "ui_latency_pinned",
         "load",
         "tick_payload",
+        "first_paint",
     )
     got = {n: load(n) for n in names}
     missing = [n for n, v in got.items() if not v]
     if missing:
         return [f"(missing results: {', '.join(missing)})", ""]
-    e, e1, st, sw, rp, ut, utp, ul, ulp, ld, tp = (got[n]["result"] for n in names)  # type: ignore[index]
+    e, e1, st, sw, rp, ut, utp, ul, ulp, ld, tp, fp = (got[n]["result"] for n in names)  # type: ignore[index]
     vs, vs1 = ({v["config"]: v["speedup"] for v in x["vs_reference"]} for x in (e, e1))
     rep = {v["config"]: v["ratio"] for v in e["replicas"]}
     lv = {v["layout"]: v for v in e["large_vocab"]}
@@ -126,6 +127,7 @@ def targets() -> list[str]:
             _met(tp["max_total_kb"] <= 200),
         ],
         _load_target(ld),
+        _first_paint_target(fp),
     ]
     return [
         table(["target (issue)", "measured", "met?"], rows),
@@ -537,6 +539,43 @@ def chart_draw() -> list[str]:
     ]
 
 
+def first_paint() -> list[str]:
+    res = load("first_paint")
+    if not res:
+        return []
+    med = res["result"]["median"]
+    rows = [
+        [
+            name,
+            v["server_ready_s"],
+            v["cold_controls_in_dom_s"],
+            f"**{v['cold_controls_s']}**",
+            v["cold_chart_s"],
+            v["warm_controls_s"],
+        ]
+        for name, v in med.items()
+    ]
+    head = ["page / server", "server ready (s)", "controls in the page, cold (s)", "controls seen, cold (s)"]
+    head += ["first chart, cold (s)", "controls seen, warm (s)"]
+    return [
+        stamp(res) + f" (medians of {res['result']['repeats']} cold servers per variant, variants interleaved)\n",
+        table(head, rows),
+        "",
+    ]
+
+
+def _first_paint_target(fp: dict[str, Any]) -> list[str]:
+    """Issue 14: the first page's controls within 3 s of the server being ready, cold, with the prewarm."""
+    lab, lecture = fp["median"]["lab / prewarm"], fp["median"]["lecture / prewarm"]
+    return [
+        "first page's controls ≤ 3 s after the server is ready, cold start (#14)",
+        f"lecture page (`?lecture=1`): {lecture['cold_controls_s']} s ({lecture['cold_controls_in_dom_s']} s in the "
+        f"page); Lab page, sidebar open: {lab['cold_controls_s']} s ({lab['cold_controls_in_dom_s']} s in the page); "
+        f"warm {lecture['warm_controls_s']} / {lab['warm_controls_s']} s",
+        f"{_met(lecture['cold_controls_s'] <= 3)} lecture / {_met(lab['cold_controls_s'] <= 3)} Lab",
+    ]
+
+
 def main() -> None:
     for title, part in (
         ("Targets", targets),
@@ -548,6 +587,7 @@ def main() -> None:
         ("UI latency", ui_latency),
         ("Live chart drawing", chart_draw),
         ("Live tick payload", tick_payload),
+        ("First paint", first_paint),
         ("Load", load_test),
         ("Load: memory after rounds, side by side", load_memory),
     ):
