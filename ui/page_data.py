@@ -17,7 +17,7 @@ from engine.core.theory import joma_default_mu, joma_simulate, theory_curve
 from engine.paper.presets import load_presets
 from engine.paper.run_theory import initial_constants
 from engine.service.reproductions import StoredReproduction
-from ui import charts
+from ui import preview_chart
 from ui.caches import byte_lru
 from ui.resources import service
 
@@ -27,7 +27,7 @@ def p_preview(data_json: str, font_size: int) -> go.Figure:
     """The P(l|n) preview figure of a data config (the caller checked its size first).  Shared, never
     changed (``st.plotly_chart`` serialises it)."""
     pb = build_problem(DataConfig.model_validate(json.loads(data_json)))
-    return charts.p_preview(pb.P, pb.psi, pb.token_kind, font_size)
+    return preview_chart.p_preview(pb.P, pb.psi, pb.token_kind, font_size)
 
 
 @byte_lru("compare series")

@@ -24,92 +24,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from typing import Any
 
 from engine.core.config import RunConfig
 from engine.core.text.config import TextRunConfig
 from engine.paper.items.catalog import check_items, total_work
-from engine.service.control import RunControl
+from engine.service.job_state import REPRODUCE, TERMINAL, TRAIN, Job, JobStatus
 from engine.service.limits import Limits
 from engine.service.reproductions import new_id
 from engine.service.runs import create_run
 from engine.service.store import RunStore, StoreError
 from engine.service.text_runs import create_text_run, run_seconds, stored_cost
 from engine.service.worker import parse_cpus, reproduce, train_stored_run, warm_up, worker_context
-
-TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
-TRAIN, REPRODUCE = "train", "reproduce"
-
-
-@dataclass(frozen=True)
-class JobStatus:
-    """A snapshot of one job.  ``step``/``total_steps`` count optimiser steps (for a reproduction, of
-    all its items); ``items``, ``items_done`` and ``current`` describe a reproduction."""
-
-    run_id: str
-    status: str  # queued, running, paused, finished, stopped, diverged, failed, interrupted
-    step: int
-    total_steps: int
-    queue_position: int | None  # runs ahead of this one, when queued
-    message: str | None
-    pause_requested: bool = False  # the Pause button was pressed (the worker may not have noticed yet)
-    kind: str = TRAIN
-    owner: str | None = None
-    items: tuple[str, ...] = ()
-    items_done: int = 0
-    current: str | None = None
-    quick: bool = False
-    elapsed_s: float = 0.0
-    speed: float | None = None  # the run's throttle in steps/s (None: as fast as it goes)
-
-    @property
-    def fraction(self) -> float:
-        """Progress in [0, 1]: by optimiser steps when the job trains, else by items."""
-        if self.status == "finished":
-            return 1.0
-        if self.total_steps > 0:
-            return min(1.0, self.step / self.total_steps)
-        return self.items_done / max(1, len(self.items))
-
-
-class _Job:
-    """The server's side of one job: its controls, what its worker last reported, its supervisor."""
-
-    def __init__(
-        self, job_id: str, kind: str, total_steps: int, step: int, owner: str | None, args: tuple, seconds: float = 0
-    ):
-        self.id, self.kind, self.owner, self.total_steps = job_id, kind, owner, total_steps
-        self.seconds = seconds  # estimated training seconds of the whole job (limits.estimated_seconds)
-        self.args = args  # the worker's arguments after (data_dir, id); see _worker_args
-        self.control = RunControl(worker_context())
-        self.control.report_step(step)
-        self.status = "queued"
-        self.message: str | None = None
-        self.items_done, self.current = 0, None
-        self.thread: threading.Thread | None = None  # the supervisor, alive while the worker lives
-        self.process: BaseProcess | None = None
-        self.ended = False
-        self.started: float = time.monotonic()
-        self.finished_at: float | None = None
-
-    def release_control(self) -> None:
-        """Swap the shared control of an ended job for an in-process one with the same step: the
-        shared one holds named semaphores (in /dev/shm), freed once nothing refers to it."""
-        released = RunControl()
-        released.report_step(self.control.step)
-        self.control = released  # swapped whole: a reader sees the old control or the new one
-
-    def snapshot(self, position: int | None) -> JobStatus:
-        names, quick = (self.args[0], self.args[1]) if self.kind == REPRODUCE else ((), False)
-        end = self.finished_at if self.finished_at is not None else time.monotonic()
-        c = self.control
-        return JobStatus(
-            self.id, self.status, c.step, self.total_steps, position, self.message, c.paused, self.kind,
-            self.owner, tuple(names), self.items_done, self.current, quick, round(end - self.started, 3),
-            c.max_steps_per_s,
-        )  # fmt: skip
 
 
 class JobManager:
@@ -128,7 +55,7 @@ class JobManager:
         self.worker_cpus = worker_cpus
         cpus = len(worker_cpus) if worker_cpus else os.cpu_count() or 1
         self.torch_threads = max(1, cpus // self.max_concurrent)
-        self._jobs: dict[str, _Job] = {}
+        self._jobs: dict[str, Job] = {}
         self._queue: deque[str] = deque()
         self.changed = threading.Condition(threading.RLock())  # notified on every change of a job's state
         self._closed = False
@@ -153,7 +80,7 @@ class JobManager:
                 self._check_limits(cfg.optim.steps, seconds)
             create = create_text_run if isinstance(cfg, TextRunConfig) else create_run
             run_id = create(self.store, cfg, name, owner, status="queued")  # type: ignore[arg-type]
-            return self._enqueue(_Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (), seconds), paused)
+            return self._enqueue(Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (), seconds), paused)
 
     def queued_seconds(self) -> float:
         """Estimated training seconds still to do by the runs queued or training now."""
@@ -187,7 +114,7 @@ class JobManager:
                 raise KeyError(f"no stored run {run_id!r}")
             steps, seconds = stored_cost(self.store.data_dir, info)
             self.store.set_status(run_id, "queued", None)
-            job = _Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (), seconds)
+            job = Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (), seconds)
             return self._enqueue(job, False)
 
     def start_reproduction(self, items: list[str] | None = None, quick: bool = False, owner: str | None = None) -> str:
@@ -200,7 +127,7 @@ class JobManager:
             running = self.running_reproduction()
             if running is not None:
                 return running.run_id
-            job = _Job(new_id(), REPRODUCE, total_work(names, quick), 0, owner, (names, quick))
+            job = Job(new_id(), REPRODUCE, total_work(names, quick), 0, owner, (names, quick))
             self._jobs[job.id] = job
             self._launch(job)
             return job.id
@@ -214,7 +141,7 @@ class JobManager:
                 "finish (SCANSNAP_MAX_PER_OWNER)"
             )
 
-    def _enqueue(self, job: _Job, paused: bool) -> str:
+    def _enqueue(self, job: Job, paused: bool) -> str:
         if paused:
             job.control.pause()
         self._jobs[job.id] = job
@@ -238,21 +165,21 @@ class JobManager:
                     continue
                 self._launch(j)
 
-    def _launch(self, j: _Job) -> None:
+    def _launch(self, j: Job) -> None:
         j.status = "running"  # what its worker reports first (the store learns it from the worker)
         j.thread = threading.Thread(target=self._supervise, args=(j,), name=f"{j.kind}-{j.id}", daemon=True)
         j.thread.start()
         self.changed.notify_all()
 
     # ----------------------------------------------------------------- supervision
-    def _worker_args(self, j: _Job, send: Any) -> tuple[Callable[..., None], tuple]:
+    def _worker_args(self, j: Job, send: Any) -> tuple[Callable[..., None], tuple]:
         data_dir, me = str(self.store.data_dir.resolve()), os.getpid()
         if j.kind == TRAIN:
             return train_stored_run, (data_dir, j.id, j.control, send, self.torch_threads, me, self.worker_cpus)
         names, quick = j.args
         return reproduce, (data_dir, j.id, names, quick, j.control, send, me, self.worker_cpus)
 
-    def _supervise(self, j: _Job) -> None:
+    def _supervise(self, j: Job) -> None:
         """Start the job's worker process, mirror what it reports, and, when it ends without a final
         status (killed, out of memory), mark its run ``interrupted`` (a reproduction ``failed``)."""
         try:
@@ -279,7 +206,7 @@ class JobManager:
                 self.changed.notify_all()
             self._start_waiting()
 
-    def _mirror(self, j: _Job, receive: Any) -> None:
+    def _mirror(self, j: Job, receive: Any) -> None:
         while True:
             try:
                 kind, *rest = receive.recv()
@@ -292,7 +219,7 @@ class JobManager:
                     j.current, j.items_done = rest
                 self.changed.notify_all()
 
-    def _lost(self, j: _Job, code: int | None) -> tuple[str, str]:
+    def _lost(self, j: Job, code: int | None) -> tuple[str, str]:
         if j.kind == REPRODUCE:
             return "failed", f"the worker process ended (exit code {code}) before the reproduction was stored"
         return "interrupted", (
@@ -300,7 +227,7 @@ class JobManager:
             "snapshots up to the last checkpoint are intact: resume or re-run it"
         )
 
-    def _set_status(self, j: _Job, status: str, message: str | None) -> None:
+    def _set_status(self, j: Job, status: str, message: str | None) -> None:
         """Set a status the server decides (not the worker's): in the store if it can, then in memory
         (so whoever sees the new status in memory finds it stored too)."""
         if j.kind == TRAIN:
@@ -311,7 +238,7 @@ class JobManager:
             self.changed.notify_all()
 
     # ----------------------------------------------------------------- controls
-    def _get(self, job_id: str) -> _Job:
+    def _get(self, job_id: str) -> Job:
         with self.changed:
             if job_id not in self._jobs:
                 raise KeyError(f"no live job {job_id!r}")
