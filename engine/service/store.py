@@ -46,14 +46,16 @@ import time
 from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import psutil
 
 from engine.service.blobs import pack_npy, pack_npz, unpack_npy, unpack_npz
 from engine.service.sqlite import SqliteDB, StoreError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
 RUN_KINDS = ("synthetic", "text")
@@ -79,21 +81,8 @@ CREATE INDEX IF NOT EXISTS scalars_run_metric_step ON scalars (run_id, metric, s
 CREATE TABLE IF NOT EXISTS checkpoints (
     run_id TEXT PRIMARY KEY, step INTEGER NOT NULL, arrays BLOB NOT NULL, meta TEXT NOT NULL);
 """
-_RUN_COLUMNS = (
-    "id",
-    "name",
-    "config_json",
-    "status",
-    "device",
-    "versions_json",
-    "created",
-    "updated",
-    "message",
-    "owner",
-    "pid",
-    "host",
-    "last_step",
-)
+_RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created", "updated",
+                "message", "owner", "pid", "host", "last_step")  # fmt: skip
 _READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind")
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
 _MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"))
@@ -386,6 +375,8 @@ class RunStore(SqliteDB):
             args.append(int(since_step))
         rows = self._read(sql + " ORDER BY step, rowid", args)
         cols = list(zip(*rows, strict=True)) if rows else [()] * 5
+        import pandas as pd  # here: a training worker that only writes never pays for its import
+
         return pd.DataFrame(
             {
                 "step": np.asarray(cols[0], dtype=np.int64),

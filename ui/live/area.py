@@ -130,18 +130,7 @@ def _live_area(rid: str) -> None:
         if hist.topk:
             K, M = statics["P"].shape
             st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
-    shown = view.shown_charts(tuple(c[0] for c in tick.charts))
-    charts_ = [c for c in tick.charts if c[0] in shown]
-    if hero is not None:  # lecture: the story's charts first, filling the screen
-        with hero:
-            _charts([c for c in charts_ if c[0] in HERO])
-        verdicts_ui(list(tick.verdicts))
-        with st.container(key="lab-more"):
-            _charts([c for c in charts_ if c[0] not in HERO])
-    else:
-        verdicts_ui(list(tick.verdicts))
-        with st.container(key="lab-charts"):
-            _charts(charts_)
+    _layout_ui(tick, hero)
     if now_active:
         tick_budget().record(_session(), time.perf_counter() - t0)
 
@@ -221,6 +210,23 @@ def _tick(
         failed = tuple(map(short_condition, obs.failed.get("theorem4", ())))
         found = _keep(vkey, (tuple(run_claims(obs)), run_story(obs, failed)))
     return Tick(tuple(charts_), *found)
+
+
+def _layout_ui(tick: Tick, hero: Any) -> None:
+    """The charts the view shows, with the verdict badges: in lecture mode (``hero``: its container) the
+    story's charts first, filling the screen, then the badges and the rest; else the badges, then all."""
+    shown = view.shown_charts(tuple(c[0] for c in tick.charts))
+    charts_ = [c for c in tick.charts if c[0] in shown]
+    if hero is not None:
+        with hero:
+            _charts([c for c in charts_ if c[0] in HERO])
+        verdicts_ui(list(tick.verdicts))
+        with st.container(key="lab-more"):
+            _charts([c for c in charts_ if c[0] not in HERO])
+    else:
+        verdicts_ui(list(tick.verdicts))
+        with st.container(key="lab-charts"):
+            _charts(charts_)
 
 
 def _charts(charts_: list[tuple[str, str, int]]) -> None:
