@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,16 +17,15 @@ from engine.core.config import MAX_SEED, MAX_SEEDS, ConfigError, set_dotted
 from engine.core.data import build_problem
 from engine.paper.presets import get_preset
 from engine.service.facade import ServiceError
-from engine.service.jobs import TERMINAL, JobStatus
 from engine.service.uploads import config_from_upload, table_from_csv
 from ui.errors import guarded
 from ui.knobs import RATIOS, Knob, validate
 from ui.resources import service
-from ui.session import actor, bump, owns, preset_speed, stale, write_url
+from ui.run_actions import RunActions
+from ui.session import bump, preset_speed, stale, write_url
 
 ss = st.session_state
 MAX_TABLE_EDIT = 20_000  # P(l|n) entries copied into an editable table (and the URL)
-CONTROL_WAIT_S = 0.5  # a button's rerun waits (bounded) until the worker has acted on it
 
 
 # ------------------------------------------------------------------------------ knobs
@@ -154,86 +152,11 @@ def on_table_upload(wk: str) -> None:
 
 
 # ------------------------------------------------------------------------------ the run
-def live_status() -> JobStatus | None:
-    rid = ss.get("lab.run")
-    return service().status(rid) if rid else None
-
-
-def is_live() -> bool:
-    s = live_status()
-    return s is not None and s.status not in TERMINAL
-
-
-def _settle(rid: str, done: Callable[[JobStatus], bool]) -> None:
-    """Wait (bounded) until the worker has acted on a control, so the rerun shows its effect."""
-    jobs = service().jobs
-    with jobs.changed:
-        jobs.changed.wait_for(lambda: (s := jobs.status(rid)) is None or done(s), CONTROL_WAIT_S)
-
-
-@guarded
-def start(paused: bool = False) -> None:
-    cfg, err = validate(ss["lab.cfg"])
-    if cfg is None:
-        ss["lab.error"] = err
-        return
-    ss.pop("lab.error", None)
-    svc, me = service(), actor()
-    rid = svc.submit(cfg, me, name=cfg.name or ss["lab.preset"], paused=True)
-    speed = ss.get("lab.speed", "max")
-    svc.set_speed(rid, None if speed == "max" else float(speed), me)
-    if not paused:
-        svc.resume(rid, me)
-        _settle(rid, lambda x: x.status not in ("paused", "queued"))  # so the controls show "Pause"
-    ss["lab.run"], ss["lab.target"] = rid, 0
-    write_url()
-
-
-def stop_current() -> None:
-    """Stop the run on screen if this session owns it and it trains (a viewer's Reset starts its own
-    run and never stops the broadcast)."""
-    rid = ss.get("lab.run")
-    if rid and owns(rid) and service().is_live(rid):
-        service().stop(rid, actor())
-
-
-@guarded
-def pause_resume() -> None:
-    s = live_status()
-    if s is None or s.status in TERMINAL:
-        return
-    if s.status == "paused":
-        ss["lab.target"] = 0
-        service().resume(s.run_id, actor())
-        _settle(s.run_id, lambda x: x.status != "paused")
-    else:
-        service().pause(s.run_id, actor())
-        _settle(s.run_id, lambda x: x.status == "paused" or x.status in TERMINAL)
-
-
-@guarded
-def step_n(key: str) -> None:
-    n = max(1, int(ss.get(key, 10)))
-    if not is_live():
-        start(paused=True)
-    s = live_status()
-    if s is not None and s.status not in TERMINAL:
-        service().step(s.run_id, n, actor())
-        ss["lab.target"] = s.step + n
-
-
-@guarded
-def stop() -> None:
-    stop_current()
-    if ss.get("lab.run"):
-        _settle(ss["lab.run"], lambda x: x.status in TERMINAL)
-
-
-@guarded
-def reset() -> None:
-    """Restart with the same config, seed included."""
-    stop()
-    start()
+RUN = RunActions("lab", validate, write_url, stale)
+live_status, is_live, start, stop_current = RUN.live_status, RUN.is_live, RUN.start, RUN.stop_current
+pause_resume, step_n, stop, reset, on_speed, on_publish = (
+    RUN.pause_resume, RUN.step_n, RUN.stop, RUN.reset, RUN.on_speed, RUN.on_publish,
+)  # fmt: skip
 
 
 @guarded
@@ -244,20 +167,3 @@ def new_seed() -> None:
     cfg["replicas"]["seeds"] = [first + i for i in range(n)]
     bump()
     reset()
-
-
-@guarded
-def on_speed(key: str) -> None:
-    if stale(key):
-        return
-    speed = ss[key]
-    ss["lab.speed"] = speed
-    rid = ss.get("lab.run")
-    if rid and is_live() and owns(rid):
-        service().set_speed(rid, None if speed == "max" else float(speed), actor())
-    write_url()
-
-
-@guarded
-def on_publish(rid: str, wk: str) -> None:
-    service().publish(rid, bool(ss[wk]), actor())

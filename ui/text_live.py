@@ -16,14 +16,12 @@ from collections.abc import Sequence
 import numpy as np
 import streamlit as st
 from cachetools import LRUCache
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.core.text.config import TextRunConfig
 from engine.paper.text_view import drop_rebound, summary
-from engine.service.jobs import TERMINAL
-from ui import text_charts
+from ui import run_actions, text_charts
 from ui.caches import BOUNDS_MB, byte_lru
-from ui.live.area import plotly_loader_ui, tick_budget
+from ui.live.area import plotly_loader_ui, session_id, tick_budget
 from ui.live.figure import live_payload, live_plot_ui
 from ui.live.slots import SLOTS
 from ui.resources import service
@@ -37,17 +35,8 @@ STATICS = ("probe_window_tokens", "uniform_entropy", "uniform_share_frequent", "
 Charts = tuple[tuple[str, str, int], ...]  # (key, live_payload JSON, bytes)
 
 
-def _session() -> str:
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else "no-session"
-
-
 def active(rid: str) -> bool:
-    """Training now, or a paused run still taking the steps granted by Step N."""
-    s = service().status(rid)
-    if s is None or s.status in TERMINAL:
-        return False
-    return s.status in ("queued", "running") or s.step < ss.get("text.target", 0)
+    return run_actions.active(rid, "text")
 
 
 def text_live_area() -> None:
@@ -58,9 +47,9 @@ def text_live_area() -> None:
     plotly_loader_ui()
     st.html(f"<style>{_STYLE}</style>")
     ss["text.active"] = active(rid)
-    tick = tick_budget().tick(_session()) if ss["text.active"] else None
+    tick = tick_budget().tick(session_id()) if ss["text.active"] else None
     if tick is None:
-        tick_budget().forget(_session())
+        tick_budget().forget(session_id())
     st.fragment(_live, run_every=tick)(rid)
 
 
@@ -96,7 +85,7 @@ def _area(rid: str) -> None:
     _grid(charts, "text-charts-wide" if lecture_on() else "text-charts")
     _maps(rid, cfg, cursor if cursor is not None else last, statics)
     if now_active:
-        tick_budget().record(_session(), time.perf_counter() - t0)
+        tick_budget().record(session_id(), time.perf_counter() - t0)
 
 
 # ------------------------------------------------------------------------------ cached, shared

@@ -27,7 +27,7 @@ from engine.paper.history import RunHistory, observed
 from engine.paper.run_theory import short_condition
 from engine.paper.story import Story, run_story
 from engine.paper.verdicts import Verdict
-from engine.service.jobs import TERMINAL
+from ui import run_actions
 from ui.caches import BOUNDS_MB
 from ui.errors import boundary
 from ui.live import view
@@ -50,17 +50,14 @@ def tick_budget() -> TickBudget:
     return TickBudget(base=TICK_S)
 
 
-def _session() -> str:
+def session_id() -> str:
+    """This browser session's id: the tick budget's key."""
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else "no-session"
 
 
 def active(rid: str) -> bool:
-    """Training now, or a paused run still taking the steps granted by Step N."""
-    s = service().status(rid)
-    if s is None or s.status in TERMINAL:
-        return False
-    return s.status in ("queued", "running") or s.step < ss.get("lab.target", 0)
+    return run_actions.active(rid, "lab")
 
 
 def live_area(title: str) -> None:
@@ -74,9 +71,9 @@ def live_area(title: str) -> None:
         return
     plotly_loader_ui()
     ss["lab.active"] = active(rid)
-    ss["lab.tick"] = tick_budget().tick(_session()) if ss["lab.active"] else None
+    ss["lab.tick"] = tick_budget().tick(session_id()) if ss["lab.active"] else None
     if not ss["lab.active"]:
-        tick_budget().forget(_session())
+        tick_budget().forget(session_id())
     st.fragment(_live, run_every=ss["lab.tick"])(rid)
 
 
@@ -98,7 +95,7 @@ def _live_area(rid: str) -> None:
     now_active = active(rid)
     s = service().status(rid)
     stale = s is not None and ss.get("lab.ctl_paused") is not None and (s.status == "paused") != ss["lab.ctl_paused"]
-    retick = now_active and ss.get("lab.tick") is not None and tick_budget().off_by(ss["lab.tick"], _session())
+    retick = now_active and ss.get("lab.tick") is not None and tick_budget().off_by(ss["lab.tick"], session_id())
     if (ss.get("lab.active") and not now_active) or (stale and now_active) or retick:
         ss["lab.active"] = now_active
         st.rerun()  # once: the controls and run_every follow the new state (also when another tab acted)
@@ -132,7 +129,7 @@ def _live_area(rid: str) -> None:
             st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
     _layout_ui(tick, hero)
     if now_active:
-        tick_budget().record(_session(), time.perf_counter() - t0)
+        tick_budget().record(session_id(), time.perf_counter() - t0)
 
 
 HERO = ("cn", "B", "H", "cnh")  # lecture mode: c_n over time, the snap, the entropy (and the heatmap)
