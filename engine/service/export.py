@@ -165,7 +165,7 @@ def scalars_frame(store: Any, run_id: str) -> pd.DataFrame:
     )
 
 
-def _atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
+def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
@@ -177,10 +177,10 @@ def _atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     return path
 
 
-def _write_table(df: pd.DataFrame, path: Path, fmt: str) -> Path:
+def write_table(df: pd.DataFrame, path: Path, fmt: str) -> Path:
     if fmt == "parquet":
-        return _atomic_write(path, lambda p: df.to_parquet(p, engine="pyarrow", index=False))
-    return _atomic_write(path, lambda p: df.to_csv(p, index=False))
+        return atomic_write(path, lambda p: df.to_parquet(p, engine="pyarrow", index=False))
+    return atomic_write(path, lambda p: df.to_csv(p, index=False))
 
 
 def verdicts_json(store: Any, run_id: str) -> str:
@@ -206,28 +206,24 @@ def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet
     written to a temporary name in the same directory and moved into place atomically."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
-    if (store.get_run(run_id) or {}).get("kind") == "text":  # config.json, scalars, attn_maps.npz
-        from engine.service.text_export import export_text_run  # it imports this module's writers
-
-        return export_text_run(store, run_id, out_dir, fmt)
     run = store.get_run(run_id)
     if run is None:
         raise KeyError(f"no run {run_id!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     config = json.dumps(json.loads(run["config_json"]), indent=2) + "\n"
+    if run.get("kind") == "text":  # config.json, scalars, attn_maps.npz
+        from engine.service.text_export import export_text_run  # it imports this module's writers
+
+        return export_text_run(store, run_id, out, config, fmt)
     verdicts = _verdicts_or_none(store, run_id)
     return [
-        _atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),
+        atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),
         *(
-            [_atomic_write(out / "verdicts.json", lambda p: p.write_text(verdicts, encoding="utf-8"))]
+            [atomic_write(out / "verdicts.json", lambda p: p.write_text(verdicts, encoding="utf-8"))]
             if verdicts
             else []
         ),
-        _write_table(trajectory_frame(store, run_id), out / f"trajectory.{fmt}", fmt),
-        _write_table(scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
+        write_table(trajectory_frame(store, run_id), out / f"trajectory.{fmt}", fmt),
+        write_table(scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
     ]
-
-
-# the writers, for the real-text export (engine.service.text_export)
-atomic_write, write_table = _atomic_write, _write_table

@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -37,6 +38,8 @@ class RunJob:
     """One run: a trainer plus its row in the store (created in the constructor, or, with
     ``resume_id``, an existing run continued from its last checkpoint)."""
 
+    CONFIG: ClassVar[type[Any]] = RunConfig  # what its stored config_json is
+
     def __init__(
         self,
         cfg: RunConfig,
@@ -60,21 +63,24 @@ class RunJob:
         self.theory = theory_scalars(cfg, self.trainer.problem, z0, np.asarray(self.trainer.schedule))
         self.run_id = resume_id or create_run(store, cfg, name, owner, status)
         store.set_device(self.run_id, self.device)
-        if resume_id is None:
-            return
-        ckpt = store.checkpoint(resume_id)
+        if resume_id is not None:
+            self._restore(resume_id, status)
+
+    def _restore(self, run_id: str, status: str) -> None:
+        """A resumed run: the trainer as at the last checkpoint; the snapshots after it dropped."""
+        ckpt = self.store.checkpoint(run_id)
         if ckpt is not None:
             self.trainer.restore(ckpt[1], ckpt[2])
-        store.truncate_after(resume_id, self.step if ckpt is not None else -1, status=status)
+        self.store.truncate_after(run_id, self.step if ckpt is not None else -1, status=status)
 
     @classmethod
-    def resume(cls, store: RunStore, run_id: str, status: str = "running") -> RunJob:
+    def resume(cls, store: RunStore, run_id: str, status: str = "running") -> Self:
         """Continue a stored run (e.g. ``interrupted``) from its last checkpoint; snapshots
         written after that checkpoint are dropped and recomputed identically."""
         run = store.get_run(run_id)
         if run is None:
             raise KeyError(f"no stored run {run_id!r}")
-        return cls(RunConfig.from_json(run["config_json"]), store, status=status, resume_id=run_id)
+        return cls(cls.CONFIG.from_json(run["config_json"]), store, status=status, resume_id=run_id)
 
     @property
     def step(self) -> int:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from engine.service.export import FORMATS, atomic_write, write_table
+from engine.service.export import atomic_write, write_table
 from engine.service.text_runs import layer_head_frame
 
 MAPS_FILE = "attn_maps.npz"
@@ -44,16 +43,9 @@ def maps_npz(store: Any, run_id: str) -> bytes:
     return buf.getvalue()
 
 
-def export_text_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
-    """config.json, scalars.<fmt> and attn_maps.npz into ``out_dir`` (each written atomically)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
-    run = store.get_run(run_id)
-    if run is None:
-        raise KeyError(f"no run {run_id!r}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    config = json.dumps(json.loads(run["config_json"]), indent=2) + "\n"
+def export_text_run(store: Any, run_id: str, out: Path, config: str, fmt: str) -> list[Path]:
+    """config.json (``config``), scalars.<fmt> and attn_maps.npz into the folder ``out`` (each written
+    atomically); :func:`engine.service.export.export_run` checks the format and the run first."""
     maps = maps_npz(store, run_id)
     return [
         atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),

@@ -24,6 +24,8 @@ class TextRunJob(RunJob):
     """One real-text run: a text trainer plus its row in the store (created here, or, with
     ``resume_id``, an existing run continued from its last checkpoint)."""
 
+    CONFIG = TextRunConfig
+
     def __init__(
         self,
         cfg: TextRunConfig,
@@ -44,19 +46,8 @@ class TextRunJob(RunJob):
         self.run_id = resume_id or create_text_run(store, cfg, name, owner, status)
         store.set_device(self.run_id, self.device)
         store.add_statics(self.run_id, stored_statics(self.trainer.statics()))  # the same values again on a resume
-        if resume_id is None:
-            return
-        ckpt = store.checkpoint(resume_id)
-        if ckpt is not None:
-            self.trainer.restore(ckpt[1], ckpt[2])
-        store.truncate_after(resume_id, self.step if ckpt is not None else -1, status=status)
-
-    @classmethod
-    def resume(cls, store: RunStore, run_id: str, status: str = "running") -> TextRunJob:
-        run = store.get_run(run_id)
-        if run is None:
-            raise KeyError(f"no stored run {run_id!r}")
-        return cls(TextRunConfig.from_json(run["config_json"]), store, status=status, resume_id=run_id)
+        if resume_id is not None:
+            self._restore(resume_id, status)
 
     def _append(self, snap: TextSnapshot, checkpoint: bool) -> None:  # type: ignore[override]
         try:
