@@ -146,9 +146,20 @@ def parse_params(params: dict[str, str], default: str = DEFAULT_PRESET) -> tuple
     if preset not in load_presets():
         problems.append(f"unknown preset {shown(preset)}: using {default} (allowed: {', '.join(load_presets())})")
         preset = default
-    cfg = copy.deepcopy(get_preset(preset).config.to_dict())
+    cfg, found = link_settings(get_preset(preset).config.to_dict(), params, RunConfig, UI_PARAMS)
+    return preset, cfg, problems + found
+
+
+def link_settings(
+    cfg: dict[str, Any], params: dict[str, str], config_type: type[Any], skip: tuple[str, ...]
+) -> tuple[dict[str, Any], list[str]]:
+    """A copy of ``cfg`` with each URL setting (but the ``skip`` keys) applied only if ``config_type``
+    still validates it, and the problems: one that does not (unknown key, wrong type, outside its range,
+    too long) keeps the preset's value and is reported, so a link can never hand a page a config it
+    cannot draw."""
+    cfg, problems = copy.deepcopy(cfg), []
     for key, value in params.items():
-        if key in UI_PARAMS:
+        if key in skip:
             continue
         if len(value) > MAX_PARAM_CHARS:
             problems.append(
@@ -158,12 +169,12 @@ def parse_params(params: dict[str, str], default: str = DEFAULT_PRESET) -> tuple
         trial = copy.deepcopy(cfg)
         try:
             set_dotted(trial, key, value)
-            RunConfig.from_dict(trial)
+            config_type.from_dict(trial)
         except ConfigError as e:
             problems.append(f"{e} — the link's {key[:80]} is ignored")
             continue
         cfg = trial
-    return preset, cfg, problems
+    return cfg, problems
 
 
 def choice(value: str | None, options: tuple, name: str, default: Any, problems: list[str]) -> Any:
@@ -186,9 +197,10 @@ def _as_float(value: str) -> float | None:
         return None
 
 
-def validate(cfg: dict[str, Any]) -> tuple[RunConfig | None, str | None]:
+def validate(cfg: dict[str, Any], config_type: type[Any] = RunConfig) -> tuple[Any, str | None]:
+    """(the validated config, None) or (None, what is wrong)."""
     try:
-        return RunConfig.from_dict(cfg), None
+        return config_type.from_dict(cfg), None
     except ConfigError as e:
         return None, str(e)
 

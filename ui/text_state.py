@@ -10,17 +10,17 @@ why and blocks Start), ``text.run``, ``text.rev`` (bumped to rebuild the widgets
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 import streamlit as st
 
-from engine.core.config import ConfigError, flatten_dotted, set_dotted
+from engine.core.config import flatten_dotted
 from engine.core.text.config import TextRunConfig
 from engine.paper.presets import load_presets
 from engine.paper.text_presets import get_text_preset, load_text_presets
-from ui.knobs import MAX_PARAM_CHARS, SPEEDS, Knob, choice, encode
+from ui import knobs
+from ui.knobs import SPEEDS, Knob, choice, encode, link_settings
 from ui.resources import service
 from ui.text import shown
 
@@ -71,29 +71,12 @@ def parse_params(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]
         allowed = ", ".join(load_text_presets())
         problems.append(f"unknown text preset {shown(preset)}: using {DEFAULT_PRESET} (allowed: {allowed})")
         preset = DEFAULT_PRESET
-    cfg = copy.deepcopy(get_text_preset(preset).config.to_dict())
-    for key, value in params.items():
-        if key in UI_PARAMS:
-            continue
-        if len(value) > MAX_PARAM_CHARS:
-            problems.append(f"{key[:80]}: a value of {len(value):,} characters is too long")
-            continue
-        trial = copy.deepcopy(cfg)
-        try:
-            set_dotted(trial, key, value)
-            TextRunConfig.from_dict(trial)
-        except ConfigError as e:
-            problems.append(f"{e} — the link's {key[:80]} is ignored")
-            continue
-        cfg = trial
-    return preset, cfg, problems
+    cfg, found = link_settings(get_text_preset(preset).config.to_dict(), params, TextRunConfig, UI_PARAMS)
+    return preset, cfg, problems + found
 
 
 def validate(cfg: dict[str, Any]) -> tuple[TextRunConfig | None, str | None]:
-    try:
-        return TextRunConfig.from_dict(cfg), None
-    except ConfigError as e:
-        return None, str(e)
+    return knobs.validate(cfg, TextRunConfig)
 
 
 # ------------------------------------------------------------------------------ session
