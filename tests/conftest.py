@@ -22,3 +22,14 @@ def data_dir(tmp_path_factory):
         os.environ.pop("SCANSNAP_DATA_DIR", None)
     else:
         os.environ["SCANSNAP_DATA_DIR"] = old
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Tiny tensors: one intra-op thread (two spin-wait badly on a shared 2-core machine); restored after."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)

@@ -18,13 +18,7 @@ from engine.core.text.trainer import TextTrainer, schedule
 V = 40
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: one intra-op thread (two spin-wait badly on a shared 2-core machine)."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def synthetic_corpus(n_train: int = 3000, n_val: int = 800, seed: int = 0) -> EncodedCorpus:

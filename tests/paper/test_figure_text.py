@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from engine.core.metrics import METRICS, html_label, html_subscripts, is_log, label, metric_names
 from engine.core.text.config import TextRunConfig
@@ -21,14 +20,7 @@ from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from tests.figtext import LATEX, figure_texts, unreadable
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: one intra-op thread (two spin-wait badly on a shared 2-core machine)."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_every_metric_a_synthetic_run_stores_is_registered_with_a_label(tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from engine.core.text.data import EncodedCorpus
 from engine.core.text.tokenizer import Vocabulary
@@ -14,12 +13,7 @@ from engine.paper.items import fig7, joma_real, text_configs
 V = 60
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny_loader(data_cfg) -> EncodedCorpus:

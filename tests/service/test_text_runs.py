@@ -8,7 +8,6 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from engine.paper.text_presets import get_text_preset
 from engine.service import runner
@@ -46,12 +45,7 @@ def small_cfg(**extra: str):
     return get_text_preset("text-fig7-1layer").config.with_overrides(SMALL | extra)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_scalar_rows_round_trip_through_the_store_and_the_export_frame(tmp_path):

@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from engine.core.metrics import html_label, label, metric_names
 from engine.paper.presets import get_preset
@@ -23,12 +22,7 @@ from ui.exports import MF_NOTE, html_report, run_figures
 MF_NAME = "mean-field (T→∞)"  # the twin's legend entry (ui.token_lines)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _series() -> list[tuple[str, np.ndarray, np.ndarray]]:
