@@ -20,6 +20,7 @@ from engine.core.data import ContextSampler, Problem, build_problem
 from engine.core.device import resolve_device
 from engine.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
 from engine.core.kinds import to_numpy as _np
+from engine.core.scalar_columns import ScalarBlocks, per_class, per_replica
 from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
 from engine.core.tracking import DistinctTracker
 from engine.core.yz_kinds import MeanFieldYZ, SampledYZ
@@ -44,17 +45,13 @@ class Snapshot:
     arrays: dict[str, np.ndarray]
     scalars: dict[str, np.ndarray]  # name → (R,) or (R, K)
 
-    def scalar_rows(self, per_class_limit: int = PER_CLASS_ROWS) -> list[tuple[int, int | None, str, float]]:
-        """Tidy rows (replica, n or None, metric, value); per-class metrics also as class means."""
-        rows: list[tuple[int, int | None, str, float]] = []
-        for name, v in self.scalars.items():
-            if v.ndim == 1:
-                rows += [(r, None, name, float(x)) for r, x in enumerate(v)]
-                continue
-            rows += [(r, None, name, float(x)) for r, x in enumerate(np.nanmean(v, axis=1))]
-            if v.size <= per_class_limit:
-                rows += [(r, n, name, float(v[r, n])) for r in range(v.shape[0]) for n in range(v.shape[1])]
-        return rows
+    def scalar_blocks(self, per_class_limit: int = PER_CLASS_ROWS) -> ScalarBlocks:
+        """One block of rows per metric: an (R,) metric gives one row per replica; an (R, K) one
+        gives its class means and, when R·K ≤ ``per_class_limit``, every (replica, class) value."""
+        return {
+            name: per_replica(v) if v.ndim == 1 else per_class(v, keep_classes=v.size <= per_class_limit)
+            for name, v in self.scalars.items()
+        }
 
 
 def make_kind(setup: Setup) -> ModelKind:

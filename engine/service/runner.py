@@ -132,7 +132,7 @@ class RunJob:
                 self.run_id,
                 snap.step,
                 snap.arrays,
-                snap.scalar_rows(),
+                snap.scalar_blocks(),
                 checkpoint=self.trainer.checkpoint() if checkpoint else None,
             )
         except KeyError as e:

@@ -11,8 +11,7 @@ Schema::
          kind TEXT NOT NULL DEFAULT 'synthetic')  -- likewise: every run of an older database is synthetic
     statics(run_id TEXT, name TEXT, array BLOB, PRIMARY KEY(run_id, name))   -- once per run
     snapshots(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))
-    scalars(run_id TEXT, step INTEGER, replica INTEGER, n INTEGER NULL, metric TEXT, value REAL)
-        INDEX scalars_run_metric_step ON scalars(run_id, metric, step)
+    scalar_blocks(...)  -- one row per (run, metric, step): see engine.service.scalar_table
     checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest one
 
 ``kind``: ``synthetic`` (a RunConfig) or ``text`` (a TextRunConfig, :mod:`engine.service.text_runs`).
@@ -26,8 +25,9 @@ nothing here).
 Arrays: a static is one ``.npy`` buffer, a snapshot an ``.npz`` buffer (:mod:`engine.service.blobs`:
 written and read with ``allow_pickle=False`` only, so nothing stored is ever unpickled).
 
-Scalars: SQLite stores ``inf``/``-inf`` as REAL but turns NaN into NULL; ``value`` NULL is
-read back as NaN (a diverged metric is NaN, never "missing").
+Scalars: each snapshot's metrics as columns, one table row per metric (:mod:`engine.service.scalar_table`,
+which also converts the per-value ``scalars`` table of older databases when a store is opened);
+NaN and ±inf are stored as they are (a diverged metric is NaN, never "missing").
 
 Size bound: the writer picks full rows or top-k per snapshot; the store caps a snapshot at
 :data:`MAX_SNAPSHOT_BYTES` (8 MiB compressed) and a run at :data:`MAX_SNAPSHOTS_PER_RUN` (2000)
@@ -51,21 +51,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psutil
 
+from engine.service import scalar_table
 from engine.service.blobs import pack_npy, pack_npz, unpack_npy, unpack_npz
 from engine.service.sqlite import SqliteDB, StoreError
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from engine.core.scalar_columns import ScalarBlocks
+
 STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
 RUN_KINDS = ("synthetic", "text")
 LIVE_STATUSES = ("queued", "running", "paused")  # a run some process is (or will be) writing
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
 MAX_SNAPSHOTS_PER_RUN = 2000
-SCALAR_ROW_BYTES = 48  # rough on-disk cost of one scalars row, for size_bytes()
 DB_NAME = "runs.sqlite"
 
-_SCHEMA = """
+_SCHEMA = (
+    scalar_table.SCHEMA
+    + """;
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, name TEXT, config_json TEXT, status TEXT, device TEXT,
     versions_json TEXT, created REAL, updated REAL, message TEXT, owner TEXT,
@@ -74,13 +78,10 @@ CREATE TABLE IF NOT EXISTS statics (
     run_id TEXT NOT NULL, name TEXT NOT NULL, array BLOB NOT NULL, PRIMARY KEY (run_id, name));
 CREATE TABLE IF NOT EXISTS snapshots (
     run_id TEXT NOT NULL, step INTEGER NOT NULL, arrays BLOB NOT NULL, PRIMARY KEY (run_id, step));
-CREATE TABLE IF NOT EXISTS scalars (
-    run_id TEXT NOT NULL, step INTEGER NOT NULL, replica INTEGER NOT NULL, n INTEGER,
-    metric TEXT NOT NULL, value REAL);
-CREATE INDEX IF NOT EXISTS scalars_run_metric_step ON scalars (run_id, metric, step);
 CREATE TABLE IF NOT EXISTS checkpoints (
     run_id TEXT PRIMARY KEY, step INTEGER NOT NULL, arrays BLOB NOT NULL, meta TEXT NOT NULL);
 """
+)
 _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created", "updated",
                 "message", "owner", "pid", "host", "last_step")  # fmt: skip
 _READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind")
@@ -130,8 +131,19 @@ class RunStore(SqliteDB):
             for col, decl in _MIGRATIONS:  # inside the same transaction: two openers cannot both add it
                 if col not in have:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {col} {decl}")
+        self._migrate_scalar_rows()
         with suppress(StoreError):  # best effort: if locked right now, the next open retries
             self.recover_interrupted()
+
+    def _migrate_scalar_rows(self) -> None:
+        """Convert an older database's per-value scalars into blocks, one run per transaction (a
+        run is moved whole or not at all; an interrupted conversion goes on at the next open)."""
+        if not scalar_table.has_row_table(self._conn()):
+            return
+        moved = True
+        while moved:
+            with self._write("converting stored scalars to the block table") as con:
+                moved = scalar_table.has_row_table(con) and scalar_table.migrate_one_run(con)
 
     def __enter__(self) -> RunStore:
         return self
@@ -192,10 +204,11 @@ class RunStore(SqliteDB):
         run_id: str,
         step: int,
         arrays: dict[str, np.ndarray],
-        scalars: Iterable[tuple[int, int | None, str, float]],
+        scalars: ScalarBlocks | scalar_table.Rows,
         checkpoint: tuple[dict[str, np.ndarray], str] | None = None,
     ) -> None:
-        """Write one snapshot, its scalar rows ``(replica, n, metric, value)``, the run's
+        """Write one snapshot, its scalars (blocks by metric, or tidy rows ``(replica, n, metric,
+        value)``), the run's
         ``last_step``/``updated`` and, optionally, the training state to resume from
         (arrays, JSON metadata; one checkpoint per run, replaced), all in ONE transaction."""
         step = int(step)
@@ -207,7 +220,7 @@ class RunStore(SqliteDB):
                 f"over the cap of {self.max_snapshot_bytes / 2**20:g} MiB per snapshot; "
                 "store fewer arrays (e.g. top-k instead of full rows) or fewer replicas"
             )
-        rows = [(run_id, step, int(r), None if n is None else int(n), str(m), float(v)) for r, n, m, v in scalars]
+        rows = scalar_table.encode(run_id, step, scalar_table.as_blocks(scalars))
         with self._write(f"writing the snapshot of step {step}") as con:
             if con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
                 raise KeyError(f"no run {run_id!r}")
@@ -218,9 +231,7 @@ class RunStore(SqliteDB):
                     "snapshot less often (a larger snapshot interval)"
                 )
             con.execute("INSERT INTO snapshots (run_id, step, arrays) VALUES (?, ?, ?)", (run_id, step, blob))
-            con.executemany(
-                "INSERT INTO scalars (run_id, step, replica, n, metric, value) VALUES (?, ?, ?, ?, ?, ?)", rows
-            )
+            con.executemany(scalar_table.INSERT, rows)
             con.execute(
                 "UPDATE runs SET last_step = max(coalesce(last_step, ?), ?), updated = ? WHERE id = ?",
                 (step, step, time.time(), run_id),
@@ -239,7 +250,7 @@ class RunStore(SqliteDB):
     def truncate_after(self, run_id: str, step: int, status: str = "running") -> None:
         """Drop snapshots and scalars after ``step`` (before resuming from a checkpoint there)."""
         with self._write(f"rewinding run {run_id} to step {step}") as con:
-            for table in ("snapshots", "scalars"):
+            for table in ("snapshots", "scalar_blocks"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ? AND step > ?", (run_id, step))
             con.execute(
                 "UPDATE runs SET last_step = ?, status = ?, message = NULL, pid = ?, host = ?, updated = ? "
@@ -281,7 +292,7 @@ class RunStore(SqliteDB):
     def delete(self, run_id: str) -> bool:
         """Delete a run and all its rows in one transaction; False if it did not exist."""
         with self._write("deleting a run") as con:
-            for table in ("scalars", "snapshots", "statics", "checkpoints"):
+            for table in ("scalar_blocks", "snapshots", "statics", "checkpoints"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             return con.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0
 
@@ -364,35 +375,17 @@ class RunStore(SqliteDB):
         return (rows[0][0], unpack_npz(rows[0][1])) if rows else None
 
     def scalars(self, run_id: str, metrics: list[str] | None = None, since_step: int | None = None) -> pd.DataFrame:
-        """Scalar rows sorted by step (then write order); ``since_step`` keeps step > since_step."""
-        sql = "SELECT step, replica, n, metric, value FROM scalars WHERE run_id = ?"
-        args: list[str | int] = [run_id]
-        if metrics is not None:
-            sql += f" AND metric IN ({','.join('?' * len(metrics))})"
-            args += list(metrics)
-        if since_step is not None:
-            sql += " AND step > ?"
-            args.append(int(since_step))
-        rows = self._read(sql + " ORDER BY step, rowid", args)
-        cols = list(zip(*rows, strict=True)) if rows else [()] * 5
-        import pandas as pd  # here: a training worker that only writes never pays for its import
-
-        return pd.DataFrame(
-            {
-                "step": np.asarray(cols[0], dtype=np.int64),
-                "replica": np.asarray(cols[1], dtype=np.int64),
-                "n": pd.array(list(cols[2]), dtype="Int64"),
-                "metric": np.array(cols[3], dtype=object),
-                "value": np.array([np.nan if v is None else v for v in cols[4]], dtype=np.float64),
-            }
-        )
+        """Scalar rows as a frame (step, replica, n, metric, value) sorted by step, then by metric in
+        write order, each metric's rows in write order; ``since_step`` keeps step > since_step."""
+        return scalar_table.frame(self._read(*scalar_table.select(run_id, metrics, since_step)))
 
     def size_bytes(self, run_id: str) -> int:
-        """Approximate stored bytes: blob lengths + scalar rows × :data:`SCALAR_ROW_BYTES`."""
+        """Stored bytes of the run's arrays and scalar columns (SQLite's page overhead not counted)."""
         ((total,),) = self._read(
             "SELECT (SELECT coalesce(sum(length(arrays)), 0) FROM snapshots WHERE run_id = ?1)"
             " + (SELECT coalesce(sum(length(array)), 0) FROM statics WHERE run_id = ?1)"
-            " + (SELECT count(*) FROM scalars WHERE run_id = ?1) * ?2",
-            (run_id, SCALAR_ROW_BYTES),
+            " + (SELECT coalesce(sum(length(replica) + length(n) + length(value)), 0)"
+            " FROM scalar_blocks WHERE run_id = ?1)",
+            (run_id,),
         )
         return int(total)

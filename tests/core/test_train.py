@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from engine.core.config import RunConfig
+from engine.core.scalar_columns import NO_CLASS
 from engine.core.train import DivergedError, Trainer
 
 SMALL = {
@@ -141,9 +142,13 @@ def test_snapshot_arrays_are_copies_and_scalars_have_expected_shapes():
     np.testing.assert_array_equal(s0.arrays["z"], z0)  # not a view of the live parameters
     assert s1.scalars["entropy_distinct"].shape == (2, tr.problem.K)
     assert s1.scalars["loss"].shape == (2,)
-    rows = s1.scalar_rows()
-    assert {r[2] for r in rows} >= {"loss", "entropy_distinct", "B_hat"}
-    assert any(r[1] is None for r in rows if r[2] == "entropy_distinct")  # class mean row
+    blocks = s1.scalar_blocks()
+    assert set(blocks) >= {"loss", "entropy_distinct", "B_hat"}
+    ent = blocks["entropy_distinct"]  # 2 class means, then 2 × K per-class rows
+    assert list(ent.n[:2]) == [NO_CLASS, NO_CLASS]
+    np.testing.assert_allclose(ent.value[:2], s1.scalars["entropy_distinct"].mean(axis=1))
+    np.testing.assert_array_equal(ent.value[2:], s1.scalars["entropy_distinct"].reshape(-1))
+    np.testing.assert_array_equal(ent.replica[2:], np.repeat([0, 1], tr.problem.K))
 
 
 def test_large_vocabulary_snapshots_keep_top_k():
