@@ -100,8 +100,8 @@ class RunJob:
                     self._set_status("stopped", f"stopped at step {self.step}")
                     return self.status
                 snap = self.trainer.snapshot()
-                last = snap.step == self.trainer.schedule[-1]
-                due = last or time.monotonic() - self._last_checkpoint > CHECKPOINT_SECONDS
+                last = snap.step == self.trainer.schedule[-1]  # a finished run is never resumed: no checkpoint
+                due = not last and time.monotonic() - self._last_checkpoint > CHECKPOINT_SECONDS
                 self._append(snap, due)
                 if due:
                     self._last_checkpoint = time.monotonic()

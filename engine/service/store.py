@@ -12,7 +12,7 @@ Schema::
     statics(run_id TEXT, name TEXT, array BLOB, PRIMARY KEY(run_id, name))   -- once per run
     snapshots(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))
     scalar_blocks(...)  -- one row per (run, metric, step): see engine.service.scalar_table
-    checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest one
+    checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest; none once finished
 
 ``kind``: ``synthetic`` (a RunConfig) or ``text`` (a TextRunConfig, :mod:`engine.service.text_runs`).
 ``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
@@ -270,9 +270,18 @@ class RunStore(SqliteDB):
                 raise KeyError(f"no run {run_id!r}")
 
     def set_status(self, run_id: str, status: str, message: str | None = None) -> None:
-        """Set the status and message (``None`` clears the previous message)."""
+        """Set the status and message (``None`` clears the previous message).  A ``finished`` run is
+        never resumed (only interrupted and stopped ones are), so its checkpoint is dropped with it."""
         self._check_status(status)
-        self._update_run(run_id, "status = ?, message = ?", (status, message), "setting the status")
+        with self._write("setting the status") as con:
+            cur = con.execute(
+                "UPDATE runs SET status = ?, message = ?, updated = ? WHERE id = ?",
+                (status, message, time.time(), run_id),
+            )
+            if cur.rowcount == 0:
+                raise KeyError(f"no run {run_id!r}")
+            if status == "finished":
+                con.execute("DELETE FROM checkpoints WHERE run_id = ?", (run_id,))
 
     def set_device(self, run_id: str, device: str) -> None:
         """The device the run trains on (known once a worker has chosen it)."""

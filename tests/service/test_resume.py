@@ -76,3 +76,38 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_result(tmp_path):
     assert reopened.steps(run_id) == [int(s) for s in fresh.schedule]
     df = reopened.scalars(run_id, ["loss"])
     assert df.groupby("step").size().max() == 1  # no duplicated rows after the rewind
+
+
+def test_checkpoints_are_kept_while_a_run_can_resume_and_dropped_when_it_finishes(tmp_path, monkeypatch):
+    """Every snapshot but the last carries a checkpoint when one is due; a stopped run keeps its
+    latest (it can resume); a finished run keeps none (nothing resumes it: facade.RECOVERABLE)."""
+    from engine.service import runner
+    from engine.service.control import RunControl
+    from engine.service.facade import RECOVERABLE
+
+    assert "finished" not in RECOVERABLE
+    monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint is due at every snapshot
+    cfg = get_preset("syn-small").config.with_overrides({"optim.steps": "40", "replicas.seeds": "[1]"})
+    store = RunStore(tmp_path)
+    seen: list[tuple[int, int | None]] = []
+    job = RunJob(cfg, store, name="whole")
+
+    def record(snap):
+        ck = store.checkpoint(job.run_id)
+        seen.append((snap.step, None if ck is None else ck[0]))
+
+    assert job.run(on_snapshot=record) == "finished"
+    steps = job.trainer.schedule
+    assert seen[:-1] == [(int(s), int(s)) for s in steps[:-1]]  # written with each snapshot
+    assert seen[-1] == (int(steps[-1]), int(steps[-2]))  # not with the last one
+    assert store.checkpoint(job.run_id) is None and store.steps(job.run_id) == [int(s) for s in steps]
+
+    cut = RunJob(cfg, store, name="cut")
+    control = RunControl()
+    assert cut.run(control, on_snapshot=lambda s: control.stop() if s.step >= 20 else None) == "stopped"
+    assert store.checkpoint(cut.run_id)[0] == 20
+    again = RunJob.resume(store, cut.run_id)
+    assert again.step == 20 and again.run() == "finished" and store.checkpoint(cut.run_id) is None
+    np.testing.assert_array_equal(
+        store.snapshot(cut.run_id, 40)["z"], store.snapshot(job.run_id, 40)["z"]
+    )  # the resumed run ends where the whole one did
