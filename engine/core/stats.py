@@ -15,8 +15,9 @@ def attention_c(Zq: torch.Tensor, logP: torch.Tensor, psi: torch.Tensor) -> torc
 
 
 def entropy(p: torch.Tensor) -> torch.Tensor:
-    """−Σ p ln p in nats over the last axis (0 ln 0 = 0)."""
-    return -torch.where(p > 0, p * torch.log(p), torch.zeros_like(p)).sum(-1)
+    """−Σ p ln p in nats over the last axis (0 ln 0 = 0).  ``xlogy`` never takes ln 0, which is
+    ~40× slower than a finite log on this CPU, and c_n is 0 on most tokens (those off supp(n))."""
+    return -torch.special.xlogy(p, p).sum(-1)
 
 
 def entropy_distinct(c: torch.Tensor, distinct: torch.Tensor) -> torch.Tensor:
