@@ -1,16 +1,18 @@
 """The full Fig. 6 sweep (640 runs) as batched replicas vs the same runs one at a time with the
 naive reference (tests/oracles/reference.py), measured in one process run.
 
-    .venv/bin/python -m bench.sweep_speed [--sample N] [--device cpu|cuda|auto] [--json FILE]
+    .venv/bin/python -m bench.sweep_speed [--sample N] [--cli-repeats N] [--device cpu|cuda|auto] [--json FILE]
 
 Ours: each panel (16 (η_Y, η_Z) pairs × 10 seeds × 100 steps) is one Trainer; we time all four with the
 preset's snapshots (``ours_s``), and training alone with the new step and with the step before issue 16
 (tests/oracles/old_step.py), side by side (``new_train_s``, ``old_train_s``).
 Reference: a sample of N runs per panel (each a full 100-step run with its own seed and learning
-rates) is timed, and the panel's time is extrapolated as 160 × the mean sampled run time —
-every run of a panel has the same shapes, so its cost does not depend on the seed or the rates.
+rates, spread over the panel's grid) is timed, and the panel's time is extrapolated as 160 × the
+mean sampled run time.  Every run of a panel has the same shapes, yet single runs measured here
+vary by up to 2× (0.6–1.2 s on syn-medium-10), so the extrapolation is rough.
 CLI: the syn-medium-10 panel as one ``python -m engine run --preset syn-medium-10`` process (interpreter
-start, run store and snapshots included) against 160 × the reference's syn-medium-10 run time.
+start, run store and snapshots included; the median of ``--cli-repeats`` fresh processes) against the
+reference doing the same 160 runs one after another, all of them timed (no extrapolation).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,19 +55,33 @@ def ours(name: str, device: str) -> dict[str, float]:
     }
 
 
-def reference_sample(name: str, n: int, device: str) -> float:
+def _reference_runs(name: str, indices: list[int], device: str) -> list[float]:
+    """Seconds of each reference run ``i`` of the panel (pair ``i // seeds``, seed ``seeds[i % seeds]``, as
+    the preset orders its replicas pair-major), one after another."""
     cfg = get_preset(name).config
     d, o = cfg.data, cfg.optim
     tokens = paper_tokens(d.num_last, d.num_next_per_last, d.num_common, d.num_common_per_last, d.num_distinct_per_next)
-    pairs = cfg.lr_pairs
+    pairs, seeds = cfg.lr_pairs, list(cfg.replicas.seeds)
     times = []
-    for i in range(n):
-        ey, ez = pairs[(i * 5) % len(pairs)]
-        kw = dict(T=int(d.T), batch=o.batch, steps=o.steps, lr_y=ey, lr_z=ez, momentum=o.momentum, seed=1 + i)
+    for i in indices:
+        ey, ez = pairs[i // len(seeds)]
+        kw = dict(T=int(d.T), batch=o.batch, steps=o.steps, lr_y=ey, lr_z=ez, momentum=o.momentum)
         t0 = time.perf_counter()
-        train_reference(tokens, **kw, zero_init=False, device=device)
+        train_reference(tokens, **kw, seed=seeds[i % len(seeds)], zero_init=False, device=device)
         times.append(time.perf_counter() - t0)
+    return times
+
+
+def reference_sample(name: str, n: int, device: str) -> float:
+    """Mean seconds of n reference runs spread over the panel's (pair, seed) grid."""
+    runs = get_preset(name).config.n_replicas
+    times = _reference_runs(name, [(i * runs // n + i) % runs for i in range(n)], device)
     return sum(times) / len(times)
+
+
+def reference_panel(name: str, device: str) -> list[float]:
+    """Seconds of every run of the panel, one after another."""
+    return _reference_runs(name, list(range(get_preset(name).config.n_replicas)), device)
 
 
 def cli_panel(device: str) -> float:
@@ -80,7 +97,8 @@ def cli_panel(device: str) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sample", type=int, default=2, help="reference runs timed per panel")
+    ap.add_argument("--sample", type=int, default=4, help="reference runs timed per panel")
+    ap.add_argument("--cli-repeats", type=int, default=3, help="fresh `engine run` processes timed (median)")
     ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -94,8 +112,10 @@ def main() -> None:
         rows.append({"panel": name, "runs": runs, **t, "reference_per_run_s": t_ref_run})
         rows[-1]["reference_extrapolated_s"] = t_ref_run * runs
         print(json.dumps(rows[-1]), flush=True)
-    cli_s = cli_panel(args.device)
-    ref10 = next(r for r in rows if r["panel"] == "syn-medium-10")["reference_extrapolated_s"]
+    cli_runs = [cli_panel(args.device) for _ in range(args.cli_repeats)]
+    cli_s = statistics.median(cli_runs)
+    ref10_runs = reference_panel("syn-medium-10", device)
+    ref10 = sum(ref10_runs)
     total = {k: sum(r[k] for r in rows) for k in ("ours_s", "old_train_s", "new_train_s", "reference_extrapolated_s")}
     res = {
         "device": describe_device(resolve_device(args.device)),
@@ -109,6 +129,13 @@ def main() -> None:
         "reference_total_s_extrapolated": total["reference_extrapolated_s"],
         "speedup": total["reference_extrapolated_s"] / total["ours_s"],
         "cli_panel_s": cli_s,
+        "cli_panel_runs_s": cli_runs,
+        "reference_panel_s": ref10,
+        "reference_panel_run_s": {
+            "min": min(ref10_runs),
+            "median": statistics.median(ref10_runs),
+            "max": max(ref10_runs),
+        },
         "cli_panel_vs_reference": ref10 / cli_s,
         "load_after": os.getloadavg(),
     }
