@@ -11,7 +11,7 @@ and ±inf as they are).  A 160-replica snapshot is ~40 table rows instead of ~35
 it is one B-tree insert per metric and reading a metric reads its blocks only.
 
 Databases written before this table kept one row per value in ``scalars(run_id, step, replica,
-n, metric, value)`` (NaN stored as NULL); :func:`migrate_row_table` converts them run by run.
+n, metric, value)`` (NaN stored as NULL); :func:`migrate_one_run` converts them, one run per call.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS scalar_blocks (
     replica BLOB NOT NULL, n BLOB NOT NULL, value BLOB NOT NULL,
     PRIMARY KEY (run_id, metric, step)) WITHOUT ROWID
 """
-Rows = Iterable[tuple[int, int | None, str, float]]
+Rows = Iterable[tuple[int, int | None, str, float]]  # tidy rows (replica, n or None, metric, value)
+INSERT = "INSERT INTO scalar_blocks (run_id, metric, step, seq, replica, n, value) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
 def as_blocks(scalars: ScalarBlocks | Rows) -> ScalarBlocks:
@@ -115,9 +116,6 @@ def migrate_one_run(con: sqlite3.Connection) -> bool:
         con.executemany(INSERT, encode(first[0], step, blocks_from_rows(got)))
     con.execute("DELETE FROM scalars WHERE run_id = ?", first)
     return True
-
-
-INSERT = "INSERT INTO scalar_blocks (run_id, metric, step, seq, replica, n, value) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
 def select(run_id: str, metrics: list[str] | None, since_step: int | None) -> tuple[str, list[Any]]:

@@ -207,9 +207,8 @@ class RunStore(SqliteDB):
         scalars: ScalarBlocks | scalar_table.Rows,
         checkpoint: tuple[dict[str, np.ndarray], str] | None = None,
     ) -> None:
-        """Write one snapshot, its scalars (blocks by metric, or tidy rows ``(replica, n, metric,
-        value)``), the run's
-        ``last_step``/``updated`` and, optionally, the training state to resume from
+        """Write one snapshot, its scalars (blocks by metric, or tidy rows ``(replica, n, metric, value)``),
+        the run's ``last_step``/``updated`` and, optionally, the training state to resume from
         (arrays, JSON metadata; one checkpoint per run, replaced), all in ONE transaction."""
         step = int(step)
         blob = pack_npz(arrays)
