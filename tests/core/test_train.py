@@ -149,6 +149,10 @@ def test_snapshot_arrays_are_copies_and_scalars_have_expected_shapes():
     np.testing.assert_allclose(ent.value[:2], s1.scalars["entropy_distinct"].mean(axis=1))
     np.testing.assert_array_equal(ent.value[2:], s1.scalars["entropy_distinct"].reshape(-1))
     np.testing.assert_array_equal(ent.replica[2:], np.repeat([0, 1], tr.problem.K))
+    K = tr.problem.K  # above per_class_limit values (R·K), a per-class metric keeps its class means only
+    assert len(s1.scalar_blocks(per_class_limit=2 * K)["entropy_distinct"].value) == 2 + 2 * K
+    means_only = s1.scalar_blocks(per_class_limit=2 * K - 1)["entropy_distinct"]
+    assert list(means_only.n) == [NO_CLASS, NO_CLASS] and len(blocks["loss"].value) == 2
 
 
 def test_large_vocabulary_snapshots_keep_top_k():
