@@ -1,16 +1,15 @@
 """Lab: design the data, turn the training knobs, run, and watch the story next to the theory."""
 
 import functools
-from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from engine.paper.presets import load_presets
 from engine.service.uploads import MAX_CONFIG_BYTES, table_to_csv
-from ui import lab_actions, session
+from ui import lab_actions, run_bar, session
 from ui.errors import show_callback_error
-from ui.knobs import KNOBS, RATIOS, SPEEDS, validate, visible
+from ui.knobs import KNOBS, RATIOS, validate, visible
 from ui.live.area import live_area
 from ui.live.lab_charts import CHART_KEYS, TITLES
 from ui.page_data import p_preview
@@ -81,73 +80,12 @@ def table_ui() -> None:
 
 
 def controls_ui(valid: bool) -> None:
-    """The control bar (sticky: it stays on screen while the charts scroll), one row with full labels."""
-    live = lab_actions.is_live()
-    s = lab_actions.live_status()
-    mine = session.owns(ss.get("lab.run"))  # viewers of someone else's run watch it, never control it
-    paused = bool(s and s.status == "paused")
-    ss["lab.ctl_paused"] = paused  # the live fragment reruns the page when this goes stale
-    with st.container(key="lab-bar", horizontal=True, vertical_alignment="center", gap="small"):
-        st.button("▶ Start", key="btn.start", type="primary", disabled=not valid or live,
-                  on_click=lab_actions.start, help="train this config in the background")  # fmt: skip
-        st.button("▶ Resume" if paused else "⏸ Pause", key="btn.pause", disabled=not live or not mine,
-                  on_click=lab_actions.pause_resume)  # fmt: skip
-        st.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"), label_visibility="collapsed",
-                        width=90, help="how many steps Step N takes")  # fmt: skip
-        st.button("Step N", key="btn.step", disabled=(not valid and not live) or (live and not mine),
-                  on_click=lab_actions.step_n, args=(W("stepn"),))  # fmt: skip
-        st.button("⏹ Stop", key="btn.stop", disabled=not live or not mine, on_click=lab_actions.stop)
-        st.button("↺ Reset", key="btn.reset", disabled=not valid, on_click=lab_actions.reset,
-                  help="restart with the same config and seed")  # fmt: skip
-        st.button("🎲 New seed", key="btn.seed", disabled=not valid, on_click=lab_actions.new_seed)
-        speed_ui(s if live else None, mine)
-    if not lecture:  # a lecture's first screen is for the run: publishing is below its charts
-        broadcast_ui(mine)
-
-
-def speed_ui(status: Any, mine: bool) -> None:
-    """Steps per second, slow to fast: the run's real speed while it trains (a viewer sees it, only
-    its owner changes it), else the speed the next run will take."""
-    cur = ss.get("lab.speed", "max")
-    if status is not None:
-        cur = "max" if status.speed is None else next((v for v in SPEEDS if v == status.speed), status.speed)
-    st.select_slider(
-        "speed (steps/s)",
-        options=session.speed_options(cur),
-        value=cur,
-        key=W("speed"),
-        format_func=lambda v: "max speed" if v == "max" else f"{v:g} steps/s",
-        on_change=lab_actions.on_speed,
-        args=(W("speed"),),
-        disabled=status is not None and not mine,
-        label_visibility="collapsed",
-        width=260,
-        help="steps per second: slow enough to narrate, or as fast as it goes",
-    )
-
-
-def broadcast_ui(mine: bool) -> None:
-    """The owner publishes the run on screen; anyone who opens its link watches it (no training of theirs)."""
-    rid = ss.get("lab.run")
-    info = service().run(rid) if rid else None
-    if info is None:
-        return
-    if session.may_manage(info):  # only the browser that started it (or the operator) publishes it
-        wk = f"pub.{rid}"
-        on = st.toggle(
-            "📡 Publish: everyone who opens this run's link watches it live",
-            value=info["published"],
-            key=wk,
-            on_change=lab_actions.on_publish,
-            args=(rid, wk),
-        )
-        if on:
-            st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
-    elif not mine:
-        st.caption(
-            f"📡 Watching run `{rid}` ({plain(info['name'])}): only the browser that started it (or the "
-            "operator) can pause or stop it. Start your own run with ▶ Start or ↺ Reset."
-        )
+    """The control bar (:mod:`ui.run_bar`) and, outside a lecture, the publish switch below it (a lecture's first
+    screen is for the run: publishing is below its charts)."""
+    s = run_bar.control_bar(lab_actions.RUN, lab_actions.new_seed, W, "btn", valid)
+    ss["lab.ctl_paused"] = bool(s and s.status == "paused")  # the live fragment reruns the page when this goes stale
+    if not lecture:
+        run_bar.publish_switch(lab_actions.RUN, "pub.")
 
 
 def interrupted_ui() -> None:
@@ -294,7 +232,7 @@ if not lecture:
     preview_ui()
 live_area(load_presets()[ss["lab.preset"]].title)
 if lecture:  # on a projector the charts come first
-    broadcast_ui(session.owns(ss.get("lab.run")))
+    run_bar.publish_switch(lab_actions.RUN, "pub.")
     preview_ui()
 
 with st.expander("Share, config JSON"):

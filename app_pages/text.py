@@ -12,9 +12,8 @@ from engine.paper.text_presets import load_text_presets
 from engine.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS
 from engine.service.corpus_access import CORPUS_DIR_ENV
 from engine.service.facade import ServiceError
-from ui import session, text_actions, text_state
+from ui import run_bar, session, text_actions, text_state
 from ui.errors import show_callback_error
-from ui.knobs import SPEEDS
 from ui.resources import service
 from ui.text import plain
 from ui.text_live import text_live_area
@@ -96,51 +95,9 @@ def corpus_summary_ui() -> None:
 
 
 def controls_ui(valid: bool) -> None:
-    live = text_actions.is_live()
-    s = text_actions.live_status()
-    mine = session.owns(ss.get("text.run"))
-    paused = bool(s and s.status == "paused")
-    start, pause, n, step, stop, reset, seed, speed = control_slots()
-    start.button("▶ Start", key="text.start", type="primary", disabled=not valid or live, on_click=text_actions.start)
-    pause.button("⏵ Resume" if paused else "⏸ Pause", key="text.pause", disabled=not live or not mine,
-                 on_click=text_actions.pause_resume)  # fmt: skip
-    n.number_input("N", min_value=1, max_value=100000, value=10, key=W("stepn"))
-    step.button("Step N", key="text.step", disabled=(not valid and not live) or (live and not mine),
-                on_click=text_actions.step_n, args=(W("stepn"),))  # fmt: skip
-    stop.button("⏹ Stop", key="text.stop", disabled=not live or not mine, on_click=text_actions.stop)
-    reset.button("↺ Reset", key="text.reset", disabled=not valid, on_click=text_actions.reset,
-                 help="restart with the same config and seed")  # fmt: skip
-    seed.button("🎲 New seed", key="text.seed", disabled=not valid, on_click=text_actions.new_seed)
-    opts = list(SPEEDS) if ss.get("text.speed", "max") in SPEEDS else [*SPEEDS, ss["text.speed"]]
-    speed.select_slider("speed (steps/s)", options=opts, value=ss.get("text.speed", "max"), key=W("speed"),
-                        format_func=lambda v: "max" if v == "max" else f"{v:g}", on_change=text_actions.on_speed,
-                        args=(W("speed"),))  # fmt: skip
-    publish_ui()
-
-
-def control_slots() -> list[Any]:
-    """Start, Pause, N, Step N, Stop, Reset, New seed, speed: one row, or two of larger buttons in
-    lecture mode (as the Lab)."""
-    if not lecture:
-        return list(st.columns([1, 1.2, 0.8, 1, 1, 1, 1.35, 1.9], vertical_alignment="bottom"))
-    top = st.columns(5, vertical_alignment="bottom")
-    low = st.columns([0.8, 1, 3.2], vertical_alignment="bottom")
-    return [top[0], top[1], low[0], low[1], top[2], top[3], top[4], low[2]]
-
-
-def publish_ui() -> None:
-    rid = ss.get("text.run")
-    info = service().run(rid) if rid else None
-    if info is None:
-        return
-    if session.may_manage(info):
-        wk = f"text.pub.{rid}"
-        on = st.toggle("📡 Publish: everyone who opens this run's link watches it live", value=info["published"],
-                       key=wk, on_change=text_actions.on_publish, args=(rid, wk))  # fmt: skip
-        if on:
-            st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
-    else:
-        st.caption(f"📡 Watching run `{rid}` ({plain(info['name'])}): only the browser that started it may control it.")
+    """The control bar and the publish switch (:mod:`ui.run_bar`, as the Lab's)."""
+    run_bar.control_bar(text_actions.RUN, text_actions.new_seed, W, "text", valid)
+    run_bar.publish_switch(text_actions.RUN, "text.pub.")
 
 
 def recovery_and_budget_ui(run_cfg: TextRunConfig | None) -> bool:

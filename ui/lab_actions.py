@@ -72,7 +72,7 @@ def on_preset(key: str) -> None:
     if stale(key) or ss[key] == ss.get("lab.preset"):
         return
     name = ss[key]
-    stop_current()
+    RUN.stop_current()
     ss["lab.preset"], ss["lab.cfg"], ss["lab.run"] = name, copy.deepcopy(get_preset(name).config.to_dict()), None
     ss["lab.lock"], ss["lab.origin"], ss["lab.touched"] = None, None, True
     ss["lab.speed"], ss["lab.view"] = preset_speed(name), {}
@@ -123,7 +123,7 @@ def on_config_upload(wk: str) -> None:
     except ConfigError as e:
         ss["lab.upload_error"] = f"{f.name}: {e}"
         return
-    stop_current()
+    RUN.stop_current()
     ss["lab.cfg"], ss["lab.run"], ss["lab.lock"], ss["lab.origin"] = cfg.to_dict(), None, None, None
     ss.pop("lab.upload_error", None)
     bump()
@@ -153,10 +153,6 @@ def on_table_upload(wk: str) -> None:
 
 # ------------------------------------------------------------------------------ the run
 RUN = RunActions("lab", validate, write_url, stale)
-live_status, is_live, start, stop_current = RUN.live_status, RUN.is_live, RUN.start, RUN.stop_current
-pause_resume, step_n, stop, reset, on_speed, on_publish = (
-    RUN.pause_resume, RUN.step_n, RUN.stop, RUN.reset, RUN.on_speed, RUN.on_publish,
-)  # fmt: skip
 
 
 @guarded
@@ -166,4 +162,4 @@ def new_seed() -> None:
     first = random.randrange(0, 2**31 - 1 - n)
     cfg["replicas"]["seeds"] = [first + i for i in range(n)]
     bump()
-    reset()
+    RUN.reset()

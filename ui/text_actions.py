@@ -58,7 +58,7 @@ def on_upload(key: str) -> None:
 def on_preset(key: str) -> None:
     if stale(key) or ss[key] == ss.get("text.preset"):
         return
-    stop_current()
+    RUN.stop_current()
     name = ss[key]
     ss["text.preset"], ss["text.run"] = name, None
     ss["text.cfg"] = copy.deepcopy(get_text_preset(name).config.to_dict())
@@ -68,14 +68,10 @@ def on_preset(key: str) -> None:
 
 # ------------------------------------------------------------------------------ the run
 RUN = RunActions("text", validate, write_url, stale)
-live_status, is_live, start, stop_current = RUN.live_status, RUN.is_live, RUN.start, RUN.stop_current
-pause_resume, step_n, stop, reset, on_speed, on_publish = (
-    RUN.pause_resume, RUN.step_n, RUN.stop, RUN.reset, RUN.on_speed, RUN.on_publish,
-)  # fmt: skip
 
 
 @guarded
 def new_seed() -> None:
     ss["text.cfg"]["optim"]["seed"] = random.randrange(0, 2**31 - 1)
     bump()
-    reset()
+    RUN.reset()

@@ -29,7 +29,7 @@ def state(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(lab_actions, "ss", ss)
     monkeypatch.setattr(session, "ss", ss)
     monkeypatch.setattr(lab_actions, "write_url", lambda: None)
-    monkeypatch.setattr(lab_actions, "stop_current", lambda: None)
+    monkeypatch.setattr(lab_actions.RUN, "stop_current", lambda: None)
     return ss
 
 

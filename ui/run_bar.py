@@ -1,0 +1,97 @@
+"""The run's control bar and its publish switch, drawn the same on the Lab and the Real text page.
+
+One row with full labels (sticky in ``assets/live.css``: it stays on screen while the charts
+scroll): Start, Pause/Resume, N and Step N, Stop, Reset, New seed and the speed.  The buttons act
+through the page's :class:`~ui.run_actions.RunActions`; a viewer of someone else's run sees its
+real speed and cannot pause, stop or throttle it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from engine.service.jobs import JobStatus
+from ui import session
+from ui.knobs import SPEEDS
+from ui.resources import service
+from ui.run_actions import RunActions
+from ui.text import plain
+
+
+def control_bar(
+    run: RunActions, new_seed: Callable[[], None], wkey: Callable[[str], str], button_key: str, valid: bool
+) -> JobStatus | None:
+    """The bar of ``run``'s page (its widgets keyed ``<button_key>.start`` …, container ``<prefix>-bar``);
+    returns the status of the run on screen (None when there is none)."""
+    ss = st.session_state
+    live, s = run.is_live(), run.live_status()
+    mine = session.owns(ss.get(f"{run.prefix}.run"))  # viewers of someone else's run watch it, never control it
+    paused = bool(s and s.status == "paused")
+
+    def k(name: str) -> str:
+        return f"{button_key}.{name}"
+
+    with st.container(key=f"{run.prefix}-bar", horizontal=True, vertical_alignment="center", gap="small"):
+        st.button("▶ Start", key=k("start"), type="primary", disabled=not valid or live,
+                  on_click=run.start, help="train this config in the background")  # fmt: skip
+        st.button("▶ Resume" if paused else "⏸ Pause", key=k("pause"), disabled=not live or not mine,
+                  on_click=run.pause_resume)  # fmt: skip
+        st.number_input("N", min_value=1, max_value=100000, value=10, key=wkey("stepn"), label_visibility="collapsed",
+                        width=90, help="how many steps Step N takes")  # fmt: skip
+        st.button("Step N", key=k("step"), disabled=(not valid and not live) or (live and not mine),
+                  on_click=run.step_n, args=(wkey("stepn"),))  # fmt: skip
+        st.button("⏹ Stop", key=k("stop"), disabled=not live or not mine, on_click=run.stop)
+        st.button("↺ Reset", key=k("reset"), disabled=not valid, on_click=run.reset,
+                  help="restart with the same config and seed")  # fmt: skip
+        st.button("🎲 New seed", key=k("seed"), disabled=not valid, on_click=new_seed)
+        speed_slider(run, wkey, s if live else None, mine)
+    return s
+
+
+def speed_slider(run: RunActions, wkey: Callable[[str], str], status: Any, mine: bool) -> None:
+    """Steps per second, slow to fast: the run's real speed while it trains (a viewer sees it, only
+    its owner changes it), else the speed the next run will take."""
+    cur = st.session_state.get(f"{run.prefix}.speed", "max")
+    if status is not None:
+        cur = "max" if status.speed is None else next((v for v in SPEEDS if v == status.speed), status.speed)
+    st.select_slider(
+        "speed (steps/s)",
+        options=session.speed_options(cur),
+        value=cur,
+        key=wkey("speed"),
+        format_func=lambda v: "max speed" if v == "max" else f"{v:g} steps/s",
+        on_change=run.on_speed,
+        args=(wkey("speed"),),
+        disabled=status is not None and not mine,
+        label_visibility="collapsed",
+        width=260,
+        help="steps per second: slow enough to narrate, or as fast as it goes",
+    )
+
+
+def publish_switch(run: RunActions, toggle_prefix: str) -> None:
+    """The owner publishes the run on screen (toggle ``<toggle_prefix><run id>``); anyone who opens its
+    link watches it (no training of theirs); a viewer is told whose run it is."""
+    rid = st.session_state.get(f"{run.prefix}.run")
+    info = service().run(rid) if rid else None
+    if info is None:
+        return
+    if session.may_manage(info):  # only the browser that started it (or the operator) publishes it
+        wk = f"{toggle_prefix}{rid}"
+        on = st.toggle(
+            "📡 Publish: everyone who opens this run's link watches it live",
+            value=info["published"],
+            key=wk,
+            on_change=run.on_publish,
+            args=(rid, wk),
+        )
+        if on:
+            st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
+    elif not session.owns(rid):
+        st.caption(
+            f"📡 Watching run `{rid}` ({plain(info['name'])}): only the browser that started it (or the "
+            "operator) can pause or stop it. Start your own run with ▶ Start or ↺ Reset."
+        )
