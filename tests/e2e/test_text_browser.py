@@ -53,6 +53,13 @@ def _run_to_the_end(pg, url: str, steps: int) -> None:
     )
 
 
+UNDER_THE_BAR = """(sel) => {
+  const bar = document.querySelector('.st-key-text-bar').getBoundingClientRect().bottom;
+  const top = document.querySelector(sel).getBoundingClientRect().top;
+  if (top < bar + 8) document.querySelector('[data-testid=stMain]').scrollBy(0, top - bar - 8);
+}"""
+
+
 def _projector_shots(pg, name: str) -> None:
     """What the projector shows: the top, the line charts, the maps, Fig. 7's row; and the whole page
     (a tall viewport: Streamlit scrolls inside its own container, so a full-page shot would not)."""
@@ -60,6 +67,7 @@ def _projector_shots(pg, name: str) -> None:
     for part, sel in (("charts", ".st-key-text-charts, .st-key-text-charts-wide"), ("maps", ".st-key-text-maps"),
                       ("fig7", ".st-key-text-fig7")):  # fmt: skip
         pg.locator(sel).first.scroll_into_view_if_needed()
+        pg.evaluate(UNDER_THE_BAR, sel)  # the sticky control bar would hide the part's top
         pg.wait_for_timeout(300)
         pg.screenshot(path=str(ARTIFACTS / f"{name}-{part}.png"))
     size = pg.viewport_size
