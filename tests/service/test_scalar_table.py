@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.core.scalar_columns import NO_CLASS, ScalarColumns, per_class, per_replica
+from engine.core.scalar_columns import ScalarColumns, per_class, per_replica
 from engine.service.blobs import pack_npz
 from engine.service.store import RunStore
 
@@ -150,4 +150,3 @@ def test_a_conversion_cut_short_goes_on_at_the_next_open(tmp_path, monkeypatch):
     with RunStore(tmp_path) as store:
         for rid in ("runa", "runb", "runc"):
             assert store.scalars(rid)["value"].tolist() == [1.0]
-    assert NO_CLASS == -1  # the sentinel the conversion writes for n NULL
