@@ -138,15 +138,9 @@ INDICATIVE = dict(color="#8a8a8a", width=2.5, dash="dot")
 
 
 def theory_line(overlay: dict[str, Any], color: str) -> dict[str, Any]:
-    """A theory curve's line: dashed in the measurement's colour when Theorem 4 applies, dotted in a
-    greyed version of it (indicative) when its conditions fail."""
-    return dict(color=color, **THEORY) if overlay.get("solid") else {**INDICATIVE, "color": greyed(color)}
-
-
-def greyed(color: str, grey: float = 0.55) -> str:
-    """``color`` (#rrggbb) mixed with mid grey: still tells the curves apart, reads as secondary."""
-    rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
-    return "#" + "".join(f"{round((1 - grey) * c + grey * 150):02x}" for c in rgb)
+    """A theory curve's line: dashed in the measurement's colour when Theorem 4 applies, dotted in
+    grey (indicative, whatever it stands beside) when its conditions fail."""
+    return dict(color=color, **THEORY) if overlay.get("solid") else dict(INDICATIVE)
 
 
 def _markers(fig: Spec, overlay: dict[str, Any] | None, snap: int | None, xmax: float) -> None:
