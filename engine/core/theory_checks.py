@@ -142,21 +142,23 @@ def _cond_query(f: RunFacts) -> Condition:
 
 
 def _cond_init(f: RunFacts) -> Condition:
-    return Condition("Y(0) = 0", f.zero_init, "zero init" if f.zero_init else "random init: Y(0) ≠ 0 (Thm. 1)")
+    why = "random init: Y(0) ≠ 0 (Thm. 1's ξ_n > 0, on which Thms. 2–4 rest)"
+    return Condition("Y(0) = 0", f.zero_init, "zero init" if f.zero_init else why)
 
 
 def applicability(f: RunFacts) -> dict[str, list[Condition]]:
     """The conditions of Theorems 2, 3, 4 checked on a run: {"theorem2": [...], ...}.
 
-    Thm. 2 (fates): T = ∞, Assumption 2, η_Y ≥ η_Z, Lemma 3, plain SGD, one common token (or
-    Corollary 2).  Thm. 3 (growth of distinct tokens, exact within Eqn. 10): T = ∞, Assumption 2,
-    η_Y ≥ η_Z, Lemma 3, plain SGD.  Thm. 4: all of those with one common token, one query and
-    Y(0) = 0.  A theorem applies when every condition holds."""
-    base = [_cond_T(f), _cond_assumption2(f), _cond_rates(f), _cond_decoder(f), _cond_sgd(f)]
+    Every one needs T = ∞, Assumption 2, η_Y ≥ η_Z, Lemma 3, plain SGD and Y(0) = 0: the signs of
+    Thm. 2 (fates) and the growth order of Thm. 3 come from Thm. 1's ξ_n > 0, which starts the
+    decoder at 0 (with a random Y(0), ξ_n can start negative and the distinct logits fall).  Thm. 2
+    also needs one common token (or Corollary 2); Thm. 4 one common token and one query.  A theorem
+    applies when every condition holds."""
+    base = [_cond_T(f), _cond_assumption2(f), _cond_rates(f), _cond_decoder(f), _cond_sgd(f), _cond_init(f)]
     return {
         "theorem2": [*base, _cond_common(f, corollary2=True)],
         "theorem3": list(base),
-        "theorem4": [*base, _cond_common(f, corollary2=False), _cond_query(f), _cond_init(f)],
+        "theorem4": [*base, _cond_common(f, corollary2=False), _cond_query(f)],
     }
 
 
