@@ -133,14 +133,15 @@ def summary(
 
 
 def verdict_lines(verdicts: list[dict[str, Any]]) -> str:
-    """One line a verdict: PASS / FAIL / N/A, replica, claim, value (threshold), and why when n/a."""
-    lines = ["verdicts (the claims of Theorems 2–4; n/a says why):"]
-    for v in verdicts:
-        word = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A "}[v["status"]]
-        value = "—" if v["value"] is None else f"{v['value']:.4g}"
-        why = f"  [{v['reason']}]" if v["status"] == "n/a" else ""
-        outside = f"  (outside: {'; '.join(v['conditions'])})" if v["conditions"] and v["status"] != "n/a" else ""
-        lines.append(f"  {word}  r{v['replica']}  {v['claim'][:60]:<60} {value:>10} ({v['threshold']}){why}{outside}")
+    """One line a verdict: replica, badge label and the text under the Lab's badge (PASS / FAIL /
+    N/A, the number and what was measured beside it; for n/a why, and the failed conditions)."""
+    from engine.paper.claims import verdict_text
+    from engine.paper.verdicts import Verdict
+
+    lines = ["verdicts (the claims of Theorems 2–4; pass or fail only where the theorem applies):"]
+    for d in verdicts:
+        v = Verdict.from_dict(d)
+        lines.append(f"  r{d['replica']}  {v.label:<34} {verdict_text(v)}")
     return "\n".join(lines)
 
 

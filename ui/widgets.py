@@ -14,7 +14,7 @@ import streamlit as st
 from pydantic import BaseModel
 
 from engine.core.config import MAX_SEED, MAX_SEEDS, field_bounds, get_dotted, parse_value
-from engine.paper.report import verdict_word
+from engine.paper.claims import verdict_text
 from engine.paper.verdicts import Verdict
 from engine.service.address import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from ui.chart_style import FONT, LECTURE_FONT, plot_config
@@ -90,18 +90,7 @@ def verdicts_ui(verdicts: list[Verdict]) -> None:
     with st.container(key="lab-verdicts"):
         for v in verdicts:
             color, icon = BADGES[v.status]
-            st.markdown(f":{color}-badge[{icon} {plain(v.label)}]\n\n:small[:gray[{plain(badge_detail(v))}]]")
-
-
-def badge_detail(v: Verdict) -> str:
-    """The number behind a badge (statistic = value, threshold), or why the claim is n/a; a claim judged
-    outside its theorem's conditions names the first of them."""
-    outside = ""
-    if v.conditions:
-        outside = f" · outside the theorem: {v.conditions[0]}" + (" …" if len(v.conditions) > 1 else "")
-    if v.status == "n/a":
-        return f"n/a: {v.reason}{outside}"
-    return f"{verdict_word(v)}: {v.statistic} = {v.value:.3g} ({v.threshold}){outside}"
+            st.markdown(f":{color}-badge[{icon} {plain(v.label)}]\n\n:small[:gray[{plain(verdict_text(v))}]]")
 
 
 def _widget_value(knob: Knob, raw: Any) -> Any:

@@ -45,6 +45,7 @@ normaliser (relative error ~ f_l²·B̂, small with ≥ 100 distinct tokens) and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -270,12 +271,20 @@ def _first_crossing(x: NDArray, level: float) -> float:
     return k - 1 + float((level - x[k - 1]) / (x[k] - x[k - 1]))
 
 
-def transition_steps(h: NDArray, c: Theorem4Constants, eta_y: float) -> tuple[float, float]:
+def transition_steps(h: NDArray, M: int, K: int, eta_y: float) -> tuple[float, float]:
     """t'_0 and t_0 in code steps for the run's decoder: the steps where its margin Mh reaches
     Eqn. 45's value at t'_0 = K ln M/η_Y and t_0 = 2K ln M/η_Y (exactly those for gradient flow)."""
-    levels = [float(c.M * theory.solve_h(theory.t0_prime(c.M, c.K, eta_y) * f / c.K, c.M, eta_y)) for f in (1, 2)]
-    x = c.M * np.asarray(h)
+    levels = [float(M * theory.solve_h(theory.t0_prime(M, K, eta_y) * f / K, M, eta_y)) for f in (1, 2)]
+    x = M * np.asarray(h)
     return _first_crossing(x, levels[0]), _first_crossing(x, levels[1])
+
+
+def sgd_t0(M: int, K: int, eta_y: float) -> float:
+    """t_0 in code steps of a plain-SGD decoder (:func:`transition_steps` on :func:`decoder_h`): the
+    t₀ that :func:`calibrated_curves` gives such a run, without stepping the whole reduced system.
+    The discrete decoder runs ahead of Eqn. 45's flow, so 2·(2K ln M/η_Y) steps always reach it."""
+    h = decoder_h(2 * math.ceil(theory.t0(M, K, eta_y)) + 2, M, K, eta_y)
+    return transition_steps(h, M, K, eta_y)[1]
 
 
 @dataclass(frozen=True)
@@ -307,7 +316,7 @@ def calibrated_curves(
         if not (np.isfinite(v) and v > 0):
             raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
     red = reduced_system(int(st.max(initial=0)), c, eta_y, eta_z, rule)
-    tp, t0 = transition_steps(red["h"], c, eta_y)
+    tp, t0 = transition_steps(red["h"], c.M, c.K, eta_y)
     return CalibratedTheory(
         steps=st,
         B_theory=red["B"][st],

@@ -5,7 +5,10 @@ A run is seen through :class:`Observed` (stored steps, the query rows of Z at th
 entropy series and the statics), built from the run store (:mod:`engine.paper.history`) or from a
 trainer's snapshots (:mod:`engine.paper.items.common`).  Each claim returns a
 :class:`~engine.paper.verdicts.Verdict` with its id and badge label; a claim that cannot be
-judged yet (too few steps, nothing to order) is ``n/a`` with the reason.
+judged yet (too few steps, nothing to order) is ``n/a`` with the reason.  A verdict is pass or fail
+only where its theorem's conditions hold (:func:`within`): elsewhere it is ``n/a`` with the failed
+conditions and the measured number.  The snap measured in the run is a measurement shown beside
+Theorem 4's verdict, which compares the run with the theorem's own curve.
 """
 
 from __future__ import annotations
@@ -19,12 +22,25 @@ from scipy.stats import spearmanr
 from engine.core.data import KIND_COMMON, KIND_DISTINCT
 from engine.core.theory_checks import measured_snap_step
 from engine.paper import verdicts as vd
-from engine.paper.verdicts import Verdict
+from engine.paper.run_theory import short_condition
+from engine.paper.verdicts import WORDS, Verdict
 
 SIGN_STEP = 10  # Thm 2 is judged on Δz over the first 10 steps (science §6.1); Y(0) = 0 makes step 1's ΔZ vanish
 MIN_RHO = 0.9  # Thm 3: Spearman ρ(Δz, P) over each class's distinct tokens (science §6.2)
-MIN_ENTROPY_CHANGE = 1e-3  # nats: a run whose entropy moved less shows no snap to measure
+# Thm 4 compares the measured −Δz_common with the calibrated curve from step 10 on (as README's "within
+# 6 % for t ≥ 10": before it both are a few 1e-3 and the ratio is the noise of the first steps).  The
+# curve leaves out one effect, the distinct logits' share of the normaliser (calibration.feedback_error):
+# ≲ 7 % on the paper's 10 distinct tokens per class (measured 5–6 %), ≲ 0.3 % with ≥ 100; 10 % admits
+# that and no more.
+CURVE_FROM = 10
+CURVE_TOL = 0.10
 ITEM = "run"
+LABELS = {
+    "thm2b": "Thm 2b · common tokens suppressed",
+    "thm2a": "Thm 2a · distinct tokens growing",
+    "thm3": "Thm 3 · growth ordered by P(l|n)",
+    "thm4": "Thm 4 · drop follows the theory",
+}
 
 
 @dataclass(frozen=True)
@@ -35,7 +51,8 @@ class Observed:
     ``P`` (K, M_ctx); ``token_kind`` (K, M_ctx); ``rows`` (K,) row of z that holds ψ(n); ``shares``
     the last stored share_common_down / share_distinct_up (top-k fallback); ``failed``: theorem →
     its conditions that do not hold on this run (:mod:`engine.paper.run_theory`); ``method`` the
-    optimiser."""
+    optimiser; ``dz_theory`` (S,) −Δz_common of Theorem 4 calibrated to the run at ``steps`` (None
+    where Theorem 4 does not apply); ``t0`` its predicted t_0 in steps (NaN: unknown)."""
 
     steps: np.ndarray
     z: np.ndarray | None
@@ -47,6 +64,8 @@ class Observed:
     dz_common: np.ndarray | None = None
     failed: dict[str, tuple[str, ...]] = field(default_factory=dict)
     method: str = "sgd"
+    dz_theory: np.ndarray | None = None
+    t0: float = math.nan
 
 
 def dz_at(obs: Observed, step: int) -> np.ndarray | None:
@@ -73,7 +92,7 @@ def thm2b_common_fall(obs: Observed) -> Verdict:
     if dz is None:
         return _top_k_share(obs, "share_common_down", claim, 1.0, "thm2b")
     v = vd.judge(ITEM, claim, stat, vd.max_common_dz(dz, common), "<", 0.0, f"Δz over steps 0–{_sign_step(obs)}")
-    return v.named("thm2b", "Thm 2b · common tokens suppressed")
+    return v.named("thm2b", LABELS["thm2b"])
 
 
 def thm2a_distinct_rise(obs: Observed) -> Verdict:
@@ -88,7 +107,7 @@ def thm2a_distinct_rise(obs: Observed) -> Verdict:
     if not math.isfinite(value):
         return _na(claim, stat, "> 0", "no distinct token lies above its class median P(l|n)", "thm2a")
     v = vd.judge(ITEM, claim, stat, value, ">", 0.0, f"Δz over steps 0–{_sign_step(obs)}")
-    return v.named("thm2a", "Thm 2a · distinct tokens growing")
+    return v.named("thm2a", LABELS["thm2a"])
 
 
 def thm3_ordered(obs: Observed) -> Verdict:
@@ -106,7 +125,7 @@ def thm3_ordered(obs: Observed) -> Verdict:
         why = "no class has ≥ 3 distinct tokens with different P(l|n): there is no order to follow"
         return _na(claim, stat, f"> {MIN_RHO:g}", why, "thm3")
     v = vd.judge(ITEM, claim, stat, min(rhos), ">", MIN_RHO, "ρ per class: " + ", ".join(f"{r:.2f}" for r in rhos))
-    return v.named("thm3", "Thm 3 · growth ordered by P(l|n)")
+    return v.named("thm3", LABELS["thm3"])
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
@@ -123,29 +142,54 @@ def snap_series(obs: Observed) -> tuple[str, np.ndarray]:
     return "H(c_n)", obs.entropy
 
 
+def measured_snap(obs: Observed) -> int | None:
+    """The step from which the run's snap series (:func:`snap_series`) is measured to have frozen:
+    each doubling of t moves it by < 10 % of its total change and < ½ of its fastest doubling
+    (:func:`engine.core.theory_checks.measured_snap_step`); None when not (yet) seen."""
+    steps = np.asarray(obs.steps)
+    _, series = snap_series(obs)
+    if len(series) != len(steps) or not len(steps):
+        return None
+    ok = np.isfinite(series)
+    if ok.sum() < 4 or steps[-1] < 8:
+        return None
+    return measured_snap_step(steps[ok], series[ok])
+
+
+def snap_text(obs: Observed) -> str:
+    """The snap measured in the run, in words (a measurement, shown beside Theorem 4's verdict)."""
+    snap = measured_snap(obs)
+    if snap is not None:
+        return f"snap measured at step {snap}"
+    return f"no snap measured by step {int(obs.steps[-1])}" if len(obs.steps) else "no step stored yet"
+
+
 def thm4_snap(obs: Observed) -> Verdict:
-    """Theorem 4, measured: the attention snaps.  The statistic is the measured snap step of −Δz_common
-    (or of the entropy): from it on, each doubling of t moves the series by < 10 % of its total change
-    and < ½ of its fastest doubling (:func:`engine.core.theory_checks.measured_snap_step`); it passes
-    when a snap was measured within the run.  No theory covers Adam: n/a."""
-    name, series = snap_series(obs)
-    claim = "Thm 4: the attention snaps (its growth freezes after a step)"
-    stat, threshold = f"measured snap step of {name}", "measured within the run"
+    """Theorem 4 (science §4.1): the common token's logit drop −Δz_common follows Theorem 4 calibrated
+    to the run, through its snap: max over stored steps t ≥ CURVE_FROM of |measured/calibrated − 1|
+    < CURVE_TOL, judged once the run has passed the predicted t_0.  The snap measured in the run
+    stands beside it (the detail): a measurement, not the verdict.  n/a: Adam (no theory), no
+    calibrated curve (Theorem 4 does not apply), before t_0."""
+    claim = "Thm 4: the common token's logit drop follows Theorem 4 calibrated to the run, through the snap"
+    stat, threshold = f"max over steps ≥ {CURVE_FROM} of |−Δz_common / Theorem 4 − 1|", f"< {CURVE_TOL:g}"
+    seen = snap_text(obs)
+
+    def na(why: str) -> Verdict:
+        return _na(claim, stat, threshold, why, "thm4", seen)
+
     if obs.method != "sgd":
-        return _na(claim, stat, threshold, f"no theory covers {obs.method}: Theorem 4 is about gradient steps", "thm4")
-    if len(obs.steps) < 4 or obs.steps[-1] < 8:
-        return _na(claim, stat, threshold, "needs at least 8 steps (3 doublings of t)", "thm4")
-    change = abs(float(series[-1] - series[0])) if len(series) else 0.0
-    if name == "H(c_n)" and change < MIN_ENTROPY_CHANGE:
-        why = f"the entropy moved by {change:.2g} nats only (< {MIN_ENTROPY_CHANGE:g}): no snap to measure on it"
-        return _na(claim, stat, threshold, why, "thm4")
-    snapped = measured_snap_step(obs.steps, series)
-    end = int(obs.steps[-1])
-    value = math.inf if snapped is None else float(snapped)
-    detail = f"{name}: {series[0]:.3g} → {series[-1]:.3g} over {end} steps" + (
-        "" if snapped is not None else "; still growing at the end of the run"
-    )
-    return vd.judge(ITEM, claim, stat, value, "<=", end, detail).named("thm4", "Thm 4 · snap detected")
+        return na(f"no theory covers {obs.method}: Theorem 4 is about gradient steps")
+    th, dz, S = obs.dz_theory, obs.dz_common, len(obs.steps)
+    if th is None or dz is None or not S or len(th) != S or len(dz) != S:
+        return na("no calibrated Theorem 4 curve for this run")
+    if int(obs.steps[-1]) < obs.t0:
+        return na(f"the run has not reached the predicted t₀ = {obs.t0:.3g} yet")
+    keep = (obs.steps >= CURVE_FROM) & (th > 0)
+    if not keep.any():
+        return na(f"needs a stored step ≥ {CURVE_FROM}")
+    gap = float(np.max(np.abs(dz[keep] / th[keep] - 1)))
+    t0 = f"; predicted t₀ = {obs.t0:.3g}" if math.isfinite(obs.t0) else ""
+    return vd.judge(ITEM, claim, stat, gap, "<", CURVE_TOL, seen + t0).named("thm4", LABELS["thm4"])
 
 
 def run_claims(obs: Observed, item: str = ITEM) -> list[Verdict]:
@@ -159,25 +203,30 @@ THEOREM = {"thm2b": "theorem2", "thm2a": "theorem2", "thm3": "theorem3", "thm4":
 
 
 def within(v: Verdict, failed: tuple[str, ...]) -> Verdict:
-    """A claim judged where its theorem's conditions do not all hold: a miss is ``n/a`` (the theorem
-    does not promise it here) with the failed conditions, never a failure; a pass stays a pass, with
-    the failed conditions listed (the behaviour was seen outside the theorem's setting)."""
+    """A claim judged where its theorem's conditions do not all hold is ``n/a`` with the failed
+    conditions, whatever was measured: the theorem promises nothing there, so its badge is neither
+    green nor red.  The reason names them in short, then the measured number (kept as the value too)."""
     if not failed:
         return v
-    if v.status == "fail":
-        why = f"the theorem's conditions do not hold here; measured {v.statistic} = {v.value:.3g} ({v.threshold})"
-        return replace(v, status="n/a", reason=why, conditions=failed)
-    return replace(v, conditions=failed)
+    seen = f"measured {v.statistic} = {v.value:.3g}" if math.isfinite(v.value) else (v.detail or v.reason)
+    why = f"outside the theorem (failed: {', '.join(map(short_condition, failed))}); {seen}"
+    return replace(v, status="n/a", reason=why, conditions=failed)
 
 
-def _na(claim: str, stat: str, threshold: str, reason: str, id: str) -> Verdict:
-    labels = {
-        "thm2b": "Thm 2b · common tokens suppressed",
-        "thm2a": "Thm 2a · distinct tokens growing",
-        "thm3": "Thm 3 · growth ordered by P(l|n)",
-        "thm4": "Thm 4 · snap detected",
-    }
-    return vd.not_applicable(ITEM, claim, stat, threshold, reason).named(id, labels[id])
+def verdict_text(v: Verdict) -> str:
+    """A run's verdict in one line, the same under the Lab's badge and in ``python -m engine run``'s
+    summary: statistic = value (threshold) and what was measured beside it (the detail, e.g. the
+    measured snap), or why it is n/a (outside its theorem: every failed condition in short, then the
+    measured number, :func:`within`)."""
+    beside = f" · {v.detail}" if v.detail and v.detail not in v.reason else ""
+    if v.status == "n/a":
+        return f"{WORDS['n/a']}: {v.reason}{beside}"
+    return f"{WORDS[v.status]}: {v.statistic} = {v.value:.3g} ({v.threshold}){beside}"
+
+
+def _na(claim: str, stat: str, threshold: str, reason: str, id: str, detail: str = "") -> Verdict:
+    v = vd.not_applicable(ITEM, claim, stat, threshold, reason).named(id, LABELS[id])
+    return replace(v, detail=detail)
 
 
 def _top_k_share(obs: Observed, name: str, claim: str, bound: float, id: str) -> Verdict:
@@ -187,4 +236,4 @@ def _top_k_share(obs: Observed, name: str, claim: str, bound: float, id: str) ->
     stat = f"{name} at the last step"
     if not math.isfinite(value):
         return _na(claim, stat, f">= {bound:g}", "needs at least one step", id)
-    return vd.judge(ITEM, claim, stat, value, ">=", bound).named(id, _na(claim, stat, "", "", id).label)
+    return vd.judge(ITEM, claim, stat, value, ">=", bound).named(id, LABELS[id])

@@ -5,7 +5,8 @@ any object with ``steps``, ``snapshot`` and ``scalars`` methods, :class:`engine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ import pandas as pd
 from engine.core.config import RunConfig
 from engine.core.data import KIND_COMMON, KIND_DISTINCT, Problem
 from engine.paper.claims import Observed, run_claims
-from engine.paper.run_theory import failed_conditions
+from engine.paper.run_theory import failed_conditions, replica_t0
 
 
 def decimate(n: int, max_points: int) -> np.ndarray:
@@ -144,14 +145,11 @@ def observed(
     hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0, cfg: RunConfig | None = None
 ) -> Observed:
     """The view of replica ``replica`` that :mod:`engine.paper.claims` judges (with ``cfg``, the
-    theorems' conditions are checked on it too)."""
+    theorems' conditions are checked on it too, and where Theorem 4 applies its calibrated curve,
+    stored with the run's scalars, and predicted t_0 come with it)."""
     P = statics["P"]
     steps, H = hist.metric("entropy_distinct", replica)
     z = np.stack([z[replica] for z in hist.z]) if hist.z and not hist.topk else None
-    failed, method = {}, "sgd"
-    if cfg is not None:
-        z0 = z[0] if z is not None else np.zeros((len(statics["query_tokens"]), P.shape[1]))
-        failed, method = failed_conditions(cfg, problem_from_statics(statics, cfg), z0, replica), cfg.optim.method
     shares = {}
     for name in ("share_common_down", "share_distinct_up"):
         v = hist.metric(name, replica)[1]
@@ -162,7 +160,22 @@ def observed(
         zsteps = steps
     dz_steps, dz_common = hist.metric("dz_common", replica)
     dz = dz_common if len(dz_steps) == len(zsteps) else None
-    return Observed(zsteps, z, H, P, statics["token_kind"], rows, shares, dz, failed, method)
+    obs = Observed(zsteps, z, H, P, statics["token_kind"], rows, shares, dz)
+    return obs if cfg is None else _with_theory(obs, hist, statics, replica, cfg)
+
+
+def _with_theory(
+    obs: Observed, hist: RunHistory, statics: dict[str, np.ndarray], replica: int, cfg: RunConfig
+) -> Observed:
+    """``obs`` with the theorems' failed conditions, the optimiser and, where Theorem 4 applies, the
+    calibrated −Δz_common the worker stored with the run (NaN elsewhere) and the predicted t_0."""
+    problem = problem_from_statics(statics, cfg)
+    z0 = obs.z[0] if obs.z is not None else np.zeros((len(statics["query_tokens"]), obs.P.shape[1]))
+    failed = failed_conditions(cfg, problem, z0, replica)
+    th_steps, th = hist.metric("dz_common_theory", replica)
+    found = not failed["theorem4"] and np.array_equal(th_steps, obs.steps) and bool(np.isfinite(th).all())
+    t0 = replica_t0(cfg, problem, replica) if found else math.nan
+    return replace(obs, failed=failed, method=cfg.optim.method, dz_theory=th if found else None, t0=t0)
 
 
 def run_verdicts(

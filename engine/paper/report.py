@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 from engine.paper.environment import environment
 from engine.paper.items.catalog import QUICK_DIFFERENCES
 from engine.paper.items.result import ItemResult
-from engine.paper.verdicts import Verdict
+from engine.paper.verdicts import WORDS, Verdict
 
 SCHEMA_VERSION = 2  # 2: verdicts carry status ("pass" / "fail" / "n/a"), reason, conditions, id
 CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;font-size:16px}
@@ -31,7 +31,6 @@ table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ccc;paddin
 th{background:#f3f3f3}.PASS{color:#17691d;font-weight:bold}.FAIL{color:#b00020;font-weight:bold}
 .NA{color:#555;font-weight:bold}pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px;max-height:400px}
 .note{color:#555}"""
-WORDS = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A"}
 
 
 @dataclass

@@ -84,6 +84,12 @@ def theory_scalars(cfg: RunConfig, problem: Problem, z0: np.ndarray, steps: np.n
     return out
 
 
+def replica_t0(cfg: RunConfig, problem: Problem, replica: int) -> float:
+    """Theorem 4's predicted t_0 of ``replica`` in code steps, for plain SGD (the runs it covers): the
+    step where the decoder's margin reaches t_0's, as the charts mark it (calibration.sgd_t0)."""
+    return cal.sgd_t0(problem.M_out, problem.K, replica_config(cfg, replica).optim.eta_y)
+
+
 def failed_conditions(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int) -> dict[str, tuple[str, ...]]:
     """Theorem → the conditions that do not hold on ``replica`` (empty where the theorem applies)."""
     conds = replica_conditions(cfg, problem, z0, replica)

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.core.data import KIND_COMMON, KIND_DISTINCT
-from engine.core.theory_checks import measured_snap_step
 from engine.paper import verdicts as vd
-from engine.paper.claims import MIN_RHO, Observed, snap_series, spearman
+from engine.paper.claims import MIN_RHO, Observed, measured_snap, spearman
 
 PROBES = 40  # stored steps at which the phase tests are evaluated
 PHASES = ("starting", "suppressing", "winning", "snapped")
@@ -105,11 +104,8 @@ def run_story(obs: Observed, short_failed: tuple[str, ...] = ()) -> Story:
                 began["suppressing"] = int(steps[i])
             if "winning" not in began and _winning(dz, obs.P, distinct):
                 began["winning"] = int(steps[i])
-    _, series = snap_series(obs)
-    ok = np.isfinite(series)
-    if ok.sum() >= 4 and last >= 8:
-        snap = measured_snap_step(steps[ok], series[ok])
-        if snap is not None:
-            began["snapped"] = int(snap)
+    snap = measured_snap(obs)
+    if snap is not None:
+        began["snapped"] = int(snap)
     phase = next((p for p in reversed(PHASES[1:]) if p in began), "starting")
     return Story(phase, last, began, short_failed)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 Status = Literal["pass", "fail", "n/a"]
+WORDS = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A"}
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
@@ -56,6 +57,14 @@ class Verdict:
         d["conditions"] = list(self.conditions)
         d["passed"] = self.passed
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Verdict:
+        """The inverse of :meth:`to_dict` (a None value is NaN again; ``passed`` is dropped)."""
+        v = {f.name: d[f.name] for f in fields(cls) if f.name in d}
+        v["value"] = math.nan if v.get("value") is None else float(v["value"])
+        v["conditions"] = tuple(v.get("conditions", ()))
+        return cls(**v)
 
     def named(self, id: str, label: str = "", claim: str | None = None) -> Verdict:
         """The same verdict under a claim id (and badge label, claim text)."""

@@ -209,7 +209,8 @@ def test_lab_verdicts_judge_every_token_and_can_fail():
     for n in range(pb.K):  # ψ(n) = n in Syn-Small: common tokens fall, distinct rise in order of P
         good[n] = np.where(pb.common_mask[n], -0.5, np.where(pb.distinct_mask[n], pb.P[n] * 10, 0.0))
     v = _verdicts(*_history(good, snapped, steps))
-    assert all(x.status == "pass" for x in v.values()), v
+    assert [v[k].status for k in ("thm2b", "thm2a", "thm3")] == ["pass"] * 3, v
+    assert v["thm4"].status == "n/a" and "no calibrated Theorem 4 curve" in v["thm4"].reason  # none stored here
     bad = good.copy()
     bad[0, 3] = 0.01  # one common token of class 0 rose
     bad[1, 29] = -0.01  # the top distinct token of class 1 fell
@@ -217,7 +218,7 @@ def test_lab_verdicts_judge_every_token_and_can_fail():
     v = _verdicts(*_history(bad, drifting, steps))
     assert v["thm2b"].status == "fail" and v["thm2b"].value == pytest.approx(0.01)
     assert v["thm2a"].status == "fail" and v["thm2a"].value == pytest.approx(-0.01)
-    assert v["thm4"].status == "fail" and v["thm3"].status == "fail"
+    assert v["thm3"].status == "fail"
 
 
 def test_many_token_charts_draw_the_largest_p_tokens_and_stay_small():

@@ -14,7 +14,7 @@ from engine.core.text.data import EncodedCorpus
 from engine.core.text.tokenizer import Vocabulary
 from engine.core.text.trainer import TextTrainer
 from engine.paper.items import fig4, fig5, fig6, fig9, joma, theorems
-from engine.paper.items.configs import fig6_config, theorems_long_config
+from engine.paper.items.configs import fig6_config, theorems_applies_config, theorems_long_config
 from engine.paper.presets import get_preset
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
@@ -87,6 +87,9 @@ def test_fig6_figure_shows_no_latex_and_no_code_names(monkeypatch):
 def test_theorems_figures_show_no_latex_and_no_code_names(monkeypatch):
     short = {"optim.steps": 40, "snapshots.log_count": 8, "snapshots.max_count": 12}  # the §6.9 runs, shortened
     monkeypatch.setattr(theorems, "long_config", lambda lay: theorems_long_config(lay).with_overrides(short))
+    monkeypatch.setattr(
+        theorems, "applies_config", lambda: theorems_applies_config().with_overrides(short)
+    )  # no figure
     result = theorems.run(quick=False)
     assert len(result.figures) == 4  # signs, mean field, regimes, long runs
     _check_item(result)

@@ -26,7 +26,9 @@ class ItemSpec:
 
 
 def _theorems_work(quick: bool) -> int:
-    n = c.preset_config("syn-small").optim.steps + c.theorems_mf_config().optim.steps
+    n = sum(
+        cfg.optim.steps for cfg in (c.preset_config("syn-small"), c.theorems_applies_config(), c.theorems_mf_config())
+    )
     return n if quick else n + c.LONG_STEPS * len(c.LONG_LAYOUTS)
 
 

@@ -3,6 +3,7 @@ and the c_n heat-map figure used by Figs. 4 and 5."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,7 +16,7 @@ from engine.core.metrics import html_subscripts
 from engine.core.train import Snapshot, Trainer
 from engine.paper.claims import Observed
 from engine.paper.items.result import Progress
-from engine.paper.run_theory import failed_conditions
+from engine.paper.run_theory import failed_conditions, replica_curves, replica_t0
 
 HEATMAP_STEPS = (0, 2, 4, 6, 8, 10)  # Fig. 4/5 rows, then "Final"
 KIND_NAMES = {0: "none", 1: "distinct", 2: "common"}
@@ -38,8 +39,11 @@ def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int
     last, problem = snaps[-1].scalars, tr.problem
     full = all("z" in s.arrays for s in snaps)
     z0 = tr.Z0[replica].double().cpu().numpy()
+    steps = np.array([s.step for s in snaps], dtype=np.int64)
+    failed = failed_conditions(tr.cfg, problem, z0, replica)
+    curves = None if failed["theorem4"] else replica_curves(tr.cfg, problem, z0, replica, steps)
     return Observed(
-        steps=np.array([s.step for s in snaps], dtype=np.int64),
+        steps=steps,
         z=np.stack([s.arrays["z"][replica] for s in snaps]) if full else None,
         entropy=np.array([np.nanmean(s.scalars["entropy_distinct"][replica]) for s in snaps]),
         P=problem.P,
@@ -47,8 +51,10 @@ def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int
         rows=np.asarray(problem.psi, dtype=np.int64),  # row q of Zq is query index q = ψ(n)
         shares={k: float(np.nanmean(last[k][replica])) for k in ("share_common_down", "share_distinct_up")},
         dz_common=np.array([np.nanmean(s.scalars["dz_common"][replica]) for s in snaps]),
-        failed=failed_conditions(tr.cfg, problem, z0, replica),
+        failed=failed,
         method=tr.cfg.optim.method,
+        dz_theory=None if curves is None else curves.dz_common_theory,
+        t0=math.nan if curves is None else replica_t0(tr.cfg, problem, replica),
     )
 
 

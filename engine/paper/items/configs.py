@@ -64,6 +64,11 @@ LONG_LAYOUTS = {
 }
 
 
+def theorems_applies_config() -> RunConfig:
+    """The ``theorem4`` preset shortened to 2000 steps: Theorems 2–4 apply, the four run claims are judged."""
+    return preset_config("theorem4", {"optim.steps": 2000})
+
+
 def theorems_mf_config() -> RunConfig:
     """The T→∞ Lemma-3 mean field of §6.3/§6.4 (preset theorem4, 10 common + 10 distinct tokens)."""
     return preset_config("theorem4", THEOREMS_MF_OVERRIDES)
