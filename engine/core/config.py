@@ -105,11 +105,24 @@ class DataConfig(_Frozen):
         return self.num_common + self.num_common_per_last * Q + self.num_distinct_per_next * K
 
     @property
+    def num_classes(self) -> int:
+        """K, the next tokens (classes), known without building P(l|n)."""
+        if self.source == "table" and self.table:
+            return len(self.table)
+        return self.num_last * self.num_next_per_last
+
+    @property
+    def num_queries(self) -> int:
+        """Q, the query tokens (the table's ψ uses every index 0..Q−1)."""
+        if self.source == "table" and self.psi:
+            return max(self.psi) + 1
+        return self.num_last
+
+    @property
     def table_cells(self) -> int:
         """K × M_ctx, the entries of P(l|n), known without building it."""
-        if self.source == "table" and self.table:
-            return len(self.table) * len(self.table[0])
-        return self.num_last * self.num_next_per_last * self.generator_tokens
+        width = len(self.table[0]) if self.source == "table" and self.table else self.generator_tokens
+        return self.num_classes * width
 
 
 def _check_size(K: int, M_ctx: int) -> None:
