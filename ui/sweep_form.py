@@ -54,13 +54,12 @@ def open_sweep(rid: str, presets: dict[str, Preset]) -> Messages:
     info = service().run(rid)
     cfg = RunConfig.from_json(info["config_json"]) if info is not None and info["kind"] == "synthetic" else None
     if cfg is None or not cfg.replicas.lr_pairs:
-        what = (
-            "is not in the run store"
-            if info is None
-            else "is a real-text run: open it on the Real text page"
-            if cfg is None
-            else "is not a sweep (it trains one (η_Y, η_Z) pair): open it in the Lab"
-        )
+        if info is None:
+            what = "is not in the run store"
+        elif cfg is None:
+            what = "is a real-text run: open it on the Real text page"
+        else:
+            what = "is not a sweep (it trains one (η_Y, η_Z) pair): open it in the Lab"
         ss.pop("sweep.run", None)
         if "run" in st.query_params:
             del st.query_params["run"]
