@@ -1,19 +1,25 @@
-"""Compare: overlay stored runs' metrics; the legend says how their configs differ."""
+"""Compare: overlay stored runs' metrics, synthetic (Y, Z) and real-text runs; the legend says how their
+configs differ.  ``?runs=<id>,<id>&metric=<name>``: an id that is no stored run with data and a metric the
+chosen runs do not record are said, naming what is allowed."""
 
 import json
 
 import streamlit as st
 
-from engine.core.metrics import label, metric_names
+from engine.core.metrics import label, shared_metrics
 from engine.paper.sweeps import config_diffs
 from ui import charts_pages
 from ui.knobs import KNOBS
 from ui.page_data import compare_series
 from ui.resources import service
+from ui.text import plain, shown
+from ui.text_state import TEXT_KNOBS
 from ui.widgets import font, plot_ui
 
-NAMES = metric_names("synthetic")  # Compare overlays synthetic (Y, Z) runs
-SYMBOLS = {k.key: k.label.split(" (")[0] for k in KNOBS}  # "η_Y (decoder)" → "η_Y"
+ss = st.session_state
+SYMBOLS = {k.key: k.label.split(" (")[0] for k in (*TEXT_KNOBS, *KNOBS)}  # "η_Y (decoder)" → "η_Y"
+KINDS = {"synthetic": "synthetic", "text": "real text"}
+FIRST = {"synthetic": "entropy_distinct", "text": "attn_entropy"}  # each kind's metric shown first
 
 
 def knob_symbol(key: str) -> str:
@@ -21,43 +27,96 @@ def knob_symbol(key: str) -> str:
     return SYMBOLS.get(key, key.split(".")[-1])
 
 
+def kind_of(run: dict) -> str:
+    return run.get("kind") or "synthetic"
+
+
+def linked_runs(by_id: dict[str, dict], problems: list[str]) -> list[str]:
+    """The link's ``runs`` that are stored runs with data (each other id said), else the newest two of
+    the newest run's kind."""
+    asked = [i for i in st.query_params.get("runs", "").split(",") if i]
+    bad = [i for i in asked if i not in by_id]
+    if bad:
+        some = ", ".join(list(by_id)[:6]) + (", …" if len(by_id) > 6 else "")
+        what = "is not a stored run" if len(bad) == 1 else "are not stored runs"
+        problems.append(f"runs: {', '.join(shown(i) for i in bad[:5])} {what} with data (allowed: the ids in the "
+                        f"runs box: {some})")  # fmt: skip
+    wanted = [i for i in asked if i in by_id]
+    kind = kind_of(next(iter(by_id.values())))
+    return wanted or [i for i, r in by_id.items() if kind_of(r) == kind][:2]
+
+
+def metric_ui(kinds: set[str], fresh: bool, problems: list[str], column) -> str:
+    """The metric picker: the metrics every chosen kind records; the link's one if it is among them."""
+    names = shared_metrics(kinds)
+    key = "cmp.metric." + "+".join(sorted(kinds))  # another choice of kinds: another list, another widget
+    asked = st.query_params.get("metric")
+    if fresh and asked is not None and asked not in names:
+        which = " and ".join(KINDS[k] for k in sorted(kinds))
+        problems.append(f"metric = {shown(asked)} is not recorded by the chosen {which} runs (allowed: "
+                        f"{', '.join(names)})")  # fmt: skip
+    if (fresh and asked in names) or ss.get(key) not in names:
+        first = [FIRST[k] for k in sorted(kinds) if FIRST[k] in names]
+        ss[key] = asked if asked in names else (first or names)[0]
+    return column.selectbox("metric", names, key=key, format_func=label)
+
+
+def legend(chosen: list[str], by_id: dict[str, dict]) -> dict[str, str]:
+    """Each run's legend: its name and how its config differs from the chosen runs of its kind (and
+    its kind, when both are chosen)."""
+    kinds = {kind_of(by_id[i]) for i in chosen}
+    out = {}
+    for kind in kinds:
+        ids = [i for i in chosen if kind_of(by_id[i]) == kind]
+        diffs = config_diffs([json.loads(by_id[i]["config_json"]) for i in ids], name=knob_symbol)
+        tag = f"{KINDS[kind]}: " if len(kinds) > 1 else ""
+        out |= {i: f"{by_id[i]['name']} · {tag}{d}" for i, d in zip(ids, diffs, strict=True)}
+    return out
+
+
 st.title("Compare runs")
-runs = [r for r in service().runs() if (r["last_step"] or 0) > 0 and r.get("kind", "synthetic") == "synthetic"]
+runs = [r for r in service().runs() if (r["last_step"] or 0) > 0 and kind_of(r) in KINDS]
 if not runs:
-    st.info("No stored runs with data yet: start one in the Lab.")
+    st.info("No stored runs with data yet: start one in the Lab or on the Real text page.")
     st.stop()
 by_id = {r["id"]: r for r in runs}
-qp = st.query_params
-wanted = [i for i in qp.get("runs", "").split(",") if i in by_id] or [r["id"] for r in runs[:2]]
+fresh = st.query_params.to_dict() != ss.get("cmp.sig")  # a link, not the URL this page wrote last
+problems: list[str] = []
+if fresh or "cmp.runs" not in ss:
+    ss["cmp.runs"] = linked_runs(by_id, problems)
+ss["cmp.runs"] = [i for i in ss.get("cmp.runs", []) if i in by_id]  # a run deleted meanwhile
 c = st.columns([3, 1.2, 0.6])
 chosen = c[0].multiselect(
     "runs",
     list(by_id),
-    default=wanted,
     key="cmp.runs",
-    format_func=lambda i: f"{by_id[i]['name']} · {i} · {by_id[i]['status']}",
+    format_func=lambda i: f"{by_id[i]['name']} · {KINDS[kind_of(by_id[i])]} · {i} · {by_id[i]['status']}",
 )
-metric = c[1].selectbox(
-    "metric",
-    NAMES,
-    index=NAMES.index(qp.get("metric", "entropy_distinct")) if qp.get("metric") in NAMES else 0,
-    key="cmp.metric",
-    format_func=label,
-)
+kinds = {kind_of(by_id[i]) for i in chosen} or {kind_of(runs[0])}
+metric = metric_ui(kinds, fresh, problems, c[1])
 logx = c[2].checkbox("log x", value=True, key="cmp.logx")
-st.query_params.from_dict(
-    {**{k: v for k, v in qp.to_dict().items() if k in ("lecture",)}, "runs": ",".join(chosen), "metric": metric}
-)
+for problem in problems:
+    st.warning(plain(problem))  # URL text: shown as typed
+lecture = {k: v for k, v in st.query_params.to_dict().items() if k == "lecture"}
+ss["cmp.sig"] = {**lecture, "runs": ",".join(chosen), "metric": metric}
+st.query_params.from_dict(ss["cmp.sig"])
 
-
+if len(kinds) > 1:
+    st.info(
+        "Synthetic runs and real-text runs record different metrics: together they share only the mini-batch "
+        "training loss. Pick runs of one kind to overlay any of its metrics."
+    )
 if chosen:
-    diffs = config_diffs([json.loads(by_id[i]["config_json"]) for i in chosen], name=knob_symbol)
+    names = legend(chosen, by_id)
     lines = [
-        (f"{by_id[i]['name']} · {d}", *compare_series(i, metric, by_id[i]["last_step"] or 0))
-        for i, d in zip(chosen, diffs, strict=True)
+        (f"{names[i]} · {what}" if what else names[i], x, y)
+        for i in chosen
+        for what, x, y in compare_series(i, metric, by_id[i]["last_step"] or 0)
     ]
     plot_ui(charts_pages.overlay(lines, metric, logx, font()), "cmp-chart", f"compare-{metric}-{'-'.join(chosen)}")
     st.caption(
-        "Lines are the class mean of each run, averaged over its replicas. Legends list the config keys "
-        "whose values differ among the chosen runs. Losses are drawn on a log axis (they fall towards 0)."
+        "Synthetic runs: the class mean of each run, averaged over its replicas. Real-text runs: attention "
+        "entropy and attention on frequent words are the mean over heads, one line per layer. Legends list the "
+        "config keys whose values differ among the chosen runs of a kind. Losses are drawn on a log axis "
+        "(they fall towards 0)."
     )

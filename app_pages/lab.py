@@ -85,7 +85,7 @@ def controls_ui(valid: bool) -> None:
     s = run_bar.control_bar(lab_actions.RUN, lab_actions.new_seed, W, "btn", valid)
     ss["lab.ctl_paused"] = bool(s and s.status == "paused")  # the live fragment reruns the page when this goes stale
     if not lecture:
-        run_bar.publish_switch(lab_actions.RUN, "pub.")
+        run_bar.publish_switch(lab_actions.RUN, "pub.", valid)
 
 
 def interrupted_ui() -> None:
@@ -232,7 +232,7 @@ if not lecture:
     preview_ui()
 live_area(load_presets()[ss["lab.preset"]].title)
 if lecture:  # on a projector the charts come first
-    run_bar.publish_switch(lab_actions.RUN, "pub.")
+    run_bar.publish_switch(lab_actions.RUN, "pub.", run_cfg is not None)
     preview_ui()
 
 with st.expander("Share, config JSON"):

@@ -9,7 +9,7 @@ from engine.paper.presets import load_presets
 from engine.paper.sweeps import final_values, sweep_config, sweep_summary
 from engine.service.facade import ServiceError
 from engine.service.jobs import TERMINAL
-from ui import charts_pages
+from ui import charts_pages, sweep_form
 from ui.errors import guarded, show_callback_error
 from ui.knobs import RATIOS
 from ui.resources import service
@@ -18,29 +18,27 @@ from ui.text import plain
 from ui.widgets import font, plot_ui
 
 ss = st.session_state
-ETAS = [0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0]
 st.title("Sweep")
-if "run" in st.query_params:
-    ss["sweep.run"] = st.query_params["run"]
 presets = load_presets()
 names = list(presets)
+for kind, message in sweep_form.init_form(presets):
+    getattr(st, kind)(plain(message))  # a run id from the URL: shown as typed
 c = st.columns([2, 2, 2, 1, 1])
 base = c[0].selectbox(
     "base preset",
-    names,
-    index=names.index("syn-medium-1") if "syn-medium-1" in names else 0,
-    format_func=lambda k: presets[k].title,
+    sweep_form.base_options(names),
+    format_func=lambda k: presets[k].title if k in presets else "this sweep's own base config",
     key="sw.base",
 )
-eta_zs = c[1].multiselect("η_Z values", ETAS, default=[0.5, 1.0, 2.0, 3.0], key="sw.ez")
-ratios = c[2].multiselect("η_Y/η_Z ratios", list(RATIOS), default=[1.0, 2.0, 5.0, 10.0], key="sw.ratio")
-n_seeds = c[3].number_input("seeds", min_value=1, max_value=50, value=3, key="sw.seeds")
-steps = c[4].number_input("steps", min_value=1, max_value=100000, value=100, key="sw.steps")
+eta_zs = c[1].multiselect("η_Z values", sweep_form.with_current(sweep_form.ETAS, "sw.ez"), key="sw.ez")
+ratios = c[2].multiselect("η_Y/η_Z ratios", sweep_form.with_current(RATIOS, "sw.ratio"), key="sw.ratio")
+n_seeds = c[3].number_input("seeds", min_value=1, max_value=sweep_form.MAX_SEEDS, key="sw.seeds")
+steps = c[4].number_input("steps", min_value=1, max_value=sweep_form.MAX_STEPS, key="sw.steps")
 cfg, error = None, None
 try:
     if not eta_zs or not ratios:
         raise ConfigError("pick at least one η_Z value and one ratio")
-    cfg = sweep_config(presets[base].config, eta_zs, ratios, list(range(1, n_seeds + 1)), steps)
+    cfg = sweep_config(sweep_form.base_config(base, presets), eta_zs, ratios, list(range(1, n_seeds + 1)), steps)
     service().check_budget(cfg)  # refused before Run is pressed, with the estimate and the limit
 except (ConfigError, ServiceError) as e:
     cfg, error = None, str(e)
@@ -55,7 +53,7 @@ else:
 
 @guarded
 def launch(cfg: RunConfig) -> None:
-    ss["sweep.run"] = service().submit(cfg, actor(), name=cfg.name)
+    ss["sweep.run"] = ss["sweep.opened"] = service().submit(cfg, actor(), name=cfg.name)
     st.query_params["run"] = ss["sweep.run"]
 
 

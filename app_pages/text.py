@@ -97,7 +97,7 @@ def corpus_summary_ui() -> None:
 def controls_ui(valid: bool) -> None:
     """The control bar and the publish switch (:mod:`ui.run_bar`, as the Lab's)."""
     run_bar.control_bar(text_actions.RUN, text_actions.new_seed, W, "text", valid)
-    run_bar.publish_switch(text_actions.RUN, "text.pub.")
+    run_bar.publish_switch(text_actions.RUN, "text.pub.", valid)
 
 
 def recovery_and_budget_ui(run_cfg: TextRunConfig | None) -> bool:

@@ -11,13 +11,13 @@ Parsing and writing are pure functions (no Streamlit here); :mod:`ui.session` ap
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core.config import ConfigError, RunConfig, flatten_dotted, get_dotted, set_dotted
+from engine.core.config import ConfigError, RunConfig, flatten_dotted, get_dotted
 from engine.paper.presets import get_preset, load_presets
+from ui.links import link_settings
 from ui.text import shown
 
 VIEW_PARAMS = ("n", "q", "replica", "at", "charts")  # what the live area shows: ui.session.view_from_params
@@ -133,14 +133,9 @@ def config_params(preset: str, cfg: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-MAX_PARAM_CHARS = 20_000  # a URL value longer than this is refused unread (a P(l|n) table fits)
-
-
 def parse_params(params: dict[str, str], default: str = DEFAULT_PRESET) -> tuple[str, dict[str, Any], list[str]]:
-    """(preset, config dict, problems) from URL params (``default``: the preset when none is named).
-    Starting from the preset (valid), each setting is applied only if the config stays valid; one that
-    does not (unknown key, wrong type, outside its range, too long) keeps the preset's value and is
-    reported, so a link can never hand the page a config it cannot draw."""
+    """(preset, config dict, problems) from URL params (``default``: the preset when none is named): the
+    preset's config with the link's settings that validate together (:func:`ui.links.link_settings`)."""
     problems = []
     preset = params.get("preset", default)
     if preset not in load_presets():
@@ -148,33 +143,6 @@ def parse_params(params: dict[str, str], default: str = DEFAULT_PRESET) -> tuple
         preset = default
     cfg, found = link_settings(get_preset(preset).config.to_dict(), params, RunConfig, UI_PARAMS)
     return preset, cfg, problems + found
-
-
-def link_settings(
-    cfg: dict[str, Any], params: dict[str, str], config_type: type[Any], skip: tuple[str, ...]
-) -> tuple[dict[str, Any], list[str]]:
-    """A copy of ``cfg`` with each URL setting (but the ``skip`` keys) applied only if ``config_type``
-    still validates it, and the problems: one that does not (unknown key, wrong type, outside its range,
-    too long) keeps the preset's value and is reported, so a link can never hand a page a config it
-    cannot draw."""
-    cfg, problems = copy.deepcopy(cfg), []
-    for key, value in params.items():
-        if key in skip:
-            continue
-        if len(value) > MAX_PARAM_CHARS:
-            problems.append(
-                f"{key[:80]}: a value of {len(value):,} characters is too long (at most {MAX_PARAM_CHARS:,})"
-            )
-            continue
-        trial = copy.deepcopy(cfg)
-        try:
-            set_dotted(trial, key, value)
-            config_type.from_dict(trial)
-        except ConfigError as e:
-            problems.append(f"{e} — the link's {key[:80]} is ignored")
-            continue
-        cfg = trial
-    return cfg, problems
 
 
 def choice(value: str | None, options: tuple, name: str, default: Any, problems: list[str]) -> Any:

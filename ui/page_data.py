@@ -13,10 +13,12 @@ import plotly.graph_objects as go
 from engine.core.calibration import Theorem4Constants
 from engine.core.config import DataConfig
 from engine.core.data import build_problem
+from engine.core.metrics import METRICS
 from engine.core.theory import joma_default_mu, joma_simulate, theory_curve
 from engine.paper.presets import load_presets
 from engine.paper.run_theory import initial_constants
 from engine.service.reproductions import StoredReproduction
+from engine.service.text_runs import HEAD_MEAN
 from ui import preview_chart
 from ui.caches import byte_lru
 from ui.resources import service
@@ -31,11 +33,20 @@ def p_preview(data_json: str, font_size: int) -> go.Figure:
 
 
 @byte_lru("compare series")
-def compare_series(run_id: str, metric: str, last_step: int) -> tuple[np.ndarray, np.ndarray]:
-    """A run's metric as the class mean averaged over replicas (``last_step`` keys a growing run)."""
+def compare_series(run_id: str, metric: str, last_step: int) -> tuple[tuple[str, np.ndarray, np.ndarray], ...]:
+    """A run's lines of ``metric`` as (what the line is, steps, values) (``last_step`` keys a growing run):
+    a synthetic run's class mean averaged over replicas (one line); a real-text run's run-level metric
+    (one line), or a per-layer one's mean over heads, one line per layer (the store layout of
+    :mod:`engine.service.text_runs`: n = layer, replica = head, −1 for the mean)."""
     df = service().store.scalars(run_id, metrics=[metric])
+    if metric in METRICS and METRICS[metric].per_layer:
+        df = df[df["n"].notna() & (df["replica"] == HEAD_MEAN)]
+        return tuple(
+            (f"layer {int(layer)}", g["step"].to_numpy(), g["value"].to_numpy())
+            for layer, g in df.sort_values("step").groupby("n")
+        )
     df = df[df["n"].isna()].groupby("step", as_index=False)["value"].mean()
-    return df["step"].to_numpy(), df["value"].to_numpy()
+    return (("", df["step"].to_numpy(), df["value"].to_numpy()),)
 
 
 @byte_lru("theory curves")

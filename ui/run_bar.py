@@ -35,8 +35,9 @@ def control_bar(
         return f"{button_key}.{name}"
 
     with st.container(key=f"{run.prefix}-bar", horizontal=True, vertical_alignment="center", gap="small"):
-        st.button("▶ Start", key=k("start"), type="primary", disabled=not valid or live,
-                  on_click=run.start, help="train this config in the background")  # fmt: skip
+        tip = "train this config in the background" if mine else "train your own run of this config"
+        st.button("▶ Start", key=k("start"), type="primary", disabled=not valid or (live and mine),
+                  on_click=run.start, help=tip)  # fmt: skip
         st.button("▶ Resume" if paused else "⏸ Pause", key=k("pause"), disabled=not live or not mine,
                   on_click=run.pause_resume)  # fmt: skip
         st.number_input("N", min_value=1, max_value=100000, value=10, key=wkey("stepn"), label_visibility="collapsed",
@@ -72,9 +73,10 @@ def speed_slider(run: RunActions, wkey: Callable[[str], str], status: Any, mine:
     )
 
 
-def publish_switch(run: RunActions, toggle_prefix: str) -> None:
+def publish_switch(run: RunActions, toggle_prefix: str, start_on: bool = True) -> None:
     """The owner publishes the run on screen (toggle ``<toggle_prefix><run id>``); anyone who opens its
-    link watches it (no training of theirs); a viewer is told whose run it is."""
+    link watches it (no training of theirs) and is told whose run it is and what ▶ Start does for them
+    (``start_on``: whether Start is enabled)."""
     rid = st.session_state.get(f"{run.prefix}.run")
     info = service().run(rid) if rid else None
     if info is None:
@@ -91,7 +93,17 @@ def publish_switch(run: RunActions, toggle_prefix: str) -> None:
         if on:
             st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
     elif not session.owns(rid):
-        st.caption(
-            f"📡 Watching run `{rid}` ({plain(info['name'])}): only the browser that started it (or the "
-            "operator) can pause or stop it. Start your own run with ▶ Start or ↺ Reset."
-        )
+        st.caption(viewer_note(rid, plain(info["name"]), run.is_live(), start_on))
+
+
+def viewer_note(rid: str, name: str, live: bool, start_on: bool) -> str:
+    """What a viewer of someone else's run may do, true to the buttons they see."""
+    if live:
+        whose = (f"📡 Watching run `{rid}` ({name}), started in another browser: only that browser (or the "
+                 "operator) can pause, stop or slow it.")  # fmt: skip
+    else:
+        whose = f"Run `{rid}` ({name}) was started in another browser: only that browser (or the operator) manages it."
+    if not start_on:
+        return f"{whose} ▶ Start (your own run of this config) is off: the message on this page says why."
+    goes_on = " (this one goes on, unchanged)" if live else ""
+    return f"{whose} ▶ Start or ↺ Reset trains your own run of this config{goes_on}, shown here instead."

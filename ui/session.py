@@ -19,6 +19,7 @@ from typing import Any
 
 import streamlit as st
 
+from engine.core.config import RunConfig
 from engine.paper.presets import load_presets
 from engine.service.access import XSRF_COOKIE, browser_owner, operator_configured, operator_ok, owner_salt
 from engine.service.facade import Actor
@@ -139,7 +140,9 @@ def apply_params(params: dict[str, str]) -> list[str]:
     ss["lab.preset"], ss["lab.cfg"], ss["lab.run"], ss["lab.origin"] = preset, cfg, run, origin
     ss["lab.speed"] = choice(params.get("speed"), SPEEDS, "speed", preset_speed(preset), problems)
     ss["lab.lock"] = choice(params.get("lock"), RATIOS, "lock (η_Y/η_Z)", None, problems)
-    ss["lab.view"] = view_from_params(params, problems)
+    view = view_from_params(params, problems)
+    whose = "this run's" if run else "this setup's"
+    ss["lab.view"] = view_in_range(view, valid, whose, problems) if valid else view
     for key in [k for k in ss if str(k).startswith("live.")]:  # the view's widgets start from the link
         del ss[key]
     bump()
@@ -184,6 +187,30 @@ def view_from_params(params: dict[str, str], problems: list[str]) -> dict[str, A
         else:
             view["charts"] = tuple(keys)
     return view
+
+
+VIEW_RANGES = (  # view key, what it counts (one, many), how many the config has, what is shown instead
+    ("n", ("next token", "next tokens"), lambda c: c.data.num_classes, "0"),
+    ("q", ("query", "queries"), lambda c: c.data.num_queries, "the next token's own query"),
+    ("replica", ("replica", "replicas"), lambda c: c.n_replicas, "0"),
+    ("at", ("step", "steps"), lambda c: c.optim.steps, "the last stored step"),
+)
+
+
+def view_in_range(view: dict[str, Any], cfg: RunConfig, whose: str, problems: list[str]) -> dict[str, Any]:
+    """``view`` without the indices beyond ``cfg`` (the run's config, or the setup's when no run is
+    shown), each reported with what is allowed: the default view is shown in their place.  ``n``, ``q``
+    and ``replica`` index from 0 (below the count); the step ``at`` runs from 0 to the last step."""
+    out = dict(view)
+    for key, (one, many), count, instead in VIEW_RANGES:
+        value, total = out.get(key), count(cfg)
+        top = total if key == "at" else total - 1
+        if value is not None and value > top:
+            allowed = "0" if top == 0 else f"0 to {top}"
+            what = f"{total} {one if total == 1 else many}"
+            problems.append(f"{key} = {value} is beyond {whose} {what} (allowed: {allowed}): showing {instead}")
+            del out[key]
+    return out
 
 
 def canonical_params() -> dict[str, str]:

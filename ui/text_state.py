@@ -20,7 +20,8 @@ from engine.core.text.config import TextRunConfig
 from engine.paper.presets import load_presets
 from engine.paper.text_presets import get_text_preset, load_text_presets
 from ui import knobs
-from ui.knobs import SPEEDS, Knob, choice, encode, link_settings
+from ui.knobs import SPEEDS, Knob, choice, encode
+from ui.links import link_settings
 from ui.resources import service
 from ui.text import shown
 
@@ -64,7 +65,7 @@ def config_params(preset: str, cfg: dict[str, Any]) -> dict[str, str]:
 
 
 def parse_params(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]]:
-    """(preset, config dict, problems): each URL setting is applied only if the config stays valid."""
+    """(preset, config dict, problems): the link's settings that validate together (:mod:`ui.links`)."""
     problems = []
     preset = params.get("preset", DEFAULT_PRESET)
     if preset not in load_text_presets():

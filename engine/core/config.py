@@ -25,7 +25,12 @@ MAX_SEEDS = 1024  # seeds of one run (replicas = (η_Y, η_Z) pairs × seeds)
 
 
 class ConfigError(ValueError):
-    """A configuration that cannot be used; the message says what is wrong and what is allowed."""
+    """A configuration that cannot be used; the message says what is wrong and what is allowed.
+    ``places``: (dotted place, message) per problem, place ``""`` for the whole config."""
+
+    def __init__(self, message: str, places: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.places = places or (("", message),)
 
 
 class _Frozen(BaseModel):
@@ -100,11 +105,24 @@ class DataConfig(_Frozen):
         return self.num_common + self.num_common_per_last * Q + self.num_distinct_per_next * K
 
     @property
+    def num_classes(self) -> int:
+        """K, the next tokens (classes), known without building P(l|n)."""
+        if self.source == "table" and self.table:
+            return len(self.table)
+        return self.num_last * self.num_next_per_last
+
+    @property
+    def num_queries(self) -> int:
+        """Q, the query tokens (the table's ψ uses every index 0..Q−1)."""
+        if self.source == "table" and self.psi:
+            return max(self.psi) + 1
+        return self.num_last
+
+    @property
     def table_cells(self) -> int:
         """K × M_ctx, the entries of P(l|n), known without building it."""
-        if self.source == "table" and self.table:
-            return len(self.table) * len(self.table[0])
-        return self.num_last * self.num_next_per_last * self.generator_tokens
+        width = len(self.table[0]) if self.source == "table" and self.table else self.generator_tokens
+        return self.num_classes * width
 
 
 def _check_size(K: int, M_ctx: int) -> None:
@@ -231,7 +249,7 @@ class RunConfig(_Frozen):
         try:
             return cls.model_validate(d)
         except ValidationError as e:
-            raise ConfigError(format_validation_error(e)) from None
+            raise config_error(e) from None
 
     @classmethod
     def from_json(cls, text: str) -> RunConfig:
@@ -309,16 +327,23 @@ def parse_value(value: Any) -> Any:
         return value
 
 
-def format_validation_error(e: ValidationError) -> str:
-    """One line per problem: ``field = value: what is allowed``."""
-    lines = []
+def config_error(e: ValidationError) -> ConfigError:
+    """The ConfigError of a failed validation: its lines, and each line's place."""
+    places = tuple(validation_places(e))
+    return ConfigError("; ".join(line for _, line in places), places)
+
+
+def validation_places(e: ValidationError) -> list[tuple[str, str]]:
+    """(dotted place, line) per problem (place ``""``: the whole config); the line is
+    ``field = value: what is allowed``, or ``place: rule`` for a rule across a section's fields."""
+    out = []
     errors = e.errors(include_url=False)
     deeper = {tuple(err["loc"][:i]) for err in errors for i in range(len(err["loc"]))}
     for err in errors:
         if tuple(err["loc"]) in deeper:  # a container's follow-up error ("0 items after validation")
             continue
-        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
-        loc = loc or "config"
+        place = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+        loc = place or "config"
         value = err.get("input")
         shown = repr(value)
         if len(shown) > 60:
@@ -326,14 +351,14 @@ def format_validation_error(e: ValidationError) -> str:
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = f"unknown key; allowed keys: {', '.join(_allowed_keys(tuple(map(str, err['loc'][:-1]))))}"
-            lines.append(f"{loc}: {msg}")
+            out.append((place, f"{loc}: {msg}"))
             continue
         msg = msg.removeprefix("Value error, ")
         if isinstance(value, dict):  # a rule across fields: the message names them and their values
-            lines.append(f"{loc}: {msg}")
+            out.append((place, f"{loc}: {msg}"))
             continue
-        lines.append(f"{loc} = {shown}: {msg}")
-    return "; ".join(lines)
+        out.append((place, f"{loc} = {shown}: {msg}"))
+    return out
 
 
 def _allowed_keys(parent: tuple[str, ...]) -> list[str]:

@@ -81,3 +81,10 @@ def is_log(name: str) -> bool:
 def metric_names(kind: str) -> list[str]:
     """The metrics a run of ``kind`` (``synthetic`` or ``text``) records, in registry order."""
     return [m.name for m in METRICS.values() if kind in m.kinds]
+
+
+def shared_metrics(kinds: set[str] | frozenset[str]) -> list[str]:
+    """The metrics that runs of every one of ``kinds`` record (what they can be overlaid on), in
+    registry order: all of a kind's own for one kind; for synthetic and real-text runs together,
+    only ``train_loss``."""
+    return [m.name for m in METRICS.values() if kinds <= set(m.kinds)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,41 @@ def sweep_config(
     if steps is not None:
         over["optim.steps"] = steps
     return base.with_overrides(over)
+
+
+SWEEP_KEYS = ("name", "optim.steps", "replicas.lr_pairs", "replicas.seeds")  # what sweep_config sets
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """What :func:`sweep_config` was given to build a sweep: η_Z values, ratios, seeds, steps and the
+    base preset (None when the base config is none of the presets)."""
+
+    eta_zs: list[float]
+    ratios: list[float]
+    seeds: list[int]
+    steps: int
+    base: str | None
+
+
+def sweep_settings(cfg: RunConfig, presets: dict[str, RunConfig]) -> SweepSettings | None:
+    """The settings that rebuild sweep ``cfg`` (None when its (η_Y, η_Z) pairs are not the η_Z × ratio
+    grid :func:`sweep_config` writes): the base is the preset equal to it but for :data:`SWEEP_KEYS`."""
+    pairs = cfg.replicas.lr_pairs
+    if not pairs:
+        return None
+    eta_zs = list(dict.fromkeys(ez for _, ez in pairs))
+    ratios = list(dict.fromkeys(round(ey / ez, 6) for ey, ez in pairs))
+    grid = [(r * ez, ez) for ez in eta_zs for r in ratios]
+    if len(grid) != len(pairs) or not all(np.allclose(a, b, rtol=1e-9) for a, b in zip(grid, pairs, strict=True)):
+        return None
+    own = _without_sweep_keys(cfg)
+    base = next((name for name, p in presets.items() if _without_sweep_keys(p) == own), None)
+    return SweepSettings(eta_zs, ratios, list(cfg.replicas.seeds), cfg.optim.steps, base)
+
+
+def _without_sweep_keys(cfg: RunConfig) -> dict[str, str]:
+    return {k: json.dumps(v) for k, v in flatten_dotted(cfg.to_dict()).items() if k not in SWEEP_KEYS}
 
 
 def sweep_summary(final: pd.DataFrame, statics: dict[str, np.ndarray]) -> pd.DataFrame:

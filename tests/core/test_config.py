@@ -28,6 +28,7 @@ from engine.core.config import (
     RunConfig,
     SnapshotConfig,
 )
+from engine.core.data import build_problem
 from engine.paper.presets import load_presets
 
 SECTIONS: dict[str, type[BaseModel]] = {
@@ -641,3 +642,15 @@ def test_frozen():
         cfg.data.T = 64  # type: ignore[misc]
     assert cfg == RunConfig()
     assert hash(cfg) == hash(RunConfig())
+
+
+def test_class_and_query_counts_match_the_built_problem():
+    """K and Q read from the config (for the Lab's link checks, without building P(l|n)) agree with
+    the problem the trainer builds, in generator and table mode."""
+    for data in (
+        DataConfig(num_last=3, num_next_per_last=2),
+        DataConfig(source="table", table=((1.0, 0.0), (0.5, 0.5), (0.0, 1.0)), psi=(0, 1, 1)),
+    ):
+        pb = build_problem(data)
+        assert (data.num_classes, data.num_queries) == (pb.P.shape[0], int(pb.psi.max()) + 1)
+        assert data.table_cells == pb.P.size

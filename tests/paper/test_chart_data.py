@@ -13,8 +13,8 @@ from engine.core.config import RunConfig
 from engine.core.data import build_problem
 from engine.paper.claims import run_claims
 from engine.paper.history import RunHistory, decimate, observed, rnd, token_info
-from engine.paper.presets import get_preset
-from engine.paper.sweeps import config_diffs, sweep_config, sweep_summary
+from engine.paper.presets import get_preset, load_presets
+from engine.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
 from engine.paper.theory_view import calibrated_overlay
 from ui import chart_style, charts, token_lines
 from ui.knobs import config_params, encode, parse_params
@@ -303,3 +303,17 @@ def test_z_title_promises_the_mean_field_lines_only_when_they_are_drawn():
     title = lambda fig: fig["layout"]["title"]["text"]
     assert "dashed: T→∞ mean field" in title(with_twin) and "dash" in str(with_twin["data"])
     assert "dashed" not in title(alone)
+
+
+def test_sweep_settings_rebuild_the_sweep_they_came_from():
+    """The Sweep page's form shows a stored sweep's own settings: they rebuild exactly its config."""
+    presets = {name: p.config for name, p in load_presets().items()}
+    cfg = sweep_config(presets["syn-small"], [0.3, 2.0], [1.0, 5.0, 10.0], [4, 5], 20)
+    got = sweep_settings(cfg, presets)
+    assert got is not None and got.base == "syn-small"
+    assert (got.eta_zs, got.ratios, got.seeds, got.steps) == ([0.3, 2.0], [1.0, 5.0, 10.0], [4, 5], 20)
+    assert sweep_config(presets[got.base], got.eta_zs, got.ratios, got.seeds, got.steps) == cfg
+    other = cfg.with_overrides({"optim.batch": 7})  # a base that is none of the presets
+    assert sweep_settings(other, presets).base is None
+    not_a_grid = cfg.with_overrides({"replicas.lr_pairs": [[1.0, 0.5], [3.0, 1.0]]})  # ratios 2 and 3
+    assert sweep_settings(not_a_grid, presets) is None and sweep_settings(presets["syn-small"], presets) is None

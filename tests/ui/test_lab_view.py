@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
 from tests.apphelp import run_app as app
 from tests.ui.test_app import figure, start_and_finish, widget
@@ -47,10 +48,37 @@ def test_view_values_beyond_the_run_or_malformed_are_said_and_not_applied(data_d
     rid, _ = finished
     at = app({"run": rid, "n": "7", "at": "abc", "charts": "cn,bogus"})
     assert not at.exception
-    assert "n = 7 is beyond this run's 2 next tokens: showing 0" in _texts(at.caption)
     warnings = _texts(at.warning)
+    assert "n = 7 is beyond this run's 2 next tokens (allowed: 0 to 1): showing 0" in warnings
     assert "at = 'abc' is not a whole number" in warnings and "charts = 'cn,bogus': allowed are cn, B" in warnings
     assert at.button_group[0].value == 0
+
+
+def test_a_next_token_beyond_the_setup_is_said_without_a_run(data_dir):
+    """``/?n=999``: no run on screen, so n is checked against the setup's classes (issue: ignored silently)."""
+    K = get_preset("syn-small").config.data.num_classes
+    assert K == 2  # syn-small: num_last 2 queries × num_next_per_last 1
+    at = app({"preset": "syn-small", "n": "999"})
+    assert not at.exception
+    assert f"n = 999 is beyond this setup's {K} next tokens (allowed: 0 to {K - 1}): showing 0" in _texts(at.warning)
+    assert "n" not in at.session_state["lab.view"] and "n" not in at.query_params  # the view falls back
+
+
+def test_replica_query_and_step_beyond_the_run_are_said_and_fall_back(data_dir, finished):
+    """``/?run=…&replica=9`` on a one-replica run (issue: ignored silently), and q and at past the run."""
+    rid, cfg = finished
+    R, Q, steps = len(cfg["replicas"]["seeds"]), cfg["data"]["num_last"], cfg["optim"]["steps"]
+    assert (R, Q, steps) == (1, 2, 60)  # one seed, syn-small's two queries, the fixture's 60 steps
+    at = app({"run": rid, "replica": "9", "q": "5", "at": "500"})
+    assert not at.exception
+    warnings = _texts(at.warning)
+    assert "replica = 9 is beyond this run's 1 replica (allowed: 0): showing 0" in warnings, warnings
+    assert "q = 5 is beyond this run's 2 queries (allowed: 0 to 1): showing the next token's own query" in warnings
+    assert "at = 500 is beyond this run's 60 steps (allowed: 0 to 60): showing the last stored step" in warnings
+    assert at.session_state["lab.view"] == {}
+    assert not {"replica", "q", "at"} & set(at.query_params)
+    scrub = next(s for s in at.select_slider if s.label.startswith("scrub"))
+    assert scrub.value == get_manager(data_dir).store.steps(rid)[-1]
 
 
 def test_charts_in_the_link_pick_the_charts_shown(data_dir, finished):

@@ -112,3 +112,35 @@ def test_bad_knobs_and_over_budget_configs_block_start_with_their_message(data_d
     at = open_text_page(SMALL)
     assert any("over the limit of 1 MB per run" in e.value for e in at.error)
     assert at.button(key="text.start").disabled
+
+
+def test_a_viewer_of_someone_elses_live_run_can_start_their_own_as_the_page_says(data_dir):
+    """``/text?run=<another browser's run>`` said "Start your own run with ▶ Start" while ▶ Start was
+    disabled (issue): a viewer's Start is on, the caption says what it does, and it trains the viewer's
+    own run of that config while the owner's run goes on."""
+    mgr = get_manager(data_dir)
+    owner = open_text_page({**SMALL, "optim.steps": "100000", "speed": "1"})  # 1 step/s: live all along
+    owner.button(key="text.start").click().run()
+    rid = owner.session_state["text.run"]
+    mine = None
+    try:
+        viewer = open_text_page({"run": rid})  # another browser (AppTest sessions have different owners)
+        assert not viewer.exception and mgr.is_live(rid)
+        assert viewer.button(key="text.pause").disabled and viewer.button(key="text.stop").disabled
+        assert not viewer.button(key="text.start").disabled
+        note = " ".join(c.value for c in viewer.caption)
+        assert f"Watching run `{rid}`" in note and "▶ Start or ↺ Reset trains your own run of this config" in note
+        viewer.button(key="text.start").click().run()
+        mine = viewer.session_state["text.run"]
+        assert not viewer.exception and mine != rid and viewer.query_params["run"] in (mine, [mine])
+        assert mgr.store.get_run(mine)["owner"] == viewer.session_state["owner"]
+        assert (
+            json.loads(mgr.store.get_run(mine)["config_json"])["model"]
+            == json.loads(mgr.store.get_run(rid)["config_json"])["model"]
+        )
+        assert mgr.is_live(rid)  # the owner's run goes on
+    finally:
+        for run in (rid, mine):
+            if run:
+                mgr.stop(run)
+                mgr.wait(run, 30)

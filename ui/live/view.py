@@ -17,21 +17,19 @@ ss = st.session_state
 SEGMENTS = 12  # up to this many choices: one button each (one click), more: a select box
 
 
-def linked(key: str, count: int, default: int, what: str) -> int:
-    """The view's ``key`` from the link if it is one of ``range(count)``, else ``default`` (said once)."""
+def linked(key: str, count: int, default: int) -> int:
+    """The view's ``key`` from the link if it is one of ``range(count)``, else ``default`` (a link's value
+    beyond the run was already reported and dropped: :func:`ui.session.view_in_range`)."""
     value = ss.get("lab.view", {}).get(key)
-    if value is None or value < count:
-        return default if value is None else int(value)
-    st.caption(f"The link's {key} = {value} is beyond this run's {count} {what}: showing {default}.")
-    return default
+    return default if value is None or value >= count else int(value)
 
 
 def selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tuple[int, int, int]:
     """(replica r, next token n, query q), each remembered in the URL."""
     K, Q = statics["P"].shape[0], len(statics["query_tokens"])
     with st.container(horizontal=True, gap="medium"):  # one element for the row, not four (st.columns)
-        n = _pick("next token n (c_n, B)", K, linked("n", K, 0, "next tokens"), f"live.n.{rid}", "n")
-        q0 = linked("q", Q, query_row(statics, n), "queries")
+        n = _pick("next token n (c_n, B)", K, linked("n", K, 0), f"live.n.{rid}", "n")
+        q0 = linked("q", Q, query_row(statics, n))
         q = _pick("query q (z_m)", Q, q0, f"live.q.{rid}.{n}", "q")
         r = 0
         if cfg.n_replicas > 1:
@@ -40,7 +38,7 @@ def selectors(cfg: RunConfig, statics: dict[str, np.ndarray], rid: str) -> tuple
             r = st.selectbox(
                 "replica",
                 range(cfg.n_replicas),
-                index=linked("replica", cfg.n_replicas, 0, "replicas"),
+                index=linked("replica", cfg.n_replicas, 0),
                 key=key,
                 format_func=lambda i: f"{i}: η_Y={ey[i]:g}, η_Z={ez[i]:g}, seed {seed[i]}",
                 on_change=lambda: set_view("replica", ss[key]),

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.core.config import ConfigError, SnapshotConfig, format_validation_error, set_dotted
+from engine.core.config import ConfigError, SnapshotConfig, config_error, set_dotted
 
 LearningRate = Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)]
 MAX_TEXT_VOCAB = 300_000
@@ -138,7 +138,7 @@ class TextRunConfig(_Frozen):
         try:
             return cls.model_validate(d)
         except ValidationError as e:
-            raise ConfigError(format_validation_error(e)) from None
+            raise config_error(e) from None
 
     @classmethod
     def from_json(cls, text: str) -> TextRunConfig:
@@ -187,7 +187,8 @@ def _reject_unknown_keys(d: Any, model: type[BaseModel], where: str) -> None:
     for key, value in d.items():
         place = f"{where}.{key}" if where else str(key)
         if key not in model.model_fields:
-            raise ConfigError(f"{place}: unknown key; allowed keys: {', '.join(model.model_fields)}")
+            msg = f"{place}: unknown key; allowed keys: {', '.join(model.model_fields)}"
+            raise ConfigError(msg, ((place, msg),))
         ann = model.model_fields[key].annotation
         if isinstance(ann, type) and issubclass(ann, BaseModel):
             _reject_unknown_keys(value, ann, place)

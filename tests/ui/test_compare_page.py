@@ -1,0 +1,107 @@
+"""The Compare page's link and its runs: unknown run ids and metrics are said, naming what is allowed
+(issue: ``/compare?runs=zzz&metric=foo`` was ignored silently), and real-text runs can be picked and
+overlaid (their own metrics, one line per layer), next to synthetic runs only on what both record."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.core.metrics import label, metric_names
+from engine.core.text.config import TextRunConfig
+from engine.paper.presets import get_preset
+from engine.service.jobs import get_manager
+from engine.service.runner import RunJob
+from engine.service.text_runs import TEXT, store_rows
+from tests.apphelp import run_app
+
+PAGE = "app_pages/compare.py"
+STEPS = (0, 10, 20)
+
+
+def entropy(layer: int, step: int) -> float:
+    """Made-up stored values: easy to recognise on the chart (a per-head row is 100 off)."""
+    return 3.0 - 0.01 * step - 0.5 * layer
+
+
+def stored_text_run(store, name: str, layers: int) -> str:
+    """A real-text run in the store as the text runner writes it (trainer rows through ``store_rows``)."""
+    cfg = TextRunConfig.from_dict({"model": {"n_layers": layers}})
+    rid = store.create_run(name, cfg.to_json(), "cpu", {}, status="finished", kind=TEXT)
+    for step in STEPS:
+        rows = [(k, None, "attn_entropy", entropy(k, step)) for k in range(layers)]
+        rows += [(k, 0, "attn_entropy", entropy(k, step) + 100) for k in range(layers)]  # head 0: not drawn
+        rows += [(None, None, "train_loss", 5.0 - 0.1 * step), (None, None, "val_loss", 6.0 - 0.1 * step)]
+        store.append_snapshot(rid, step, {}, store_rows(rows))
+    return rid
+
+
+@pytest.fixture(scope="module")
+def runs(data_dir):
+    store = get_manager(data_dir).store
+    job = RunJob(get_preset("syn-small").config.with_overrides({"optim.steps": 8}), store, name="syn")
+    job.run()
+    return job.run_id, stored_text_run(store, "text-a", 2), stored_text_run(store, "text-b", 1)
+
+
+def open_compare(params: dict[str, str]) -> AppTest:
+    at = run_app().switch_page(PAGE)
+    at.query_params.clear()
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def _texts(elements) -> str:
+    return " ".join(e.value for e in elements).replace("\\", "")
+
+
+def chart(at: AppTest) -> dict:
+    [fig] = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return fig
+
+
+def test_unknown_runs_and_metrics_in_the_link_are_said(data_dir, runs):
+    synthetic, _, _ = runs
+    at = open_compare({"runs": f"zzz,{synthetic}", "metric": "foo"})
+    assert not at.exception
+    warnings = _texts(at.warning)
+    assert "runs: 'zzz' is not a stored run with data (allowed: the ids in the runs box:" in warnings, warnings
+    assert synthetic in warnings  # the allowed ids are named
+    allowed = ", ".join(metric_names("synthetic"))
+    assert f"metric = 'foo' is not recorded by the chosen synthetic runs (allowed: {allowed})" in warnings
+    assert at.multiselect(key="cmp.runs").value == [synthetic]  # the known id is kept, the other dropped
+    assert at.query_params["runs"] in (synthetic, [synthetic])
+    at.run()  # the page's own URL: nothing more to say
+    assert not at.warning
+
+
+def test_real_text_runs_overlay_their_metrics_one_line_per_layer(data_dir, runs):
+    _, a, b = runs
+    at = open_compare({"runs": f"{a},{b}", "metric": "attn_entropy"})
+    assert not at.exception and not at.warning
+    box = next(s for s in at.selectbox if s.label == "metric")
+    assert list(box.options) == [label(n) for n in metric_names("text")]
+    at.checkbox(key="cmp.logx").uncheck().run()  # a linear step axis keeps step 0
+    fig = chart(at)
+    lines = {t["name"].split(" · ")[0] + " · " + t["name"].split(" · ")[-1]: t for t in fig["data"]}
+    assert sorted(lines) == ["text-a · layer 0", "text-a · layer 1", "text-b · layer 0"]
+    for name, trace in lines.items():
+        k = int(name[-1])
+        assert trace["x"] == list(STEPS)
+        np.testing.assert_allclose(trace["y"], [entropy(k, s) for s in STEPS], rtol=1e-4)
+    legends = {t["name"].split(" · ")[0]: t["name"].split(" · ")[1] for t in fig["data"]}
+    assert legends == {"text-a": "layers=2", "text-b": "layers=1"}  # how their configs differ, as knob labels
+
+
+def test_synthetic_and_text_runs_overlay_only_what_both_record(data_dir, runs):
+    synthetic, a, _ = runs
+    at = open_compare({"runs": f"{synthetic},{a}", "metric": "attn_entropy"})
+    box = next(s for s in at.selectbox if s.label == "metric")
+    assert list(box.options) == [label("train_loss")]  # the one metric both kinds record
+    assert "not recorded by the chosen synthetic and real text runs (allowed: train_loss)" in _texts(at.warning)
+    assert "share only the mini-batch training loss" in _texts(at.info)
+    assert len(chart(at)["data"]) == 2
