@@ -14,6 +14,7 @@ from ui import session
 from ui.errors import guarded, show_callback_error
 from ui.exports import html_report, zipped_export
 from ui.resources import service
+from ui.schedule_view import schedule_ui
 from ui.text import plain
 from ui.widgets import recovery_ui, run_page
 
@@ -87,6 +88,7 @@ table = pd.DataFrame(
 )
 st.dataframe(table, hide_index=True, key="runs.table")
 by_id = {r["id"]: r for r in runs}
+schedule_ui({i: r["name"] for i, r in by_id.items()})
 
 
 def _label(i: str) -> str:

@@ -60,6 +60,7 @@ def _live(rid: str) -> None:
 
 def _area(rid: str) -> None:
     t0 = time.perf_counter()
+    service().watch(rid)  # a run that no page shows pauses itself after SCANSNAP_IDLE_PAUSE_S
     now_active = active(rid)
     s = service().status(rid)
     if ss.get("text.active") and not now_active:

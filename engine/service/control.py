@@ -1,8 +1,9 @@
 """The controls of a running job, shared by the server and the job's worker process (no torch).
 
-The dashboard's buttons end up here: stop, pause, step N, a speed cap; the worker reports its step
-back.  Built on threading primitives by default, or on a multiprocessing context's shared memory so
-that a worker process started from that context sees the buttons the server presses.
+The dashboard's buttons end up here: stop, pause, step N, a speed cap; the server's scheduler grants
+or takes back the job's compute slot here; the worker reports its step back.  Built on threading
+primitives by default, or on a multiprocessing context's shared memory so that a worker process
+started from that context sees the buttons the server presses.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import threading
 from multiprocessing.context import BaseContext
 from typing import Any
+
+FULL, LIGHT, IDLE = "full", "light", "idle"  # what a run asks of the scheduler: a slot, to run light, nothing
 
 
 class _Cell:
@@ -26,7 +29,9 @@ class RunControl:
 
     ``paused`` blocks training; ``grant_steps(n)`` lets a paused run take n steps;
     ``max_steps_per_s`` throttles a run so a lecture can follow it; ``step`` is the last step the
-    trainer reported.  Built on threading primitives by default; ``RunControl(ctx)`` builds it on
+    trainer reported.  ``has_slot``: the scheduler lets the run compute at full speed;
+    ``light_ok``: it lets a throttled run that needs only a sliver of a core compute without a slot
+    (:mod:`engine.service.jobs`).  Built on threading primitives by default; ``RunControl(ctx)`` builds it on
     the multiprocessing context ``ctx`` instead, so a worker process started from that context
     sees the buttons pressed in the server and the server sees its step."""
 
@@ -36,15 +41,41 @@ class RunControl:
         self._lock: Any
         if ctx is None:
             self.stop_event, self.pause_event, self._lock = threading.Event(), threading.Event(), threading.Lock()
+            self.slot_event: Any = threading.Event()
+            self.slot_event.set()  # no scheduler in the process: the run may always compute
+            self.light_event: Any = threading.Event()
+            self._step_s: Any = _Cell(0.0)
             self._speed: Any = _Cell(0.0)
             self._granted: Any = _Cell(0)
             self._step: Any = _Cell(0)
         else:
             self.stop_event, self.pause_event, self._lock = ctx.Event(), ctx.Event(), ctx.Lock()
+            self.slot_event, self.light_event = ctx.Event(), ctx.Event()
+            self._step_s = ctx.RawValue("d", 0.0)
             self._speed, self._granted, self._step = ctx.RawValue("d", 0.0), ctx.RawValue("q", 0), ctx.RawValue("q", 0)
 
     def stop(self) -> None:
         self.stop_event.set()
+
+    @property
+    def has_slot(self) -> bool:
+        return self.slot_event.is_set()
+
+    @property
+    def light_ok(self) -> bool:
+        return self.light_event.is_set()
+
+    def set_slot(self, slot: bool, light_ok: bool) -> None:
+        """What the scheduler lets the run do: compute at full speed (a slot), lightly, or not at all."""
+        (self.slot_event.set if slot else self.slot_event.clear)()
+        (self.light_event.set if light_ok else self.light_event.clear)()
+
+    def wants_steps(self) -> bool:
+        """The run has steps to take now: it is not paused, or Step N granted some."""
+        if not self.paused:
+            return True
+        with self._lock:
+            return int(self._granted.value) > 0
 
     def pause(self) -> None:
         self.pause_event.set()
@@ -64,6 +95,15 @@ class RunControl:
     @max_steps_per_s.setter
     def max_steps_per_s(self, cap: float | None) -> None:
         self._speed.value = float(cap) if cap else 0.0
+
+    @property
+    def step_s(self) -> float | None:
+        """Compute seconds per optimiser step, as the worker last measured them (None: not yet)."""
+        v = float(self._step_s.value)
+        return v if v > 0 else None
+
+    def report_step_s(self, seconds: float) -> None:
+        self._step_s.value = float(seconds)
 
     @property
     def step(self) -> int:

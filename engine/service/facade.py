@@ -22,6 +22,7 @@ from engine.service.access import can_manage
 from engine.service.budget import check_budget
 from engine.service.corpora import corpus_summary
 from engine.service.corpus_access import check_dashboard_data, measured_corpus, save_upload, wikitext_folders
+from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.reproductions import Reproductions, StoredReproduction, StoredSummary, check_id
 from engine.service.store import RunStore, StoreError
@@ -84,6 +85,14 @@ class LabService:
 
     def is_live(self, run_id: str) -> bool:
         return self.jobs.is_live(run_id)
+
+    def watch(self, run_id: str) -> None:
+        """A page shows this run now: a run that no page shows for ``SCANSNAP_IDLE_PAUSE_S`` pauses itself."""
+        self.jobs.watch(run_id)
+
+    def schedule(self) -> Schedule:
+        """Who holds the training slots, who runs light without one, who waits (the Runs page)."""
+        return self.jobs.schedule()
 
     def may_manage(self, info: dict[str, Any], actor: Actor) -> bool:
         return can_manage(info["owner"], actor.owner, actor.operator)

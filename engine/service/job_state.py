@@ -8,11 +8,15 @@ import time
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 
-from engine.service.control import RunControl
+from engine.service.control import IDLE, RunControl
 from engine.service.worker import worker_context
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
 TRAIN, REPRODUCE = "train", "reproduce"
+IDLE_PAUSE_NOTE = (
+    "Paused by the server: nobody had this run open (SCANSNAP_IDLE_PAUSE_S), so it gave its training slot "
+    "back. ▶ Resume continues it exactly where it stopped."
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,10 @@ class JobStatus:
     quick: bool = False
     elapsed_s: float = 0.0
     speed: float | None = None  # the run's throttle in steps/s (None: as fast as it goes)
+    slot: bool = False  # it holds a training slot (computes at full speed)
+    light: bool = False  # throttled to a sliver of a core, it computes without a slot
+    waiting: str | None = None  # what a queued run waits for (scheduling.queue_sentence)
+    watched_s: float = 0.0  # seconds since a page last showed it
 
     @property
     def fraction(self) -> float:
@@ -44,6 +52,19 @@ class JobStatus:
         if self.total_steps > 0:
             return min(1.0, self.step / self.total_steps)
         return self.items_done / max(1, len(self.items))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Who has the server's training slots now: ``holders`` (one per slot in use), ``light`` (throttled
+    runs computing without a slot), ``queue`` (in order, each with what it waits for), ``paused`` (how
+    many paused runs hold nothing)."""
+
+    slots: int
+    holders: tuple[JobStatus, ...]
+    light: tuple[JobStatus, ...]
+    queue: tuple[JobStatus, ...]
+    paused: int
 
 
 class Job:
@@ -60,11 +81,19 @@ class Job:
         self.status = "queued"
         self.message: str | None = None
         self.items_done, self.current = 0, None
-        self.thread: threading.Thread | None = None  # the supervisor, alive while the worker lives
+        self.thread: threading.Thread | None = None  # the supervisor of its latest worker
+        self.worker_alive = False  # a worker runs (from its supervisor's start until it has seen it end)
         self.process: BaseProcess | None = None
-        self.ended = False
+        self.ended = False  # terminal, and its last worker is gone
         self.started: float = time.monotonic()
         self.finished_at: float | None = None
+        # the scheduler's view (engine.service.jobs): what the run asks for, what it is given
+        self.demand = IDLE
+        self.slot = self.light = False
+        self.parked = False  # its worker ended while paused, after storing a checkpoint
+        self.granted: tuple[float, int] = (self.started, step)  # (time, step) when it last got its slot
+        self.watched_at = self.started  # when a page last showed it
+        self.idle_paused = False  # paused by the server because nobody watched it
 
     def release_control(self) -> None:
         """Swap the shared control of an ended job for an in-process one with the same step: the
@@ -73,12 +102,40 @@ class Job:
         released.report_step(self.control.step)
         self.control = released  # swapped whole: a reader sees the old control or the new one
 
-    def snapshot(self, position: int | None) -> JobStatus:
+    @property
+    def has_worker(self) -> bool:
+        return self.worker_alive
+
+    def remaining_fraction(self) -> float:
+        return 1 - min(self.control.step, self.total_steps) / max(self.total_steps, 1)
+
+    def slot_seconds(self) -> float:
+        """How long the run will still hold a slot: its estimate, or, throttled, its steps at its pace."""
+        left = self.remaining_fraction()
+        cap = self.control.max_steps_per_s
+        paced = left * self.total_steps / cap if cap else 0.0
+        return max(self.seconds * left, paced)
+
+    def slot_left(self) -> float:
+        """Seconds a slot holder still needs: from its pace since it got the slot once it has trained a
+        second, else :meth:`slot_seconds`."""
+        t0, step0 = self.granted
+        done, elapsed = self.control.step - step0, time.monotonic() - t0
+        if done > 0 and elapsed >= 1.0:
+            return (self.total_steps - self.control.step) * elapsed / done
+        return self.slot_seconds()
+
+    def snapshot(self, position: int | None, waiting: str | None = None) -> JobStatus:
+        """The job as the pages see it: ``queued`` while it waits in the queue (``position``: runs
+        ahead of it, ``waiting``: what it waits for), else what its worker last reported."""
         names, quick = (self.args[0], self.args[1]) if self.kind == REPRODUCE else ((), False)
-        end = self.finished_at if self.finished_at is not None else time.monotonic()
+        now = time.monotonic()
+        end = self.finished_at if self.finished_at is not None else now
         c = self.control
+        status = "queued" if position is not None else self.status
+        message = waiting or (IDLE_PAUSE_NOTE if self.idle_paused and status == "paused" else self.message)
         return JobStatus(
-            self.id, self.status, c.step, self.total_steps, position, self.message, c.paused, self.kind,
+            self.id, status, c.step, self.total_steps, position, message, c.paused, self.kind,
             self.owner, tuple(names), self.items_done, self.current, quick, round(end - self.started, 3),
-            c.max_steps_per_s,
+            c.max_steps_per_s, self.slot, self.light and not self.slot, waiting, round(now - self.watched_at, 3),
         )  # fmt: skip

@@ -8,11 +8,17 @@ and at 0.98 in a process of its own.  The server's side of a job is its controls
 reports through a pipe; every change of a job's state notifies :attr:`JobManager.changed`, a
 condition variable that :meth:`JobManager.wait` blocks on (no polling).
 
-Training runs: at most ``max_concurrent`` train at once (default: the number of cores); the rest
-wait in a FIFO queue with a visible position.  A worker that dies without a final status (out of
-memory, killed) leaves its run ``interrupted``, resumable from its last checkpoint.
-Reproductions: one at a time per manager; starting one while another runs returns the running one.
-``shutdown()`` stops and joins every worker; it runs at exit.
+Training runs: *slots* bound the runs that compute at once, not the runs that exist
+(:mod:`engine.service.scheduling`).  At most ``max_concurrent`` runs hold a slot (default: the number of
+cores); the rest wait in a FIFO queue that tells each its position, what it waits for and for about how
+long.  A paused run gives its slot back at once; its worker stores a checkpoint and ends after
+``SCANSNAP_PARK_S`` (it resumes from there, bit for bit, in a new worker).  A run throttled to a
+lecture's pace, computing a sliver of a core, runs without a slot.  A run no page has shown for
+``SCANSNAP_IDLE_PAUSE_S`` pauses itself (the *janitor*, which also marks ``interrupted`` the runs of
+this host whose writer died outside this manager, e.g. a killed command-line run).  A worker that dies
+without a final status (out of memory, killed) leaves its run ``interrupted``, resumable from its last
+checkpoint.  Reproductions: one at a time per manager, outside the slots; starting one while another
+runs returns the running one.  ``shutdown()`` stops and joins every worker; it runs at exit.
 """
 
 from __future__ import annotations
@@ -22,21 +28,21 @@ import contextlib
 import os
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
 from multiprocessing.process import BaseProcess
-from typing import Any
 
 from engine.core.config import RunConfig
 from engine.core.text.config import TextRunConfig
 from engine.paper.items.catalog import check_items, total_work
-from engine.service.job_state import REPRODUCE, TERMINAL, TRAIN, Job, JobStatus
+from engine.service.janitor import abandoned, run_janitor
+from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
 from engine.service.limits import Limits
 from engine.service.reproductions import new_id
 from engine.service.runs import create_run
+from engine.service.scheduling import FULL, IDLE, Scheduler
 from engine.service.store import RunStore, StoreError
+from engine.service.supervision import supervise
 from engine.service.text_runs import create_text_run, run_seconds, stored_cost
-from engine.service.worker import parse_cpus, reproduce, train_stored_run, warm_up, worker_context
+from engine.service.worker import parse_cpus, warm_up
 
 
 class JobManager:
@@ -50,27 +56,30 @@ class JobManager:
         """``worker_cpus``: the CPUs every worker runs on (default: any), e.g. to keep training off the
         cores that serve pages; torch threads per worker are then divided among those."""
         self.store = store
-        self.max_concurrent = max(1, max_concurrent or os.cpu_count() or 1)
+        self.max_concurrent = max(1, max_concurrent or os.cpu_count() or 1)  # the training slots
         self.limits = limits or Limits()
         self.worker_cpus = worker_cpus
         cpus = len(worker_cpus) if worker_cpus else os.cpu_count() or 1
         self.torch_threads = max(1, cpus // self.max_concurrent)
         self._jobs: dict[str, Job] = {}
-        self._queue: deque[str] = deque()
+        self.scheduler = Scheduler(self.max_concurrent, self._jobs, self._launch, self._drop)
         self.changed = threading.Condition(threading.RLock())  # notified on every change of a job's state
         self._closed = False
+        self.stopping = threading.Event()  # set at shutdown: the janitor ends
         threading.Thread(target=warm_up, name="worker-warm-up", daemon=True).start()
+        threading.Thread(target=run_janitor, args=(self,), name="job-janitor", daemon=True).start()
 
     # ----------------------------------------------------------------- submit
     def submit(
         self, cfg: RunConfig | TextRunConfig, name: str | None = None, owner: str | None = None,
         paused: bool = False, limited: bool = False,
     ) -> str:  # fmt: skip
-        """Create the run (status ``queued``) and start it when a slot is free; returns its id.
+        """Create the run and queue it for a training slot (``paused``: create it paused, holding
+        nothing, until :meth:`resume` or :meth:`step`); returns its id.
 
-        Raises RuntimeError when ``owner`` already has its quota of unfinished runs, or, when
-        ``limited`` (a visitor, not the operator), when the run asks for more steps than a visitor may
-        or the server's queue of training would grow past its limit (:class:`~engine.service.limits.Limits`).
+        Raises RuntimeError when ``owner`` already has its quota of live runs, or, when ``limited``
+        (a visitor, not the operator), when the run asks for more steps than a visitor may or the
+        server's queue of training would grow past its limit (:class:`~engine.service.limits.Limits`).
         A real-text run (TextRunConfig) has its corpus measured and its budget checked first, outside
         the lock (the first measurement of a corpus takes about a second)."""
         seconds = run_seconds(self.store.data_dir, cfg)
@@ -79,14 +88,24 @@ class JobManager:
             if limited:
                 self._check_limits(cfg.optim.steps, seconds)
             create = create_text_run if isinstance(cfg, TextRunConfig) else create_run
-            run_id = create(self.store, cfg, name, owner, status="queued")  # type: ignore[arg-type]
-            return self._enqueue(Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (), seconds), paused)
+            status = "paused" if paused else "queued"
+            run_id = create(self.store, cfg, name, owner, status=status)  # type: ignore[arg-type]
+            job = self._jobs[run_id] = Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (), seconds)
+            self._start_or_park(job, paused)
+            return run_id
+
+    def _start_or_park(self, j: Job, paused: bool) -> None:
+        if paused:
+            j.control.pause()
+            j.status = "paused"
+        else:
+            self.want(j, FULL)
 
     def queued_seconds(self) -> float:
-        """Estimated training seconds still to do by the runs queued or training now."""
+        """Estimated slot-seconds still to do by the runs that hold or wait for a training slot
+        (paused and light runs hold none)."""
         with self.changed:
-            live = [j for j in self._jobs.values() if j.kind == TRAIN and j.status not in TERMINAL]
-            return sum(j.seconds * (1 - min(j.control.step, j.total_steps) / max(j.total_steps, 1)) for j in live)
+            return self.scheduler.queued_seconds()
 
     def _check_limits(self, steps: int, seconds: float) -> None:
         lim = self.limits
@@ -99,7 +118,7 @@ class JobManager:
         if queued + seconds > lim.max_queue_s:
             raise RuntimeError(
                 f"the server has about {queued / 60:.1f} min of training queued or running and this run adds "
-                f"about {seconds / 60:.1f} min, over the limit of {lim.max_queue_s / 60:.0f} min "
+                f"about {seconds / 60:.1f} min, over the limit of {lim.max_queue_s / 60:.1f} min "
                 "(SCANSNAP_MAX_QUEUE_S): try a shorter run, or again when the queue has moved on"
             )
 
@@ -114,8 +133,9 @@ class JobManager:
                 raise KeyError(f"no stored run {run_id!r}")
             steps, seconds = stored_cost(self.store.data_dir, info)
             self.store.set_status(run_id, "queued", None)
-            job = Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (), seconds)
-            return self._enqueue(job, False)
+            job = self._jobs[run_id] = Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (), seconds)
+            self._start_or_park(job, False)
+            return run_id
 
     def start_reproduction(self, items: list[str] | None = None, quick: bool = False, owner: str | None = None) -> str:
         """Start a reproduction of ``items`` (None/empty: all) and return its id; while one runs,
@@ -137,97 +157,58 @@ class JobManager:
             raise RuntimeError("the job manager is shut down")
         if owner is not None and self._owner_active(owner) >= self.limits.max_per_owner:
             raise RuntimeError(
-                f"you already have {self.limits.max_per_owner} runs queued or training: stop one or wait for it to "
-                "finish (SCANSNAP_MAX_PER_OWNER)"
+                f"you already have {self.limits.max_per_owner} runs queued, training or paused: stop one or wait "
+                "for it to finish (SCANSNAP_MAX_PER_OWNER)"
             )
-
-    def _enqueue(self, job: Job, paused: bool) -> str:
-        if paused:
-            job.control.pause()
-        self._jobs[job.id] = job
-        self._queue.append(job.id)
-        self._start_waiting()
-        return job.id
 
     def _owner_active(self, owner: str) -> int:
         return sum(1 for j in self._jobs.values() if j.kind == TRAIN and j.owner == owner and j.status not in TERMINAL)
 
-    def _running_count(self) -> int:
-        return sum(1 for j in self._jobs.values() if j.kind == TRAIN and j.thread is not None and not j.ended)
-
-    def _start_waiting(self) -> None:
+    # ----------------------------------------------------------------- scheduling
+    def want(self, j: Job, demand: str) -> None:
+        """``j`` asks for a slot, to run light, or for nothing (:meth:`Scheduler.want`)."""
         with self.changed:
-            while self._queue and self._running_count() < self.max_concurrent:
-                j = self._jobs[self._queue.popleft()]
-                if j.control.stop_event.is_set():
-                    self._set_status(j, "stopped", "stopped while queued")
-                    j.release_control()
-                    continue
-                self._launch(j)
+            self.scheduler.want(j, demand)
+            self.changed.notify_all()
 
     def _launch(self, j: Job) -> None:
-        j.status = "running"  # what its worker reports first (the store learns it from the worker)
-        j.thread = threading.Thread(target=self._supervise, args=(j,), name=f"{j.kind}-{j.id}", daemon=True)
+        j.status, j.parked, j.worker_alive = "running", False, True  # "running": what its worker reports first
+        j.thread = threading.Thread(target=supervise, args=(self, j), name=f"{j.kind}-{j.id}", daemon=True)
         j.thread.start()
         self.changed.notify_all()
 
-    # ----------------------------------------------------------------- supervision
-    def _worker_args(self, j: Job, send: Any) -> tuple[Callable[..., None], tuple]:
-        data_dir, me = str(self.store.data_dir.resolve()), os.getpid()
-        if j.kind == TRAIN:
-            return train_stored_run, (data_dir, j.id, j.control, send, self.torch_threads, me, self.worker_cpus)
-        names, quick = j.args
-        return reproduce, (data_dir, j.id, names, quick, j.control, send, me, self.worker_cpus)
+    def _drop(self, j: Job) -> None:
+        """End a job stopped while it waited for a slot (also by a shutdown)."""
+        step = j.control.step
+        when = f"at step {step}" if step else "before the run started"
+        why = "the server shut down" if self._closed else "stopped"
+        self._end_without_worker(j, "stopped", f"{why} {when}, while it waited for a slot")
 
-    def _supervise(self, j: Job) -> None:
-        """Start the job's worker process, mirror what it reports, and, when it ends without a final
-        status (killed, out of memory), mark its run ``interrupted`` (a reproduction ``failed``)."""
-        try:
-            ctx = worker_context()
-            receive, send = ctx.Pipe(duplex=False)
-            target, args = self._worker_args(j, send)
-            j.process = ctx.Process(target=target, args=args, name=f"{j.kind}-{j.id}", daemon=True)
-            j.process.start()
-            send.close()  # the worker holds the only writing end: its exit reads as EOF here
-            with receive:
-                self._mirror(j, receive)
-            j.process.join()
-            code = j.process.exitcode
-            j.process.close()  # its pipes to the fork server (2 fds) would stay open for the server's life
-            if j.status not in TERMINAL:
-                self._set_status(j, *self._lost(j, code))
-        except Exception as e:  # e.g. no process could be started: say so on the run
-            self._set_status(j, "failed", f"could not run the worker: {type(e).__name__}: {e}")
-        finally:
-            with self.changed:
+    def _end_without_worker(self, j: Job, status: str, message: str) -> None:
+        """End a job that has no worker (queued, or parked): its status, stored, and nothing held."""
+        self.scheduler.release(j)
+        j.light = False
+        self.set_job_status(j, status, message)
+        j.release_control()
+        j.ended, j.finished_at = True, time.monotonic()
+
+    def worker_ended(self, j: Job) -> None:
+        """A worker is gone: a terminal job frees everything; a parked one keeps its place (and, if it was
+        resumed or stepped while it parked, asks for a slot again)."""
+        with self.changed:
+            j.worker_alive = False
+            self.scheduler.release(j)
+            j.light = False
+            if j.status in TERMINAL:
                 j.release_control()
-                j.ended = True
-                j.finished_at = time.monotonic()
-                self.changed.notify_all()
-            self._start_waiting()
+                j.ended, j.finished_at = True, time.monotonic()
+            else:  # parked: it holds nothing until it is resumed (or, resumed meanwhile, asks again)
+                j.control.set_slot(False, False)
+                self.scheduler.want(j, Scheduler.demand_now(j))
+            self.scheduler.assign()
+            self.changed.notify_all()
 
-    def _mirror(self, j: Job, receive: Any) -> None:
-        while True:
-            try:
-                kind, *rest = receive.recv()
-            except EOFError:
-                return
-            with self.changed:
-                if kind == "status":
-                    j.status, j.message = rest
-                elif kind == "item":
-                    j.current, j.items_done = rest
-                self.changed.notify_all()
-
-    def _lost(self, j: Job, code: int | None) -> tuple[str, str]:
-        if j.kind == REPRODUCE:
-            return "failed", f"the worker process ended (exit code {code}) before the reproduction was stored"
-        return "interrupted", (
-            f"the worker process ended (exit code {code}) without finishing the run, at step {j.control.step}; "
-            "snapshots up to the last checkpoint are intact: resume or re-run it"
-        )
-
-    def _set_status(self, j: Job, status: str, message: str | None) -> None:
+    def set_job_status(self, j: Job, status: str, message: str | None) -> None:
         """Set a status the server decides (not the worker's): in the store if it can, then in memory
         (so whoever sees the new status in memory finds it stored too)."""
         if j.kind == TRAIN:
@@ -237,6 +218,29 @@ class JobManager:
             j.status, j.message = status, message
             self.changed.notify_all()
 
+    def unwatched(self) -> list[str]:
+        """The live runs that want to compute and that no page has shown for the idle limit."""
+        with self.changed:
+            now = time.monotonic()
+            return [i for i, j in self._jobs.items() if abandoned(j, self.limits.idle_pause_s, now)]
+
+    def idle_pause(self, job_id: str) -> None:
+        """Pause a run nobody watches (it gives its slot back); it says why until it is resumed."""
+        j = self._get(job_id)
+        with self.changed:
+            j.idle_paused = True
+            self.pause(job_id)
+            if not j.has_worker:
+                with contextlib.suppress(StoreError, KeyError):
+                    self.store.set_status(job_id, "paused", IDLE_PAUSE_NOTE)
+
+    def watch(self, job_id: str) -> None:
+        """A page shows this run now (the idle pause counts from the last call)."""
+        with self.changed:
+            j = self._jobs.get(job_id)
+            if j is not None:
+                j.watched_at = time.monotonic()
+
     # ----------------------------------------------------------------- controls
     def _get(self, job_id: str) -> Job:
         with self.changed:
@@ -245,28 +249,54 @@ class JobManager:
             return self._jobs[job_id]
 
     def pause(self, job_id: str) -> None:
-        self._get(job_id).control.pause()
+        """Pause: the run gives its slot back as soon as its worker stops (at once if it has none)."""
+        j = self._get(job_id)
+        with self.changed:
+            j.control.pause()
+            if j.status in TERMINAL:
+                return
+            if not j.has_worker:  # queued or parked: nothing to wait for
+                self.scheduler.want(j, IDLE)
+                self.set_job_status(j, "paused", None)
+            elif not j.control.wants_steps() and not j.slot:
+                self.scheduler.release(j)  # a worker waiting for a slot stops waiting; it reports IDLE itself
+            self.changed.notify_all()
 
     def resume(self, job_id: str) -> None:
-        self._get(job_id).control.resume()
+        j = self._get(job_id)
+        with self.changed:
+            j.control.resume()
+            self._woken(j)
 
     def step(self, job_id: str, n: int) -> None:
         """Let a paused run take ``n`` more steps."""
-        c = self._get(job_id).control
-        c.pause()
-        c.grant_steps(n)
+        j = self._get(job_id)
+        with self.changed:
+            j.control.pause()
+            j.control.grant_steps(n)
+            self._woken(j)
+
+    def _woken(self, j: Job) -> None:
+        """Resumed or stepped: a run without a worker asks for a slot now; one with a worker asks itself."""
+        j.idle_paused, j.watched_at = False, time.monotonic()
+        if not j.has_worker and j.status not in TERMINAL:
+            self.scheduler.want(j, Scheduler.demand_now(j))
+        self.changed.notify_all()
 
     def stop(self, job_id: str) -> None:
         j = self._get(job_id)
         j.control.stop()
         with self.changed:
-            if job_id in self._queue:
-                self._queue.remove(job_id)
-                self._set_status(j, "stopped", "stopped while queued")
-                j.release_control()
+            if not j.has_worker and j.status not in TERMINAL:
+                self._end_without_worker(j, "stopped", f"stopped at step {j.control.step}")
+                self.scheduler.assign()
 
     def set_speed(self, job_id: str, steps_per_s: float | None) -> None:
-        self._get(job_id).control.max_steps_per_s = steps_per_s
+        j = self._get(job_id)
+        with self.changed:
+            j.control.max_steps_per_s = steps_per_s
+            if not j.has_worker and j.demand != IDLE:
+                self.scheduler.want(j, Scheduler.demand_now(j))
 
     # ----------------------------------------------------------------- status
     def is_live(self, job_id: str) -> bool:
@@ -276,9 +306,12 @@ class JobManager:
     def status(self, job_id: str) -> JobStatus | None:
         with self.changed:
             j = self._jobs.get(job_id)
-            if j is None:
-                return None
-            return j.snapshot(list(self._queue).index(job_id) if job_id in self._queue else None)
+            return None if j is None else self.scheduler.status(j)
+
+    def schedule(self) -> Schedule:
+        """Who holds the training slots, who runs light, who waits: the operator's view."""
+        with self.changed:
+            return self.scheduler.view()
 
     def running_reproduction(self) -> JobStatus | None:
         """The reproduction running now, if any."""
@@ -294,14 +327,14 @@ class JobManager:
     def worker_pids(self) -> list[int]:
         """Process ids of the workers alive now."""
         with self.changed:
-            procs = [j.process for j in self._jobs.values() if not j.ended and j.process is not None]
+            procs = [j.process for j in self._jobs.values() if j.has_worker and j.process is not None]
         return [pid for p in procs if (pid := _pid_of(p)) is not None]
 
     def wait(self, job_id: str, timeout: float | None = None) -> str:
         """Block until the job has ended (or the timeout passes); returns its status."""
         j = self._get(job_id)
         with self.changed:
-            self.changed.wait_for(lambda: j.status in TERMINAL and (j.ended or j.thread is None), timeout)
+            self.changed.wait_for(lambda: j.status in TERMINAL and not j.has_worker, timeout)
             return j.status
 
     @property
@@ -309,23 +342,26 @@ class JobManager:
         return self._closed
 
     def shutdown(self, timeout: float = 10.0) -> None:
-        """Stop every job and join every worker (one that does not stop within ``timeout`` is killed)."""
+        """Stop every job and join every worker (one that does not stop within ``timeout`` is killed);
+        a run queued or parked is stored ``stopped`` (a stopped run resumes from its checkpoint)."""
         with self.changed:
             self._closed = True
+            self.stopping.set()
             jobs = list(self._jobs.values())
-            self._queue.clear()
+            self.changed.notify_all()
         for j in jobs:
             j.control.stop()
         for j in jobs:
-            if j.thread is not None:
-                j.thread.join(timeout)
-                if j.thread.is_alive() and j.process is not None and _pid_of(j.process) is not None:
+            thread = j.thread
+            if thread is not None:
+                thread.join(timeout)
+                if thread.is_alive() and j.process is not None and _pid_of(j.process) is not None:
                     with contextlib.suppress(ValueError, OSError):  # it may end (and be closed) meanwhile
                         j.process.kill()
-                    j.thread.join(timeout)
-            if j.status == "queued":
-                self._set_status(j, "stopped", "server shut down before the run started")
-                j.release_control()
+                    thread.join(timeout)
+            with self.changed:
+                if not j.has_worker and j.status not in TERMINAL:
+                    self._drop(j)
 
 
 def _pid_of(process: BaseProcess) -> int | None:

@@ -19,7 +19,9 @@ OPS_PER_S = 5e8  # element-operations a second (measured 1e8-8e8 on 2 cores: syn
 class Limits:
     max_steps: int = 100_000  # SCANSNAP_MAX_STEPS: optimiser steps of one run started from a browser
     max_queue_s: float = 1800.0  # SCANSNAP_MAX_QUEUE_S: estimated training seconds queued + running, server-wide
-    max_per_owner: int = 2  # SCANSNAP_MAX_PER_OWNER: runs one browser may have queued or training
+    max_per_owner: int = 2  # SCANSNAP_MAX_PER_OWNER: runs one browser may have queued, training or paused
+    idle_pause_s: float = 600.0  # SCANSNAP_IDLE_PAUSE_S: a run no page shows this long pauses itself
+    park_after_s: float = 30.0  # SCANSNAP_PARK_S: a paused run's worker ends (checkpoint stored) after this
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -27,6 +29,8 @@ class Limits:
             _env("SCANSNAP_MAX_STEPS", cls.max_steps, int),
             _env("SCANSNAP_MAX_QUEUE_S", cls.max_queue_s, float),
             _env("SCANSNAP_MAX_PER_OWNER", cls.max_per_owner, int),
+            _env("SCANSNAP_IDLE_PAUSE_S", cls.idle_pause_s, float),
+            _env("SCANSNAP_PARK_S", cls.park_after_s, float),
         )
 
 

@@ -21,11 +21,13 @@ from engine.core.train import DivergedError, Snapshot, Trainer
 from engine.paper.meanfield import meanfield_twin
 from engine.paper.run_theory import theory_scalars
 from engine.service.budget import check_budget
-from engine.service.control import RunControl
+from engine.service.control import FULL, IDLE, LIGHT, RunControl
 from engine.service.runs import create_run
+from engine.service.scheduling import is_light
 from engine.service.store import RunStore
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
+POLL_S = 0.05  # how often a paused run, or one waiting for a slot, looks at its controls
 # Training state is saved with a snapshot at most this often (and at the end of the run).
 CHECKPOINT_SECONDS = float(os.environ.get("SCANSNAP_CHECKPOINT_S", "5"))
 
@@ -34,11 +36,26 @@ class RunDeletedError(Exception):
     """The run's row is gone from the store (someone deleted it while it trained)."""
 
 
+class Parked(Exception):  # noqa: N818 - a state the run reaches, not an error
+    """A paused run ends its worker to give the memory back; it resumes from a checkpoint at ``step``."""
+
+    def __init__(self, step: int):
+        super().__init__(step)
+        self.step = step
+
+
 class RunJob:
     """One run: a trainer plus its row in the store (created in the constructor, or, with
     ``resume_id``, an existing run continued from its last checkpoint)."""
 
     CONFIG: ClassVar[type[Any]] = RunConfig  # what its stored config_json is
+    # Set by a worker process: its scheduler hears what the run needs (FULL, LIGHT, IDLE), and a run
+    # paused this long ends its worker (:class:`Parked`).  Without them (the command line) it never parks.
+    on_demand: Callable[[str], None] | None = None
+    park_after_s: float | None = None
+    writer_pid: int | None = None  # the process that keeps the run once its worker parks it (the server)
+    _demand: str | None = None
+    _paused_since: float | None = None
 
     def __init__(
         self,
@@ -87,7 +104,8 @@ class RunJob:
         return self.trainer.step_count
 
     def run(self, control: RunControl | None = None, on_snapshot: Callable[[Snapshot], None] | None = None) -> str:
-        """Train to the end (or until stopped); returns the final status."""
+        """Train to the end (or until stopped); returns the final status, or ``"parked"`` when a paused
+        run ended its worker (its checkpoint stored: it resumes exactly where it paused)."""
         control = control or RunControl()
         control.report_step(self.step)
         self._set_status("running")
@@ -109,6 +127,10 @@ class RunJob:
                     on_snapshot(snap)
                 if snap.step == 0:
                     self._store_meanfield_twin()
+        except Parked as p:
+            self.store.park(self.run_id, p.step, self.trainer.checkpoint(), self.writer_pid or os.getpid())
+            self.status = "paused"
+            return "parked"
         except DivergedError as e:
             self._set_status("diverged", str(e))
             return self.status
@@ -151,16 +173,21 @@ class RunJob:
                 raise RunDeletedError(self.run_id) from e
 
     def _advance_to(self, target: int, control: RunControl) -> bool:
-        """Step until ``target``, honouring stop/pause/throttle; False when stopped."""
+        """Step until ``target``, honouring stop/pause/throttle and the scheduler's slot; False when stopped.
+        A paused run gives its slot back at once, and its worker after :attr:`park_after_s` (:class:`Parked`)."""
         chunk = 1
         while self.step < target:
             if control.stop_event.is_set():
                 return False
+            if not control.wants_steps():
+                self._idle(control)
+                continue
+            self._paused_since = None
+            if not self._may_compute(control, control.max_steps_per_s):
+                control.stop_event.wait(POLL_S)  # a stop ends the wait; a slot is looked for again after it
+                continue
             n = control.allowance(min(chunk, target - self.step))
             if n == 0:
-                if self.status != "paused":
-                    self._set_status("paused")
-                control.stop_event.wait(0.05)
                 continue
             if self.status != "running":
                 self._set_status("running")
@@ -168,13 +195,45 @@ class RunJob:
             self.trainer.advance(n)
             control.report_step(self.step)
             dt = time.perf_counter() - t0
-            cap = control.max_steps_per_s  # read once: set_speed(None) may land during the sleep
+            self._measure(control, dt / n)
+            cap = control.max_steps_per_s  # read once more: set_speed(None) may land during the sleep
             if cap:
                 control.stop_event.wait(max(0.0, n / cap - dt))  # a stop cuts the throttle sleep short
                 chunk = max(1, int(cap * CHUNK_SECONDS))
             else:  # size the next chunk from the n steps actually taken, not from the chunk asked for
                 chunk = max(1, min(10_000, int(n * CHUNK_SECONDS / max(dt, 1e-6)))) if dt > 0 else n * 2
         return True
+
+    def _idle(self, control: RunControl) -> None:
+        """Paused with no step to take: say so once (the scheduler takes the slot back) and, after
+        :attr:`park_after_s` of it, end the worker (:class:`Parked`)."""
+        if self.status != "paused":
+            self._set_status("paused")
+        self._tell_demand(IDLE)
+        now = time.monotonic()
+        self._paused_since = self._paused_since or now
+        if self.park_after_s is not None and now - self._paused_since >= self.park_after_s:
+            raise Parked(self.step)
+        control.stop_event.wait(POLL_S)
+
+    def _may_compute(self, control: RunControl, cap: float | None) -> bool:
+        """A run computes while it holds a slot, or, throttled to a sliver of a core, while the
+        scheduler lets it run light; otherwise it tells the scheduler what it needs and waits."""
+        light = is_light(cap, control.step_s, self._demand == LIGHT)
+        self._tell_demand(LIGHT if light else FULL)
+        return control.has_slot or (light and control.light_ok)
+
+    def _measure(self, control: RunControl, step_s: float) -> None:
+        """Compute seconds per step, smoothed (what decides whether a throttled run is light)."""
+        prev = control.step_s
+        control.report_step_s(step_s if prev is None else 0.8 * prev + 0.2 * step_s)
+
+    def _tell_demand(self, demand: str) -> None:
+        """Tell the scheduler (once per change) whether the run needs a slot, runs light or idles."""
+        if demand != self._demand:
+            self._demand = demand
+            if self.on_demand is not None:
+                self.on_demand(demand)
 
     def _set_status(self, status: str, message: str | None = None) -> None:
         """Store the status (unless the run was deleted), then report it (a worker tells the server)."""

@@ -82,6 +82,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     run_id TEXT PRIMARY KEY, step INTEGER NOT NULL, arrays BLOB NOT NULL, meta TEXT NOT NULL);
 """
 )
+_SAVE_CHECKPOINT = "INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)"
 _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created", "updated",
                 "message", "owner", "pid", "host", "last_step")  # fmt: skip
 _READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind")
@@ -175,25 +176,9 @@ class RunStore(SqliteDB):
         run_id = secrets.token_hex(6)
         now = time.time()
         with self._write("creating a run") as con:
-            con.execute(
-                f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}, kind) VALUES ({','.join('?' * 14)})",
-                (
-                    run_id,
-                    name,
-                    config_json,
-                    status,
-                    device,
-                    json.dumps(dict(versions), sort_keys=True),
-                    now,
-                    now,
-                    None,
-                    owner,
-                    os.getpid(),
-                    self._host,
-                    None,
-                    kind,
-                ),
-            )
+            row = (run_id, name, config_json, status, device, json.dumps(dict(versions), sort_keys=True), now, now,
+                   None, owner, os.getpid(), self._host, None, kind)  # fmt: skip
+            con.execute(f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}, kind) VALUES ({','.join('?' * 14)})", row)
             con.executemany(
                 "INSERT INTO statics (run_id, name, array) VALUES (?, ?, ?)", [(run_id, k, b) for k, b in blobs]
             )
@@ -236,15 +221,26 @@ class RunStore(SqliteDB):
                 (step, step, time.time(), run_id),
             )
             if ckpt is not None:
-                con.execute(
-                    "INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)",
-                    (run_id, step, *ckpt),
-                )
+                con.execute(_SAVE_CHECKPOINT, (run_id, step, *ckpt))
 
     def checkpoint(self, run_id: str) -> tuple[int, dict[str, np.ndarray], str] | None:
         """The latest (step, arrays, JSON metadata) saved to resume the run, or None."""
         rows = self._read("SELECT step, arrays, meta FROM checkpoints WHERE run_id = ?", (run_id,))
         return None if not rows else (int(rows[0][0]), unpack_npz(rows[0][1]), rows[0][2])
+
+    def park(self, run_id: str, step: int, checkpoint: tuple[dict[str, np.ndarray], str], writer_pid: int) -> None:
+        """A paused run whose worker ends: its training state at ``step`` (between snapshots) becomes the
+        checkpoint it resumes from, and ``writer_pid`` (the server, which keeps the run) its writer,
+        in one transaction.  The run stays ``paused``."""
+        blob, meta = pack_npz(checkpoint[0]), checkpoint[1]
+        with self._write(f"parking run {run_id} at step {step}") as con:
+            cur = con.execute(
+                "UPDATE runs SET status = 'paused', pid = ?, host = ?, updated = ? WHERE id = ?",
+                (int(writer_pid), self._host, time.time(), run_id),
+            )
+            if cur.rowcount == 0:
+                raise KeyError(f"no run {run_id!r}")
+            con.execute(_SAVE_CHECKPOINT, (run_id, int(step), blob, meta))
 
     def truncate_after(self, run_id: str, step: int, status: str = "running") -> None:
         """Drop snapshots and scalars after ``step`` (before resuming from a checkpoint there)."""
@@ -320,14 +316,15 @@ class RunStore(SqliteDB):
         rows = self._read(sql + " ORDER BY created DESC, rowid DESC LIMIT ?", (*args, int(limit)))
         return [self._run_dict(r) for r in rows]
 
-    def recover_interrupted(self) -> list[str]:
+    def recover_interrupted(self, keep: Iterable[str] = ()) -> list[str]:
         """Mark ``queued``/``running``/``paused`` runs whose writer (same host) is dead as ``interrupted``
-        (a queued run's writer is the server that queued it)."""
+        (a queued run's writer is the server that queued it); ``keep``: runs a live job manager holds."""
         q = f"SELECT id, pid, last_step FROM runs WHERE status IN ({','.join('?' * len(LIVE_STATUSES))}) AND host = ?"
+        held = set(keep)
         dead = [
             (rid, pid, last)
             for rid, pid, last in self._read(q, (*LIVE_STATUSES, self._host))
-            if pid is not None and pid != os.getpid() and not pid_alive(int(pid))
+            if pid is not None and pid != os.getpid() and rid not in held and not pid_alive(int(pid))
         ]
         done = []
         for rid, pid, last in dead:

@@ -114,10 +114,13 @@ def train_stored_run(
     torch_threads: int,
     server_pid: int,
     cpus: frozenset[int] | None = None,
+    park_after_s: float | None = None,
 ) -> None:
-    """Worker entry point: train stored run ``run_id`` (synthetic or real text, by its ``kind``) to its
-    end, sending ``("status", status, message)`` on ``report`` after every status change (the last
-    one is terminal)."""
+    """Worker entry point: train stored run ``run_id`` (synthetic or real text, by its ``kind``) from its
+    last checkpoint, sending ``("status", status, message)`` on ``report`` after every status change
+    and ``("demand", d)`` when what it asks of the scheduler changes (FULL, LIGHT, IDLE); it ends at a
+    terminal status, or, paused for ``park_after_s``, after storing a checkpoint and sending
+    ``("parked", step)``."""
     from engine.service.runner import RunJob
     from engine.service.text_runner import TextRunJob
 
@@ -134,8 +137,11 @@ def train_stored_run(
         report.send(("status", "failed", message))
         return
     job.on_status = lambda status, message: report.send(("status", status, message))
+    job.on_demand = lambda demand: report.send(("demand", demand))
+    job.park_after_s, job.writer_pid = park_after_s, server_pid
     try:
-        job.run(control)
+        if job.run(control) == "parked":
+            report.send(("parked", job.step))
     except Exception:  # the runner stored and reported 'failed' with the error
         pass
     finally:

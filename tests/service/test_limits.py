@@ -32,20 +32,27 @@ def test_a_visitor_may_not_ask_for_more_steps_than_the_server_allows(service):
     service.stop(rid, Actor("browser-op", operator=True))
 
 
-def test_new_cookies_do_not_get_around_the_servers_queue(service):
+def test_new_cookies_do_not_get_around_the_servers_queue(tmp_path):
     """Each submission from a fresh owner id (a client that reconnects mints a new cookie) still
-    counts against the server-wide queue of estimated training seconds."""
-    per_run = estimated_seconds(_cfg(1000))
-    fits = int(2.0 // per_run)
-    assert fits >= 2  # the arithmetic below needs a queue that holds a few runs
-    started = [service.submit(_cfg(1000), Actor(f"browser-{i}"), paused=True) for i in range(fits)]
-    with pytest.raises(ServiceError, match=r"min of training queued or running.*SCANSNAP_MAX_QUEUE_S"):
-        service.submit(_cfg(1000), Actor("browser-new"), paused=True)
-    for rid in started:
-        service.stop(rid, Actor("", operator=True))
-        service.jobs.wait(rid, DEADLINE)
-    assert service.jobs.queued_seconds() == 0.0
-    service.stop(service.submit(_cfg(1000), Actor("browser-new"), paused=True), Actor("browser-new"))
+    counts against the server-wide queue of estimated training seconds: the run that holds the one
+    slot and the runs queued behind it."""
+    per_run = estimated_seconds(_cfg(20_000))  # long enough that the first run is far from done below
+    jobs = JobManager(RunStore(tmp_path), max_concurrent=1, limits=Limits(max_queue_s=2.5 * per_run))
+    service = LabService(jobs)
+    try:
+        started = [service.submit(_cfg(20_000), Actor(f"browser-{i}")) for i in range(2)]  # one trains, one waits
+        assert service.jobs.queued_seconds() > 1.5 * per_run  # unless the first did half its steps already
+        with pytest.raises(ServiceError, match=r"min of training queued or running.*SCANSNAP_MAX_QUEUE_S"):
+            service.submit(_cfg(20_000), Actor("browser-new"))
+        with pytest.raises(ServiceError, match=r"min of training queued or running"):  # the Lab submits paused
+            service.submit(_cfg(20_000), Actor("browser-paused"), paused=True)
+        for rid in started:
+            service.stop(rid, Actor("", operator=True))
+            service.jobs.wait(rid, DEADLINE)
+        assert service.jobs.queued_seconds() == 0.0
+        service.stop(service.submit(_cfg(20_000), Actor("browser-new")), Actor("browser-new"))
+    finally:
+        jobs.shutdown()
 
 
 def test_deleting_a_training_run_stops_its_worker_and_frees_its_place(service):

@@ -92,6 +92,7 @@ def _live(rid: str) -> None:
 
 def _live_area(rid: str) -> None:
     t0 = time.perf_counter()
+    service().watch(rid)  # a run that no page shows pauses itself after SCANSNAP_IDLE_PAUSE_S
     now_active = active(rid)
     s = service().status(rid)
     stale = s is not None and ss.get("lab.ctl_paused") is not None and (s.status == "paused") != ss["lab.ctl_paused"]
@@ -115,14 +116,14 @@ def _live_area(rid: str) -> None:
     payload = ss["lab.payload"] = sum(nbytes for _, _, nbytes in tick.charts)
     refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
     with story_ui:
-        _story_ui(tick.story, step, cfg.optim.steps, lecture)
+        _story_ui(tick.story, step, cfg.optim.steps, lecture, s.waiting if s else None)
         if not lecture:  # a projector shows the story only
             st.caption(
                 f"{status} · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · run `{rid}` · "
                 f"{payload / 1024:.0f} KB this tick{refresh}"
             )
     with st.container():  # notes in one slot (no chart moves when one appears)
-        if s and s.message:
+        if s and s.message and not s.waiting:  # the story already says what a queued run waits for
             st.caption(plain(s.message))
         if hist.topk:
             K, M = statics["P"].shape
@@ -135,9 +136,12 @@ def _live_area(rid: str) -> None:
 HERO = ("cn", "B", "H", "cnh")  # lecture mode: c_n over time, the snap, the entropy (and the heatmap)
 
 
-def _story_ui(story: Story, step: int, total: int, lecture: bool) -> None:
+def _story_ui(story: Story, step: int, total: int, lecture: bool, waiting: str | None) -> None:
     """The phase the run is in now, in one sentence (large in lecture mode), what came before and
-    whether the theorems apply (one condition named on a projector)."""
+    whether the theorems apply (one condition named on a projector); a queued run says what it waits for."""
+    if waiting:
+        st.markdown(f"**Step {step} of {total}** · {waiting}.")
+        return
     st.markdown(f"**Step {step} of {total}** · {story.sentence}")
     earlier = "" if lecture else story.earlier.capitalize()
     more = ". ".join(x for x in (earlier, story.note(1 if lecture else 2)) if x)
