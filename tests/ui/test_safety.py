@@ -118,7 +118,7 @@ def test_store_health_reports_a_damaged_store(tmp_path, damaged):
     assert not ok and "cannot be read" in why
     assert store_health(tmp_path / "nothing-yet")[0]
     RunStore(tmp_path / "fine").close()
-    assert store_health(tmp_path / "fine") == (True, f"run store {tmp_path / 'fine' / DB_NAME}: 0 runs")
+    assert store_health(tmp_path / "fine") == (True, f"run store {tmp_path / 'fine' / DB_NAME}: 0 runs, quick_check ok")
 
 
 # ------------------------------------------------------------------------------ delete when the disk refuses
