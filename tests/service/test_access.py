@@ -144,7 +144,7 @@ def test_only_the_owner_manages_a_run(data_dir):
     assert store.get_run(mine) is not None and store.get_run(crashed)["status"] == "interrupted"
 
 
-def test_operator_key_manages_every_run(data_dir, monkeypatch):
+def test_operator_key_manages_every_run(data_dir, monkeypatch, operator_gate):
     store = get_manager(data_dir).store
     cli_run = _finished(store, None, name="from the CLI")
     monkeypatch.delenv(access.OPERATOR_ENV, raising=False)
@@ -156,7 +156,7 @@ def test_operator_key_manages_every_run(data_dir, monkeypatch):
     at.run()
     at.text_input(key="runs.opkey").input("wrong").run()
     assert _disabled(at, "runs.rename") and any("not the operator key" in e.value for e in at.sidebar.error)
-    at.session_state["op.next_try"] = 0.0  # the 1 s wait after a wrong key has passed (tests/ui/test_safety.py)
+    operator_gate[0] += 1.0  # the 1 s wait after a wrong key has passed (tests/ui/test_safety.py)
     at.text_input(key="runs.opkey").input("letmein").run()
     assert not _disabled(at, "runs.rename") and not at.checkbox(key="runs.sure").disabled
     assert any("Operator mode" in s.value for s in at.sidebar.success)
