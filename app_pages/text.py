@@ -60,9 +60,9 @@ def corpus_ui() -> None:
         names = folders if any(path.endswith(f"/{f}") or path == f for f in folders) else [path, *folders]
         st.selectbox("WikiText folder", names, key=W("data.path"), on_change=text_actions.on_folder,
                      args=(W("data.path"),), format_func=lambda p: p.rsplit("/", 1)[-1])  # fmt: skip
-    if source == "upload":
+    if source == "upload":  # any file name: a wrong one gets save_upload's message, not Streamlit's generic error
         st.file_uploader(
-            "a .txt file (UTF-8 English text)", type=["txt"], key=W("upload"), on_change=text_actions.on_upload,
+            "a .txt file (UTF-8 English text)", type=None, key=W("upload"), on_change=text_actions.on_upload,
             args=(W("upload"),),
             help=f"at most {upload_mb()} MB here (the server's upload limit) and at least {MIN_UPLOAD_TOKENS:,} "
             "words; the last 10 % is the validation text",
