@@ -15,7 +15,7 @@ from engine.service.facade import ServiceError
 from ui import run_bar, session, text_actions, text_state
 from ui.errors import show_callback_error
 from ui.resources import service
-from ui.text import plain
+from ui.text import code, plain
 from ui.text_live import text_live_area
 from ui.text_state import TEXT_KNOBS
 from ui.widgets import copy_link_ui, knob_ui, lecture_on, recovery_ui
@@ -68,7 +68,7 @@ def corpus_ui() -> None:
             "words; the last 10 % is the validation text",
         )  # fmt: skip
         if cfg["data"]["upload_name"]:
-            st.caption(f"Training on `{plain(cfg['data']['upload_name'])}`.")
+            st.caption(f"Training on {code(cfg['data']['upload_name'])}.")
     knobs_ui("data", None)
     corpus_summary_ui()
 

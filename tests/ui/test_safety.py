@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from engine.service.runs import create_run
 from engine.service.store import DB_NAME, RunStore, StoreError
 from tests.apphelp import APP, run_app
 from ui import page_data, session
+from ui.text import WORD_JOINER, plain
 
 GENERIC = "This app has encountered an error"
 
@@ -88,6 +90,26 @@ def test_a_published_run_name_is_never_markdown(data_dir):
     [label] = [lab for lab in labels if rid in lab]
     assert "![x](" not in label and r"\!\[x\]\(" in label  # escaped: shown as typed, no image fetched
     store.set_status(rid, "stopped")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "http://evil.example/x",
+        "[click](http://x.example) **bold** _it_ `c` <b>b</b>",
+        "www.evil.example and me@evil.example, mailto:me@evil.example",
+        ":red[red] :smile: :material/home: $x^2$ a\\b \\(c\\)",
+    ],
+)
+def test_plain_text_leaves_markdown_nothing_to_link_or_format(name):
+    """What :func:`ui.text.plain` gives Markdown shows the name as typed once Markdown undoes the escapes (the
+    word joiners are invisible), and leaves none of what GitHub's autolinks and Streamlit's directives and
+    emoji find in the text after the escapes are undone: no scheme, www., e-mail address or :name."""
+    out = plain(name)
+    unescaped = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", out)  # CommonMark's backslash escapes, undone
+    assert unescaped.replace(WORD_JOINER, "") == name
+    assert re.search(r"(?i)[a-z]+://|www\.|@\w|:[\w/+-]", unescaped) is None, unescaped
+    assert re.search(r"(?<!\\)[\[\]()*_`<>$]", out) is None  # every Markdown character is escaped
 
 
 # ------------------------------------------------------------------------------ a damaged store
