@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from engine.core.config import MAX_SEED, MAX_SEEDS, ConfigError, set_dotted
 from engine.core.data import build_problem
@@ -118,7 +119,7 @@ def on_table(table: list[list[float]], psi: list[int]) -> None:
 
 
 # ------------------------------------------------------------------------------ uploads
-def _named_right(wk: str, kind: UploadKind) -> Any:
+def _named_right(wk: str, kind: UploadKind) -> UploadedFile | None:
     """The file in uploader ``wk`` if its name is of ``kind``; else None, with the message in ``lab.upload_error``
     (none when the file was removed)."""
     f = ss.get(wk)
