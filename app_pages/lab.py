@@ -102,7 +102,7 @@ def uploads_ui() -> None:
     """Load a config (JSON) or, in table mode, P(l|n) (CSV); download P(l|n) as CSV."""
     st.file_uploader(
         "Load a config (JSON)",
-        type=["json"],
+        type=None,  # any name: a wrong one gets the message of check_upload_name, not Streamlit's generic error
         key=W("upload.cfg"),
         on_change=lab_actions.on_config_upload,
         args=(W("upload.cfg"),),
@@ -112,7 +112,7 @@ def uploads_ui() -> None:
     if cfg["data"].get("source") == "table":
         st.file_uploader(
             "Load P(l|n) from CSV",
-            type=["csv"],
+            type=None,  # any name, checked by on_table_upload (as above)
             key=W("upload.csv"),
             on_change=lab_actions.on_table_upload,
             args=(W("upload.csv"),),

@@ -15,7 +15,7 @@ from engine.service.facade import ServiceError
 from ui import run_bar, session, text_actions, text_state
 from ui.errors import show_callback_error
 from ui.resources import service
-from ui.text import plain
+from ui.text import code, plain
 from ui.text_live import text_live_area
 from ui.text_state import TEXT_KNOBS
 from ui.widgets import copy_link_ui, knob_ui, lecture_on, recovery_ui
@@ -60,15 +60,15 @@ def corpus_ui() -> None:
         names = folders if any(path.endswith(f"/{f}") or path == f for f in folders) else [path, *folders]
         st.selectbox("WikiText folder", names, key=W("data.path"), on_change=text_actions.on_folder,
                      args=(W("data.path"),), format_func=lambda p: p.rsplit("/", 1)[-1])  # fmt: skip
-    if source == "upload":
+    if source == "upload":  # any file name: a wrong one gets save_upload's message, not Streamlit's generic error
         st.file_uploader(
-            "a .txt file (UTF-8 English text)", type=["txt"], key=W("upload"), on_change=text_actions.on_upload,
+            "a .txt file (UTF-8 English text)", type=None, key=W("upload"), on_change=text_actions.on_upload,
             args=(W("upload"),),
             help=f"at most {upload_mb()} MB here (the server's upload limit) and at least {MIN_UPLOAD_TOKENS:,} "
             "words; the last 10 % is the validation text",
         )  # fmt: skip
         if cfg["data"]["upload_name"]:
-            st.caption(f"Training on `{plain(cfg['data']['upload_name'])}`.")
+            st.caption(f"Training on {code(cfg['data']['upload_name'])}.")
     knobs_ui("data", None)
     corpus_summary_ui()
 

@@ -12,12 +12,20 @@ from typing import Any
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from engine.core.config import MAX_SEED, MAX_SEEDS, ConfigError, set_dotted
 from engine.core.data import build_problem
 from engine.paper.presets import get_preset
 from engine.service.facade import ServiceError
-from engine.service.uploads import config_from_upload, table_from_csv
+from engine.service.uploads import (
+    CONFIG_UPLOAD,
+    TABLE_UPLOAD,
+    UploadKind,
+    check_upload_name,
+    config_from_upload,
+    table_from_csv,
+)
 from ui.errors import guarded
 from ui.knobs import RATIOS, Knob, validate
 from ui.resources import service
@@ -111,12 +119,26 @@ def on_table(table: list[list[float]], psi: list[int]) -> None:
 
 
 # ------------------------------------------------------------------------------ uploads
+def _named_right(wk: str, kind: UploadKind) -> UploadedFile | None:
+    """The file in uploader ``wk`` if its name is of ``kind``; else None, with the message in ``lab.upload_error``
+    (none when the file was removed)."""
+    f = ss.get(wk)
+    ss.pop("lab.upload_error", None)
+    if f is None:
+        return None
+    try:
+        check_upload_name(f.name, kind)
+    except ConfigError as e:
+        ss["lab.upload_error"] = str(e)
+        return None
+    return f
+
+
 def on_config_upload(wk: str) -> None:
     """Replace the Lab's config by an uploaded JSON file, as a preset change does; on any problem
     keep the config and leave the message in ``lab.upload_error``."""
-    f = ss.get(wk)
+    f = _named_right(wk, CONFIG_UPLOAD)
     if f is None:
-        ss.pop("lab.upload_error", None)
         return
     try:
         cfg = config_from_upload(f.getvalue())
@@ -132,9 +154,8 @@ def on_config_upload(wk: str) -> None:
 
 def on_table_upload(wk: str) -> None:
     """Replace P(l|n) and psi by an uploaded CSV (table mode); refused if the run would be over budget."""
-    f = ss.get(wk)
+    f = _named_right(wk, TABLE_UPLOAD)
     if f is None:
-        ss.pop("lab.upload_error", None)
         return
     cfg = copy.deepcopy(ss["lab.cfg"])
     try:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from typing import Any
 
 import streamlit as st
 
 from engine.core.config import RunConfig
 from engine.paper.presets import load_presets
-from engine.service.access import XSRF_COOKIE, browser_owner, operator_configured, operator_ok, owner_salt
+from engine.service.access import OPERATOR_GATE, XSRF_COOKIE, browser_owner, operator_configured, owner_salt
 from engine.service.facade import Actor
 from ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, choice, config_params, parse_params, validate
 from ui.live.lab_charts import CHART_KEYS
@@ -30,7 +29,6 @@ from ui.text import shown
 
 ss = st.session_state
 PAGE_ONLY = ("lecture", "show")
-OPERATOR_MAX_DELAY_S = 60
 
 
 # ------------------------------------------------------------------------------ who
@@ -55,23 +53,16 @@ def actor() -> Actor:
 
 
 def on_operator_key(wk: str) -> None:
-    """Check a typed operator key; after each wrong one the next is refused for a delay that doubles
-    (1, 2, 4 … up to 60 s), so guessing costs time (the comparison itself is constant-time)."""
-    now = time.monotonic()
-    if now < ss.get("op.next_try", 0.0):
-        ss["operator_wait"] = ss["op.next_try"] - now
+    """Check a typed operator key; after each wrong one, from any session, the next is refused for a
+    delay that doubles (1, 2, 4 … up to 60 s: :class:`~engine.service.access.KeyGate`), so guessing
+    costs time (the comparison itself is constant-time)."""
+    given = ss.get(wk) or ""
+    ok, wait = OPERATOR_GATE.attempt(given) if given else (False, 0.0)
+    if wait:
+        ss["operator_wait"] = wait
         return
     ss.pop("operator_wait", None)
-    ss["operator"] = operator_ok(ss.get(wk) or "")
-    ss["operator_tried"] = bool(ss.get(wk))
-    if ss["operator_tried"] and not ss["operator"]:
-        ss["op.failures"] = ss.get("op.failures", 0) + 1
-        ss["op.next_try"] = now + operator_delay(ss["op.failures"])
-
-
-def operator_delay(failures: int) -> float:
-    """Seconds before the next operator-key attempt after ``failures`` wrong ones: 1, 2, 4 … ≤ 60."""
-    return float(min(OPERATOR_MAX_DELAY_S, 2 ** (failures - 1)))
+    ss["operator"], ss["operator_tried"] = ok, bool(given)
 
 
 def may_manage(info: dict[str, Any]) -> bool:

@@ -6,9 +6,10 @@ program on one core stalls them all (measured on 2 shared cores: 2–5× slower 
 replicas, so they can also run in parallel *lanes*: a lane is a thread with its own workspace that runs its
 share of the chunks with torch limited to one thread (torch releases the GIL inside its kernels).  On an
 otherwise idle machine the lanes are ~10–25 % slower than the chunks in order with torch's threads, so
-:class:`Lanes` times both and keeps the faster, trying the other every ``RETRY`` steps.  A chunk's
-arithmetic is the same either way (a test checks that a replica trained alone equals it trained among
-others, to the bit), so the choice changes the speed only.
+:class:`Lanes` times both and keeps the faster, trying the other every ``RETRY`` steps.  With one torch
+thread there are no lanes and a replica's arithmetic does not depend on the others, to the bit; with more,
+a BLAS may split one product's sum between threads (in order) or not (in a lane), so the choice may change
+the last bits, within the float rounding that tests/core/test_train.py bounds.
 """
 
 from __future__ import annotations

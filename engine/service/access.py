@@ -8,6 +8,9 @@ Policy (``can_manage``):
 * The operator manages every run.  Operator mode exists only when the environment variable
   ``SCANSNAP_OPERATOR_KEY`` is set to a non-empty value; a typed key is compared with
   :func:`hmac.compare_digest`.
+* Wrong operator keys slow every further try, server-wide (:class:`KeyGate`): after the f-th wrong
+  key in a row, any attempt from any browser session within 2^(f−1) s (at most 60 s) is refused
+  without being compared, so opening fresh sessions buys no extra guesses.
 * Runs without an owner (``owner`` None: created by the command line, ``python -m engine``)
   are managed from the dashboard by the operator only: nobody in a browser created them.
   Re-running any run from scratch is allowed to everyone (it creates the actor's own run).
@@ -26,7 +29,11 @@ import hashlib
 import hmac
 import os
 import secrets
+import threading
+import time
+from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,6 +41,7 @@ OPERATOR_ENV = "SCANSNAP_OPERATOR_KEY"
 XSRF_COOKIE = "_streamlit_xsrf"
 SALT_FILE = "owner-salt"
 OWNER_PREFIX = "browser-"
+OPERATOR_MAX_DELAY_S = 60
 
 
 def can_manage(run_owner: str | None, actor: str, operator: bool) -> bool:
@@ -54,6 +62,37 @@ def operator_ok(given: str) -> bool:
     if not key or not given:
         return False
     return hmac.compare_digest(given.encode("utf-8"), key.encode("utf-8"))
+
+
+def operator_delay(failures: int) -> float:
+    """Seconds before the next operator-key attempt after ``failures`` wrong ones: 1, 2, 4 … ≤ 60."""
+    return float(min(OPERATOR_MAX_DELAY_S, 2 ** (failures - 1)))
+
+
+@dataclass
+class KeyGate:
+    """The operator key's back-off, one per server process (:data:`OPERATOR_GATE`), whatever the session."""
+
+    failures: int = 0  # wrong keys since the last right one
+    next_try: float = 0.0  # clock value before which every attempt is refused unevaluated
+    clock: Callable[[], float] = time.monotonic
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def attempt(self, given: str) -> tuple[bool, float]:
+        """(``given`` is the operator key, seconds left to wait): while a wait runs the key is not compared
+        (False, wait); otherwise (ok, 0.0), and a wrong key starts the next, longer wait."""
+        with self._lock:
+            now = self.clock()
+            if now < self.next_try:
+                return False, self.next_try - now
+            ok = operator_ok(given)
+            self.failures = 0 if ok else self.failures + 1
+            if not ok:
+                self.next_try = now + operator_delay(self.failures)
+            return ok, 0.0
+
+
+OPERATOR_GATE = KeyGate()
 
 
 def xsrf_token(cookie: str) -> bytes | None:

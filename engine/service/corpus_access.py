@@ -28,6 +28,7 @@ from engine.core.config import ConfigError
 from engine.core.text.config import TextDataConfig
 from engine.core.text.corpus import EncodedCorpus
 from engine.service.corpora import WIKITEXT_FILES, WIKITEXT_RAW_FILES, corpus_from_upload, encoded_corpus
+from engine.service.uploads import TEXT_UPLOAD, check_upload_name
 
 CORPUS_DIR_ENV = "SCANSNAP_CORPUS_DIR"
 UPLOADS_ENV = "SCANSNAP_MAX_UPLOADS_MB"
@@ -111,6 +112,7 @@ def max_uploads_bytes() -> int:
 def save_upload(data_dir: str | Path, name: str, data: bytes) -> str:
     """Check a .txt upload and keep it; returns its ``data.upload_name`` (the same bytes give the
     same name, stored once)."""
+    check_upload_name(name, TEXT_UPLOAD)
     corpus_from_upload(data, name)  # every problem a ConfigError naming it
     stem = _UNSAFE.sub("_", Path(name).name)[-100:].strip("._") or "upload.txt"
     upload_name = f"{hashlib.sha256(data).hexdigest()[:16]}-{stem}"

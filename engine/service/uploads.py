@@ -1,8 +1,10 @@
 """Parsers for user uploads: a run config (JSON) and a P(l|n) table (CSV).
 
-Uploads are bytes from a browser: they are size-limited, decoded as UTF-8 and parsed with the
-stdlib ``json`` and ``csv`` modules only; nothing user-supplied is ever unpickled or given to
-``torch.load``.  Every problem raises :class:`~engine.core.config.ConfigError` with one message
+Uploads are bytes from a browser under any file name (the uploaders accept every name, as Streamlit's
+own extension check would answer a wrong one with its generic error: :func:`check_upload_name` is the
+check); they are size-limited, decoded as UTF-8 and parsed with the stdlib ``json`` and ``csv``
+modules only; nothing user-supplied is ever unpickled or given to ``torch.load``.  Every problem
+raises :class:`~engine.core.config.ConfigError` with one message
 saying what is wrong (the row and column, for a CSV) and what is allowed.
 
 CSV format (also what :func:`table_to_csv` writes)::
@@ -18,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.core.config import ConfigError, RunConfig
 from engine.service.budget import check_budget
@@ -27,6 +29,26 @@ MAX_CONFIG_BYTES = 256 * 1024
 MAX_CSV_BYTES = 512 * 1024
 MAX_CSV_ROWS = 1000  # next tokens (classes) K
 MAX_CSV_COLUMNS = 20_000  # contextual tokens M_ctx
+MAX_NAME_SHOWN = 100  # characters of a file name shown back
+
+
+class UploadKind(NamedTuple):
+    """What an uploader takes: the file name's suffix, and what to upload (for the message)."""
+
+    suffix: str
+    what: str
+
+
+CONFIG_UPLOAD = UploadKind(".json", "a run config as JSON, as the Runs page's 'config JSON' download writes it")
+TABLE_UPLOAD = UploadKind(".csv", "P(l|n) as CSV: one row per next token n, its psi, then P(l|n) per token l")
+TEXT_UPLOAD = UploadKind(".txt", "a UTF-8 .txt file of English text")
+
+
+def check_upload_name(name: str, kind: UploadKind) -> None:
+    """Refuse a file whose name does not end with ``kind.suffix`` (in any case), naming it and what is allowed."""
+    if not str(name).lower().endswith(kind.suffix):
+        shown = str(name) if len(str(name)) <= MAX_NAME_SHOWN else str(name)[:MAX_NAME_SHOWN] + "…"
+        raise ConfigError(f"{shown!r} is not a {kind.suffix} file: upload {kind.what}")
 
 
 def config_from_upload(data: bytes) -> RunConfig:

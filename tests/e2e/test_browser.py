@@ -15,6 +15,7 @@ import pytest
 
 from bench.webserver import launch_chromium, serve
 from engine.paper.presets import get_preset
+from tests.service.test_health import damage_a_middle_page, store_with_runs
 from ui.live.lab_charts import CHARTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a Chromium and a server per test: the slow tier
@@ -482,6 +483,11 @@ def test_healthz_reports_a_damaged_store(tmp_path):
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(f"{srv.url}/healthz", timeout=5)
         assert err.value.code == 503 and b"cannot be read" in err.value.read()
+    broken = tmp_path / "broken-page"  # the runs table answers; one b-tree page half-way through is garbage
+    damage_a_middle_page(store_with_runs(broken))
+    with serve(broken, tmp_path / "broken.log") as srv, pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(f"{srv.url}/healthz", timeout=30)
+    assert err.value.code == 503 and b"is damaged (quick_check: " in err.value.read()
     good = tmp_path / "good"
     with serve(good, tmp_path / "good.log") as srv, urllib.request.urlopen(f"{srv.url}/healthz", timeout=5) as r:
         assert r.status == 200

@@ -215,3 +215,57 @@ def test_lab_csv_upload_and_download_in_table_mode(data_dir):
     _uploader(at, "Load P(l|n) from CSV").set_value(("q.csv", b"psi,a\n0,-1\n", "text/csv")).run()
     assert any("row 2, column 2" in e.value for e in at.sidebar.error)
     assert at.session_state["lab.cfg"]["data"]["table"] == [[1.0, 1.0], [0.0, 2.0], [3.0, 0.0]]
+
+
+# ------------------------------------------------------------------------------ any file name
+STORY = b"the cat sat on the mat and the dog ran in the park . " * 600  # 7,800 words of UTF-8 text
+
+
+def _lab_in_table_mode():
+    at = app()
+    next(w for w in at.sidebar.selectbox if w.label == "P(l|n) source").set_value("table").run()
+    return at
+
+
+def _text_page_with_the_uploader():
+    at = app().switch_page("app_pages/text.py").run()
+    next(w for w in at.sidebar.selectbox if w.label == "corpus").set_value("upload").run()
+    return at
+
+
+def _all_errors(at) -> str:
+    return " ".join(e.value for e in at.error).replace("\\", "")
+
+
+@pytest.mark.parametrize(
+    ("opened", "label", "wrong", "right", "says"),
+    [
+        (app, "Load a config (JSON)", "config.exe", "config.json",
+         "'config.exe' is not a .json file: upload a run config"),
+        (_lab_in_table_mode, "Load P(l|n) from CSV", "table.txt", "table.CSV",
+         "'table.txt' is not a .csv file: upload P(l|n)"),
+        (_text_page_with_the_uploader, "a .txt file (UTF-8 English text)", "notes.exe", "notes.txt",
+         "'notes.exe' is not a .txt file: upload a UTF-8 .txt file"),
+    ],
+)  # fmt: skip
+def test_any_file_name_gets_a_message_and_the_next_upload_works(data_dir, opened, label, wrong, right, says):
+    """Every uploader takes a file of any name (a client need not honour the browser's file filter): a wrong
+    name is one message naming the file and what is allowed, never Streamlit's generic error, and the next
+    upload, with the right name, is taken without a reload."""
+    data = {
+        ".json": get_preset("theorem4").config.with_overrides({"optim.steps": "9"}).to_json().encode(),
+        ".csv": b"psi,a,b\n0,1,1\n1,0,2\n",
+        ".txt": STORY,
+    }[right[right.rindex(".") :].lower()]
+    at = opened()
+    _uploader(at, label).set_value((wrong, data, "application/octet-stream")).run()
+    assert not at.exception, at.exception
+    assert says in _all_errors(at), _all_errors(at)
+    _uploader(at, label).set_value((right, data, "application/octet-stream")).run()
+    assert not at.exception and says not in _all_errors(at), _all_errors(at)
+    if right.endswith(".json"):
+        assert at.session_state["lab.cfg"]["optim"]["steps"] == 9
+    elif right.endswith(".CSV"):
+        assert at.session_state["lab.cfg"]["data"]["psi"] == [0, 1]
+    else:
+        assert at.session_state["text.cfg"]["data"]["upload_name"].endswith("-notes.txt")

@@ -11,6 +11,7 @@ from engine.core.config import RunConfig
 from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
 from tests.apphelp import run_app as app
+from tests.apphelp import wait_for
 from ui.knobs import parse_params
 
 PAGES = [f"app_pages/{name}.py" for name in ("lab", "text", "compare", "sweep", "theory", "reproduce", "runs")]
@@ -135,10 +136,7 @@ def test_step_n_takes_exactly_n_steps(data_dir):
     at.button(key="btn.step").click().run()
     rid = at.session_state["lab.run"]
     mgr = get_manager(data_dir)
-    for _ in range(200):
-        if mgr.status(rid).step >= 10 and mgr.status(rid).status == "paused":
-            break
-        mgr.wait(rid, 0.02)
+    wait_for(lambda: mgr.status(rid).step >= 10 and mgr.status(rid).status == "paused", 120)  # a slow worker start
     assert mgr.status(rid).step == 10
     at.run()
     assert "step 10 / 1000" in " ".join(m.value for m in at.caption)

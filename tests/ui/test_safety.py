@@ -3,7 +3,9 @@ look like Markdown, a damaged run store, a delete that the disk refuses, operato
 
 from __future__ import annotations
 
+import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -11,12 +13,14 @@ from streamlit.testing.v1 import AppTest
 
 from engine.core.config import MAX_SEEDS, MAX_TABLE_CELLS, MAX_VOCAB, RunConfig
 from engine.paper.presets import get_preset
+from engine.service import access
 from engine.service.health import store_health
 from engine.service.jobs import get_manager
 from engine.service.runs import create_run
 from engine.service.store import DB_NAME, RunStore, StoreError
 from tests.apphelp import APP, run_app
 from ui import page_data, session
+from ui.text import WORD_JOINER, plain
 
 GENERIC = "This app has encountered an error"
 
@@ -88,6 +92,26 @@ def test_a_published_run_name_is_never_markdown(data_dir):
     store.set_status(rid, "stopped")
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "http://evil.example/x",
+        "[click](http://x.example) **bold** _it_ `c` <b>b</b>",
+        "www.evil.example and me@evil.example, mailto:me@evil.example",
+        ":red[red] :smile: :material/home: $x^2$ a\\b \\(c\\)",
+    ],
+)
+def test_plain_text_leaves_markdown_nothing_to_link_or_format(name):
+    """What :func:`ui.text.plain` gives Markdown shows the name as typed once Markdown undoes the escapes (the
+    word joiners are invisible), and leaves none of what GitHub's autolinks and Streamlit's directives and
+    emoji find in the text after the escapes are undone: no scheme, www., e-mail address or :name."""
+    out = plain(name)
+    unescaped = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", out)  # CommonMark's backslash escapes, undone
+    assert unescaped.replace(WORD_JOINER, "") == name
+    assert re.search(r"(?i)[a-z]+://|www\.|@\w|:[\w/+-]", unescaped) is None, unescaped
+    assert re.search(r"(?<!\\)[\[\]()*_`<>$]", out) is None  # every Markdown character is escaped
+
+
 # ------------------------------------------------------------------------------ a damaged store
 @pytest.fixture
 def damaged(tmp_path):
@@ -118,7 +142,7 @@ def test_store_health_reports_a_damaged_store(tmp_path, damaged):
     assert not ok and "cannot be read" in why
     assert store_health(tmp_path / "nothing-yet")[0]
     RunStore(tmp_path / "fine").close()
-    assert store_health(tmp_path / "fine") == (True, f"run store {tmp_path / 'fine' / DB_NAME}: 0 runs")
+    assert store_health(tmp_path / "fine") == (True, f"run store {tmp_path / 'fine' / DB_NAME}: 0 runs, quick_check ok")
 
 
 # ------------------------------------------------------------------------------ delete when the disk refuses
@@ -141,14 +165,50 @@ def test_a_delete_the_disk_refuses_says_why_and_keeps_the_run(data_dir, monkeypa
 
 
 # ------------------------------------------------------------------------------ operator-key guessing
-def test_operator_key_guesses_wait_longer_each_time(data_dir, monkeypatch):
-    monkeypatch.setenv("SCANSNAP_OPERATOR_KEY", "the-right-key-" + "x" * 20)
-    assert [session.operator_delay(n) for n in (1, 2, 3, 4, 7, 20)] == [1, 2, 4, 8, 60, 60]
+KEY = "the-right-key-" + "x" * 20
+
+
+def test_operator_key_guesses_wait_longer_each_time(data_dir, monkeypatch, operator_gate):
+    monkeypatch.setenv("SCANSNAP_OPERATOR_KEY", KEY)
+    assert [access.operator_delay(n) for n in (1, 2, 3, 4, 7, 20)] == [1, 2, 4, 8, 60, 60]
     at = run_app().switch_page("app_pages/runs.py").run()
     at.text_input(key="runs.opkey").input("guess-1").run()
     assert "not the operator key" in _texts(at.error)
-    at.text_input(key="runs.opkey").input("the-right-key-" + "x" * 20).run()  # within the second: refused
-    assert "Too many wrong keys" in _texts(at.error) and not at.session_state["operator"]
+    operator_gate[0] += 0.5
+    at.text_input(key="runs.opkey").input(KEY).run()  # within the second: refused
+    assert "Too many wrong keys: try again in 0 s" in _texts(at.error) and not at.session_state["operator"]
+
+
+def test_fresh_sessions_get_no_extra_operator_key_guesses(data_dir, monkeypatch, operator_gate):
+    """The probe's attack: 100 guesses at 3.3 per second, each from a fresh browser session.  The back-off is
+    the server's, so a guess is compared only once the wait of the previous wrong one is over: the k-th compared
+    guess comes 1 + 2 + … + 2^(k−2) = 2^(k−1) − 1 s after the first, so within T seconds at most
+    ⌊log₂(T + 1)⌋ + 1 are compared; every other one is refused with the time left.  After the wait, the right
+    key works (in a real session of the Runs page)."""
+    monkeypatch.setenv("SCANSNAP_OPERATOR_KEY", KEY)
+    rate, guesses, refused = 3.3, 100, []
+    for i in range(guesses):
+        operator_gate[0] = 1000.0 + i / rate
+        fresh = {"runs.opkey": f"guess-{i}"}  # a new browser session's state
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(session, "ss", fresh)
+            session.on_operator_key("runs.opkey")
+        assert not fresh.get("operator")
+        if "operator_wait" in fresh:
+            refused.append(fresh["operator_wait"])
+    span = (guesses - 1) / rate
+    assert guesses - len(refused) <= math.floor(math.log2(span + 1)) + 1, len(refused)
+    assert all(0 < w <= access.OPERATOR_MAX_DELAY_S for w in refused)
+    left = access.OPERATOR_GATE.next_try - operator_gate[0]
+    assert left > 0
+    at = run_app().switch_page("app_pages/runs.py").run()  # one more browser while the wait runs: refused
+    at.text_input(key="runs.opkey").input(KEY).run()
+    assert f"Too many wrong keys: try again in {left:.0f} s" in _texts(at.error)
+    assert not any("Operator mode" in s.value for s in at.sidebar.success)
+    operator_gate[0] += left  # the wait is over
+    later = run_app().switch_page("app_pages/runs.py").run()
+    later.text_input(key="runs.opkey").input(KEY).run()
+    assert later.session_state["operator"] and "Operator mode" in " ".join(s.value for s in later.sidebar.success)
 
 
 # ---------------------------------------------------------------- uploads that validated, then broke the trainer
