@@ -37,19 +37,28 @@ def twin_config(cfg: RunConfig, replicas: int) -> RunConfig:
     return cfg.with_overrides(over)
 
 
-def meanfield_twin(cfg: RunConfig) -> dict[str, np.ndarray] | None:
-    """``mf_steps`` (S,), ``mf_z`` (R', S, Q, M_ctx) and ``mf_c`` (R', S, K, M_ctx) float32 for the
-    first R' replicas (as many as fit :data:`MEANFIELD_MAX_FLOATS`); None for the standard model, a
-    run that is mean-field already, or a vocabulary too large for even one replica."""
+def twin_plan(cfg: RunConfig) -> RunConfig | None:
+    """The mean-field config that :func:`meanfield_twin` trains for ``cfg``: its first R' replicas (as
+    many as fit :data:`MEANFIELD_MAX_FLOATS`); None for the standard model, a run that is mean-field
+    already, or a vocabulary too large for even one replica.  Runs with the same plan share a twin."""
     if cfg.model.kind != "yz":
         return None
     pb = build_problem(cfg.data)
     stored = len(snapshot_steps(min(cfg.optim.steps, MEANFIELD_MAX_STEPS), cfg.snapshots))
     per_replica = (pb.Q + pb.K) * pb.M_ctx * stored
     fit = min(cfg.n_replicas, MEANFIELD_MAX_FLOATS // max(per_replica, 1))
-    if fit < 1:
-        return None
-    tw = twin_config(cfg, fit)
+    return twin_config(cfg, fit) if fit >= 1 else None
+
+
+def meanfield_twin(cfg: RunConfig) -> dict[str, np.ndarray] | None:
+    """``mf_steps`` (S,), ``mf_z`` (R', S, Q, M_ctx) and ``mf_c`` (R', S, K, M_ctx) float32: the twin of
+    :func:`twin_plan` trained (None where there is none)."""
+    tw = twin_plan(cfg)
+    return None if tw is None else train_twin(tw)
+
+
+def train_twin(tw: RunConfig) -> dict[str, np.ndarray] | None:
+    """Train a :func:`twin_plan` (one torch thread: the same numbers whatever the caller's threads)."""
     snaps = []
     try:
         with torch_threads(1):  # a small T→∞ model: one thread is fastest (see torch_threads)

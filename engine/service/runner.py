@@ -18,13 +18,14 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.core.device import describe_device
 from engine.core.train import DivergedError, Snapshot, Trainer
-from engine.paper.meanfield import meanfield_twin
+from engine.paper.meanfield import train_twin, twin_plan
 from engine.paper.run_theory import theory_scalars
 from engine.service.budget import check_budget
 from engine.service.control import FULL, IDLE, LIGHT, RunControl
 from engine.service.runs import create_run
 from engine.service.scheduling import is_light
 from engine.service.store import RunStore
+from engine.service.twin_cache import TwinCache, twin_key
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 POLL_S = 0.05  # how often a paused run, or one waiting for a slot, looks at its controls
@@ -165,7 +166,14 @@ class RunJob:
         the first chart does not wait for it)."""
         if "mf_steps" in self.store.statics(self.run_id):
             return
-        twin = meanfield_twin(self.cfg)
+        plan = twin_plan(self.cfg)
+        if plan is None:
+            return
+        cache, key = TwinCache(self.store.data_dir), twin_key(plan.model_copy(update={"name": ""}).to_json())
+        twin = cache.get(key)
+        if twin is None and (twin := train_twin(plan)) is not None:
+            cache.put(key, twin)
+        cache.close()
         if twin is not None:
             try:
                 self.store.add_statics(self.run_id, twin)

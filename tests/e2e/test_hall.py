@@ -1,0 +1,225 @@
+"""A hall cannot jam the server (issue 21), in Debian's Chromium against a real server with two training
+slots: what visitors leave behind (paused runs, runs throttled to a lecture's pace, runs nobody watches
+any more, thirty fresh cookies' runs) never keeps a new visitor's run from training.
+
+Each test starts its own server (the slots start empty).  A run *trains* once the store holds a
+snapshot after step 0.  The only bounds on time are the ones the issue states: a new visitor's run
+trains within 5 s of ▶ Start when the runs left behind hold nothing, and within the wait its queue
+sentence states otherwise.  Screenshots of the Runs page's slot table go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bench.st_client import StClient
+from bench.webserver import launch_chromium, serve
+from engine.core.config import RunConfig
+from engine.service.control import RunControl
+from engine.service.runner import RunJob
+from engine.service.store import RunStore
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+START_WITHIN_S = 5.0  # the issue's bound: a new visitor's run trains this soon when nothing holds a slot
+LONG = "optim.steps=100000"  # the most a visitor may ask: runs that outlast every test below
+
+
+@contextmanager
+def hall(tmp_path: Path, **env: str) -> Iterator[tuple[str, Path, Any]]:
+    """A server with two training slots (and ``env``), and a Chromium: (url, data dir, browser)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    data = tmp_path / "data"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with (
+        serve(data, tmp_path / "streamlit.log", env={"SCANSNAP_MAX_JOBS": "2", **env}) as srv,
+        sync_api.sync_playwright() as p,
+    ):
+        browser = launch_chromium(p)
+        try:
+            yield srv.url, data, browser
+        finally:
+            browser.close()
+
+
+def _open(browser: Any, url: str, context: Any = None) -> Any:
+    """A page in ``context`` (default: a new one, i.e. a fresh cookie: another browser)."""
+    page = (context or browser.new_context(viewport={"width": 1440, "height": 900})).new_page()
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    return page
+
+
+def _start(page: Any) -> str:
+    """Press ▶ Start; returns the new run's id (the URL carries it)."""
+    page.get_by_role("button", name="▶ Start").click()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('run')")
+    return re.search(r"run=(\w+)", page.url).group(1)
+
+
+def _run(data: Path, rid: str) -> dict[str, Any]:
+    with RunStore(data) as store:
+        return store.get_run(rid) or {}
+
+
+def _wait(what: str, cond: Any, timeout: float) -> float:
+    """Poll ``cond()`` until true; returns the seconds it took (fails after ``timeout``)."""
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.1)
+    return time.monotonic() - t0
+
+
+def _page_step(page: Any) -> int:
+    """The step the page's story line shows ("Step 12 of 100000 · …"), -1 before it shows one."""
+    m = re.search(r"Step ([\d,]+) of", page.locator("[data-testid=stMain]").inner_text())
+    return int(m.group(1).replace(",", "")) if m else -1
+
+
+def _trains(data: Path, rid: str) -> bool:
+    run = _run(data, rid)
+    return run.get("status") == "running" and (run.get("last_step") or 0) > 0
+
+
+def _leave_paused(browser: Any, url: str) -> str:
+    """A visitor (fresh cookie) starts a run, pauses it, and closes the tab."""
+    page = _open(browser, url)
+    rid = _start(page)
+    page.get_by_role("button", name="⏸ Pause").click()
+    page.get_by_role("button", name="▶ Resume").wait_for()
+    page.context.close()
+    return rid
+
+
+def _visitor_trains_within(browser: Any, url: str, data: Path, bound: float, shot: str) -> str:
+    """A new visitor presses ▶ Start: the run must train within ``bound`` seconds; the Runs page's slot
+    table is saved as ``shot``."""
+    page = _open(browser, url + f"/?{LONG}")
+    page.get_by_role("button", name="▶ Start").wait_for()
+    t0 = time.monotonic()
+    rid = _start(page)
+    _wait(f"run {rid} to train", lambda: _page_step(page) > 0, 60)
+    waited = time.monotonic() - t0
+    assert waited <= bound, f"the new visitor's run trained {waited:.1f} s after ▶ Start (bound {bound:.0f} s)"
+    runs = _open(browser, url + "/runs", page.context)
+    runs.get_by_text("Training slots").wait_for()
+    runs.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+    return rid
+
+
+def test_two_abandoned_pauses_hold_no_slot(tmp_path):
+    """The issue's scenario: /text ▶ Start, ⏸ Pause, close; the same in the Lab from a second browser.
+    Both runs stay paused (resumable) and a third browser's run trains within 5 s."""
+    with hall(tmp_path) as (url, data, browser):
+        left = [_leave_paused(browser, url + "/text"), _leave_paused(browser, url + f"/?{LONG}")]
+        _visitor_trains_within(browser, url, data, START_WITHIN_S, "hall-two-paused.png")
+        assert [_run(data, r)["status"] for r in left] == ["paused", "paused"]
+
+
+def test_two_throttled_runs_hold_no_slot(tmp_path):
+    """Two browsers start runs throttled to 1 step/s (a few ms of computing a second) and close the tab:
+    a third browser's run trains within 5 s while both go on."""
+    with hall(tmp_path) as (url, data, browser):
+        slow = []
+        for _ in range(2):
+            page = _open(browser, url + f"/?preset=syn-small&{LONG}&speed=1")
+            slow.append(_start(page))
+            page.context.close()
+        _visitor_trains_within(browser, url, data, START_WITHIN_S, "hall-two-throttled.png")
+        assert [_run(data, r)["status"] for r in slow] == ["running", "running"]
+
+
+def _snapshots(store: RunStore, rid: str, upto: int) -> dict[int, dict[str, np.ndarray]]:
+    return {s: store.snapshot(rid, s) for s in store.steps(rid) if s <= upto}
+
+
+def test_an_unwatched_run_pauses_itself_and_resumes_exactly(tmp_path, one_torch_thread):
+    """One slot.  A run whose tab is closed pauses itself after SCANSNAP_IDLE_PAUSE_S and frees the slot
+    (another browser's run trains within 5 s); its owner reopens it and resumes it; every snapshot
+    equals that of a run never paused (max |Δ| = 0: the worker and this test both use one thread)."""
+    env = {"SCANSNAP_MAX_JOBS": "1", "SCANSNAP_WORKER_CPUS": "0", "SCANSNAP_IDLE_PAUSE_S": "4", "SCANSNAP_PARK_S": "1"}
+    with hall(tmp_path, **env) as (url, data, browser):
+        page = _open(browser, url + f"/?{LONG}")
+        rid = _start(page)
+        owner = page.context
+        page.close()  # the tab closes; the browser (its cookie) stays
+        _wait("the unwatched run to pause itself", lambda: _run(data, rid).get("status") == "paused", 60)
+        assert "nobody had this run open" in _run(data, rid)["message"]
+        other = _visitor_trains_within(browser, url, data, START_WITHIN_S, "hall-idle-paused.png")
+        paused_at = _run(data, rid)["last_step"]
+        page = _open(browser, url + f"/?run={rid}", owner)  # the owner's browser reopens it
+        page.get_by_role("button", name="▶ Resume").click()
+        more = lambda: _run(data, rid)["last_step"] > paused_at + 700  # snapshots every ~334 steps
+        _wait("the resumed run to store two more snapshots", more, 120)
+        page.get_by_role("button", name="⏹ Stop").click()
+        _wait("the run to stop", lambda: _run(data, rid)["status"] == "stopped", 60)
+        _assert_equals_an_uninterrupted_run(data, rid)
+        assert _run(data, other)["status"] in ("running", "paused")
+
+
+def _assert_equals_an_uninterrupted_run(data: Path, rid: str) -> None:
+    """Train the stored run's config again in this process, uninterrupted, to the same step (one thread,
+    as the worker): every stored snapshot of the two runs must be equal."""
+    with RunStore(data) as store:
+        info = store.get_run(rid)
+        last = info["last_step"]
+        control = RunControl()
+        control.pause()
+        control.grant_steps(last)  # exactly as many steps as the paused-and-resumed run, then it waits
+        twin = RunJob(RunConfig.from_json(info["config_json"]), store, name="uninterrupted twin")
+        thread = threading.Thread(target=twin.run, args=(control,))
+        thread.start()
+        _wait("the twin to reach the same step", lambda: control.step >= last and twin.status == "paused", 300)
+        control.stop()
+        thread.join(60)
+        got, want = _snapshots(store, rid, last), _snapshots(store, twin.run_id, last)
+    assert got.keys() == want.keys() and len(got) > 4, (sorted(got), sorted(want))
+    for step, arrays in got.items():
+        for key, a in arrays.items():
+            assert np.array_equal(a, want[step][key], equal_nan=True), f"{key} at step {step} differs"
+
+
+def test_thirty_fresh_cookies_then_a_visitor_starts_within_the_stated_wait(tmp_path):
+    """Thirty clients, each with a fresh cookie, start a Lab run within a minute; a new visitor's run
+    then says how long it will wait, and trains within that."""
+    with hall(tmp_path) as (url, data, browser):
+        clients = []
+        t0 = time.monotonic()
+        try:
+            for i in range(30):
+                c = StClient(url, name=f"cookie-{i}").open("/", timeout=60)
+                c.click("▶ Start", timeout=60)
+                clients.append(c)
+            assert time.monotonic() - t0 < 60, "the thirty starts took over a minute"
+            page = _open(browser, url)
+            page.get_by_role("button", name="▶ Start").wait_for()
+            t1 = time.monotonic()
+            rid = _start(page)
+            waiting = page.get_by_text("Waiting for a training slot").first
+            _wait("the queue's sentence (or the run training)", lambda: waiting.is_visible() or _trains(data, rid), 30)
+            sentence = waiting.inner_text() if waiting.is_visible() else "starts in about 0 s (not queued)"
+            stated = max(_stated_seconds(sentence), START_WITHIN_S)  # not queued: the 5 s of a free slot
+            _wait(f"run {rid} to train", lambda: _trains(data, rid), stated + 60)
+            waited = time.monotonic() - t1
+            assert waited <= stated, f"stated {sentence!r} ({stated:.0f} s); trained after {waited:.1f} s"
+        finally:
+            for c in clients:
+                c.close()
+
+
+def _stated_seconds(sentence: str) -> float:
+    m = re.search(r"starts in about ([\d.]+) (s|min|h)", sentence)
+    assert m, sentence
+    return float(m.group(1)) * {"s": 1, "min": 60, "h": 3600}[m.group(2)]
