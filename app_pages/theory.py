@@ -23,8 +23,8 @@ STAGES = [
     (
         "2 · Winners emerge (Thm 2a, Thm 3)",
         r"\dot z_{ml} = \eta_Z f_{nl}^2\,\xi_n > 0,\qquad r_{l/l'|n}(t) = r_{l/l'|n}(0)\,e^{2(z_{ml}(t)-z_{ml}(0))}",
-        "Distinct tokens grow, and faster the larger their initial c̃ = P(l|n)e^{z}: the relative gain of the "
-        "most frequent distinct token only increases (frequency bias).",
+        r"Distinct tokens grow, and faster the larger their initial $\tilde c_l = P(l \mid n)\,e^{z_{ml}}$: the "
+        "relative gain of the most frequent distinct token only increases (frequency bias).",
         "syn-small",
     ),
     (
