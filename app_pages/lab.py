@@ -80,11 +80,11 @@ def table_ui() -> None:
 
 
 def controls_ui(valid: bool) -> None:
-    """The control bar (:mod:`ui.run_bar`) and, outside a lecture, the publish switch below it (a lecture's first
-    screen is for the run: publishing is below its charts)."""
+    """The control bar (:mod:`ui.run_bar`) and, before a run is on screen, the publish switch below it (a
+    run's first screen is for its story and charts: publishing is below them)."""
     s = run_bar.control_bar(lab_actions.RUN, lab_actions.new_seed, W, "btn", valid)
     ss["lab.ctl_paused"] = bool(s and s.status == "paused")  # the live fragment reruns the page when this goes stale
-    if not lecture:
+    if not lecture and not on_screen:
         run_bar.publish_switch(lab_actions.RUN, "pub.", valid)
 
 
@@ -187,7 +187,8 @@ def charts_picker_ui() -> None:
 
 
 run_cfg, error = validate(cfg)
-if not lecture:  # a lecture's screen starts with the control bar
+on_screen = bool(ss.get("lab.run"))  # a run's story and first chart fit the first screen (1440×900, sidebar open)
+if not lecture and not on_screen:  # a lecture's screen, and a run's, start with the control bar
     st.title("Lab")
 controls_ui(run_cfg is not None)
 # The sidebar after the control bar: the browser loads each widget type's code as it first meets it,
@@ -228,10 +229,10 @@ def preview_ui() -> None:
             plot_ui(p_preview(run_cfg.data.model_dump_json(), font()), "lab-preview", "scansnap-P-preview")
 
 
-if not lecture:
+if not lecture and not on_screen:
     preview_ui()
 live_area(load_presets()[ss["lab.preset"]].title)
-if lecture:  # on a projector the charts come first
+if lecture or on_screen:  # a run's story and charts come first
     run_bar.publish_switch(lab_actions.RUN, "pub.", run_cfg is not None)
     preview_ui()
 

@@ -19,7 +19,7 @@ from engine.paper.items.catalog import ITEMS, total_work
 from engine.paper.report import WORDS, fmt_value
 from engine.service.jobs import JobStatus
 from engine.service.reproductions import StoredReproduction, check_id
-from ui.chart_style import plot_config
+from ui.chart_style import plot_config, report_layout
 from ui.errors import guarded, show_callback_error
 from ui.page_data import reproduction
 from ui.resources import service
@@ -282,21 +282,15 @@ def downloads_ui(rid: str) -> None:
 
 
 def readable(spec: dict[str, Any]) -> go.Figure:
-    """A stored figure with the dashboard's font sizes (lecture mode: larger) on a white background."""
+    """A stored figure with the dashboard's font sizes (lecture mode: larger) on a white background, laid
+    out as every chart (:func:`ui.chart_style.report_layout`)."""
     f = font()
     fig = go.Figure(spec)
-    fig.update_layout(
-        template="plotly_white",
-        font_size=f,
-        title_font_size=f + 3,
-        legend_font_size=f - 1,
-        hoverlabel_font_size=f,
-        margin_t=70 + 2 * f,
-    )
+    fig.update_layout(template="plotly_white", font_size=f, hoverlabel_font_size=f)
     fig.update_annotations(font_size=f + 1)
     fig.update_xaxes(title_font_size=f, tickfont_size=f - 1)
     fig.update_yaxes(title_font_size=f, tickfont_size=f - 1)
-    return fig
+    return report_layout(fig, f)  # the title, the panel titles and the legend apart
 
 
 def item_ui(rep: StoredReproduction, item: dict[str, Any]) -> None:

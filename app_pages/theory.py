@@ -23,22 +23,22 @@ STAGES = [
     (
         "2 · Winners emerge (Thm 2a, Thm 3)",
         r"\dot z_{ml} = \eta_Z f_{nl}^2\,\xi_n > 0,\qquad r_{l/l'|n}(t) = r_{l/l'|n}(0)\,e^{2(z_{ml}(t)-z_{ml}(0))}",
-        "Distinct tokens grow, and faster the larger their initial c̃ = P(l|n)e^{z}: the relative gain of the "
-        "most frequent distinct token only increases (frequency bias).",
+        r"Distinct tokens grow, and faster the larger their initial $\tilde c_l = P(l \mid n)\,e^{z_{ml}}$: the "
+        "relative gain of the most frequent distinct token only increases (frequency bias).",
         "syn-small",
     ),
     (
-        "3 · Scanning: t < t′₀ = K ln M / η_Y",
+        r"3 · Scanning: t < t′₀ = K ln M / $\eta_Y$",
         r"B_n(t) = \tfrac14 \ln\!\Big(C_0 + \tfrac{2(M-1)^2}{KM^2}\,\eta_Y\eta_Z\,t^2\Big) = O(\ln t)",
         "While the decoder is still learning, the attention keeps sharpening at a logarithmic pace.",
         "theorem4",
     ),
     (
-        "4 · Snapping: t ≥ t₀ = 2(1+o(1)) K ln M / η_Y",
+        r"4 · Snapping: t ≥ t₀ = 2(1+o(1)) K ln M / $\eta_Y$",
         r"B_n(t) = \tfrac14 \ln\!\Big(C_0 + \tfrac{2K(M-1)^2}{M^2}\tfrac{\eta_Z}{\eta_Y}\ln^2\tfrac{M\eta_Y t}{K}\Big)"
         r" = O(\ln\ln t)",
-        "Once the decoder has converged, B_n grows only like ln ln t: the attention pattern is frozen. A larger "
-        "η_Z gives sparser attention; a larger η_Y an earlier snap and denser attention.",
+        r"Once the decoder has converged, $B_n$ grows only like ln ln t: the attention pattern is frozen. A larger "
+        r"$\eta_Z$ gives sparser attention; a larger $\eta_Y$ an earlier snap and denser attention.",
         "theorem4",
     ),
 ]
@@ -82,7 +82,7 @@ def theorem4_ui() -> None:
     B0 = float(B_exact(th["t0"], M, K, eta_y, eta_z, C0=C0))
     st.caption(
         f"{note} t′₀ = {th['t0_prime']:.3g}, t₀ = {th['t0']:.3g} (theory time: single-sample updates); "
-        f"B_n(t₀) = {B0:.3f}. Fig. 9 of the paper: M=100, K=1, η_Y=10 η_Z, C₀ = 1 (left)."
+        f"$B_n(t_0)$ = {B0:.3f}. Fig. 9 of the paper: M=100, K=1, $\\eta_Y = 10\\,\\eta_Z$, C₀ = 1 (left)."
     )
     if preset and st.button(f"Open the Lab with “{load_presets()[preset].title}”", key="th.open"):
         st.switch_page("app_pages/lab.py", query_params={"preset": preset})
@@ -105,7 +105,7 @@ def _c0_input(col, source: str, consts: Theorem4Constants | None, K: int) -> tup
         col.metric("C₀ = ρ₀⁴/K", f"{consts.C0_paper:.4g}")
         return consts.C0_paper, (
             f"From the preset's initial state (zero init): ρ₀² = 1/ρ(0) = {consts.rho0_sq:.4g}, "
-            f"C₀ = ρ₀⁴/K = {consts.C0_paper:.4g}; M, K, η_Y, η_Z are the preset's."
+            f"C₀ = ρ₀⁴/K = {consts.C0_paper:.4g}; M, K, $\\eta_Y$, $\\eta_Z$ are the preset's."
         )
     if source == C0_SOURCES[1]:
         rho0 = col.number_input("ρ₀", min_value=1e-3, max_value=1e3, value=1.0, format="%g", key="th.rho0")

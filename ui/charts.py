@@ -16,11 +16,10 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.core.metrics import label
+from engine.core.metrics import html_subscripts, label
 from engine.paper.history import TokenInfo, decimate, rnd
 from ui.chart_style import (
     FONT,
-    LECTURE_FONT,
     MAX_POINTS,
     THEORY,
     Spec,
@@ -47,7 +46,7 @@ def cn_lines(
     """c_n over time for next token n: one line per token of supp(n)."""
     fig = spec(
         token_traces(steps, C, supp, info, "c", mf),
-        f"Attention c(l | n) over time, next token n={n} · step {step}",
+        f"Attention c(l | n) · n={n} · step {step}",
         font,
         "cn",
         "step",
@@ -85,7 +84,7 @@ def cn_heatmap(c: np.ndarray, psi: np.ndarray, step: int, font: int = FONT) -> S
     # A plain spec, no go.Figure: it is rebuilt on every live tick, and plotly's validation of the
     # colour scale and the layout cost more than building it.
     lay = layout_style(
-        f"Attention c_n of every next token at step {step}",
+        html_subscripts(f"Attention c_n of every next token · step {step}"),
         font,
         "cnh",
         "token l",
@@ -169,20 +168,22 @@ def _label(x: float, text: str, xmax: float, y: float) -> dict[str, Any]:
                 xanchor="left" if where < 0.6 else "right", bgcolor="rgba(255,255,255,0.8)")  # fmt: skip
 
 
-CAPTION_CHARS = 62  # characters per caption line: fits a half-width chart at the normal font
-LECTURE_CAPTION_CHARS = 42  # … and a third of a 1280 px projector at the lecture font
+CAPTION_PX = 360  # a caption line: the narrowest chart (~400 px) less its edges
+CAPTION_EM = 0.48  # a caption character's mean width, in font sizes (measured 0.46 in Chromium)
 
 
 def caption(fig: Spec, text: str) -> Spec:
-    """One sentence under the chart saying what to see (inside the figure: no extra page element),
-    wrapped to ``CAPTION_CHARS`` per line, below the x-axis title, with the margin grown to hold it."""
+    """One sentence under the chart saying what to see (inside the figure: no extra page element), from
+    the figure's left edge, wrapped to fit the narrowest chart, below the x-axis title, with the margin
+    grown to hold it."""
     lay = fig["layout"]
     size = lay["xaxis"]["tickfont"]["size"]
-    lines = textwrap.wrap(text, CAPTION_CHARS if size < LECTURE_FONT - 1 else LECTURE_CAPTION_CHARS) or [""]
-    axis = 2.4 * size + 24  # tick labels and the axis title under the plot area
+    lines = textwrap.wrap(text, int(CAPTION_PX / (CAPTION_EM * size))) or [""]
+    axis = 3 * size + 26  # tick labels and the axis title under the plot area
     lay.setdefault("annotations", []).append(
-        dict(text="<br>".join(lines), x=0, xref="paper", xanchor="left", y=0, yref="paper", yshift=-axis,
-             yanchor="top", showarrow=False, align="left", font=dict(size=size, color="#444"))
+        dict(text="<br>".join(lines), x=0, xref="paper", xanchor="left", xshift=10 - lay["margin"]["l"], y=0,
+             yref="paper", yshift=-axis, yanchor="top", showarrow=False, align="left",
+             font=dict(size=size, color="#444"))
     )  # fmt: skip
     need = int(axis + 1.35 * size * len(lines) + 10)
     grow = max(0, need - lay["margin"]["b"])
@@ -243,8 +244,15 @@ def snap_chart(
     title = f"The snap: the common token's logit drop and B̂ (n = {n})"
     fig = spec(traces, title, font, "B", "step (log)", "logit change (nats)")
     if overlay and "C0" in overlay:  # Theorem 4's constant from the run's initial state
-        fig["layout"]["legend"]["title"] = dict(text=f"Thm 4: C₀ = ρ₀⁴/K = {overlay['C0']:.3g}")
+        fig["layout"]["legend"].setdefault("title", {})["text"] = f"Thm 4: C₀ = ρ₀⁴/K = {overlay['C0']:.3g}"
     return _phase_axis(fig, steps, overlay, snap, cursor)
+
+
+BRACKET_NAMES = {  # short legend names (the metrics' full labels name them on the axes of other pages)
+    "bracket_lo": "lower end f²(0)·B̂",
+    "B_hat": "upper end B̂",
+    "dz_dominant": "the winner's Δz",
+}
 
 
 def bracket_chart(
@@ -255,11 +263,11 @@ def bracket_chart(
     keep = decimate(len(steps), MAX_POINTS)
     x = steps[keep].tolist()
     traces = [
-        dict(type="scatter", x=x, y=jl(lo[keep]), mode="lines", name=label("bracket_lo"),
+        dict(type="scatter", x=x, y=jl(lo[keep]), mode="lines", name=BRACKET_NAMES["bracket_lo"],
              line=dict(color="#2ca02c", width=1.5)),
-        dict(type="scatter", x=x, y=jl(B_hat[keep]), mode="lines", name=label("B_hat"), fill="tonexty",
+        dict(type="scatter", x=x, y=jl(B_hat[keep]), mode="lines", name=BRACKET_NAMES["B_hat"], fill="tonexty",
              fillcolor="rgba(44,160,44,0.15)", line=dict(color="#1f77b4", width=2.5)),
-        dict(type="scatter", x=x, y=jl(dz[keep]), mode="lines+markers", name=label("dz_dominant"),
+        dict(type="scatter", x=x, y=jl(dz[keep]), mode="lines+markers", name=BRACKET_NAMES["dz_dominant"],
              line=dict(color="#d62728", width=3), marker=dict(size=5)),
     ]  # fmt: skip
     fig = spec(traces, f"Theorem 3: the winner's Δz inside its bracket (n = {n})", font, "bracket", "step", "nats")
@@ -309,10 +317,7 @@ def loss_chart(
         tickfont=dict(size=font - 1),
         automargin=True,
     )
-    lay["legend"].update(orientation="h", x=0.5, xanchor="center", y=1.0, yanchor="bottom")
     lay["margin"]["r"] = 40 + 3 * font
-    lay["margin"]["t"] += int(1.6 * font)  # the legend's row sits between the title and the plot
-    lay["height"] += int(1.6 * font)
     return _long_runs_on_log_x(fig, steps)
 
 

@@ -11,9 +11,10 @@ from plotly.colors import qualitative
 
 from engine.core.metrics import html_label, html_subscripts, is_log
 from engine.paper.history import decimate, rnd
-from ui.chart_style import FONT, THEORY, style
+from ui.chart_style import FONT, THEORY, style, wrap_html
 
 AXES = ("t", "ln t", "ln ln t")
+LEGEND_CHARS = 60  # a Compare legend entry's line (the chart is the page's width: ≥ 1,100 px at 1280×720)
 
 
 def _axis(t: np.ndarray, mode: str, M: float, K: float, eta_y: float) -> tuple[np.ndarray, str]:
@@ -57,8 +58,15 @@ def theorem4(th: dict[str, Any], mode: str, M: float, K: float, eta_y: float, fo
         xv, _ = _axis(np.array([tv]), mode, M, K, eta_y)
         if np.isfinite(xv[0]):
             fig.add_vline(x=float(xv[0]), line=dict(color="#555", dash="dot", width=2))
-            fig.add_annotation(
-                x=float(xv[0]), y=1, yref="paper", text=name, showarrow=False, yanchor="bottom", xanchor=anchor
+            fig.add_annotation(  # inside the plot's top: the legend is above the plot
+                x=float(xv[0]),
+                y=1,
+                yref="paper",
+                text=name,
+                showarrow=False,
+                yanchor="top",
+                xanchor=anchor,
+                bgcolor="rgba(255,255,255,0.8)",
             )
     return style(fig, f"Theorem 4: B<sub>n</sub>(t) vs {label}", font, "thm4", label, "B<sub>n</sub>", height=460)
 
@@ -98,13 +106,12 @@ def overlay(series: list[tuple[str, np.ndarray, np.ndarray]], metric: str, logx:
             go.Scatter(
                 x=xs.tolist(),
                 y=rnd(ys).tolist(),
-                name=html.escape(label),  # a run's name is text: plotly would render HTML in a legend
+                name="<br>".join(wrap_html(html.escape(label), LEGEND_CHARS)),  # a name is text, not HTML
                 mode="lines",
                 line=dict(color=colors[i % len(colors)], width=3),
             )
         )
     name = html_label(metric)
-    fig.update_layout(legend=dict(orientation="h", y=-0.25))
     style(fig, f"{name} across runs", font, "cmp", "step (log)" if logx else "step", _log_title(name, logy), 480)
     if logx:
         fig.update_xaxes(type="log", dtick=1)  # decades only: minor tick labels crowd the axis

@@ -20,6 +20,7 @@ from engine.paper.report import Section, render_html
 from engine.paper.theory_view import calibrated_overlay, measured_snap
 from engine.service.export import export_run
 from ui import charts
+from ui.chart_style import fit_top, plain_title, set_title
 
 
 def zipped_export(store: Any, run_id: str, fmt: str) -> bytes:
@@ -59,10 +60,8 @@ def twin_note(cfg: RunConfig, st_: dict[str, np.ndarray], replica: int) -> str:
 
 def _titled(fig: dict[str, Any], twin: Any) -> dict[str, Any]:
     """The chart's title promises the dashed mean-field lines exactly when it draws them."""
-    title = fig["layout"]["title"]
-    text = str(title["text"]).removeprefix("<b>").removesuffix("</b>").replace(MF_NOTE, "")
-    title["text"] = f"<b>{text}{MF_NOTE if twin is not None else ''}</b>"
-    return fig
+    text = plain_title(fig).replace(MF_NOTE, "")
+    return set_title(fig, text + (MF_NOTE if twin is not None else ""))
 
 
 def token_figures(hist: RunHistory, st_: dict[str, np.ndarray], n: int, replica: int) -> list[tuple[str, Any]]:
@@ -102,7 +101,7 @@ def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[t
     figs.append(("Theorem 3's bracket", charts.bracket_chart(bs, B, dz, lo, "mean")))
     ls, loss = hist.metric("loss", replica)
     figs.append(("Loss and accuracy", charts.loss_chart(ls, loss, hist.metric("accuracy", replica)[1])))
-    return figs
+    return [(name, fit_top(fig)) for name, fig in figs]
 
 
 def html_report(store: Any, run_id: str) -> str:

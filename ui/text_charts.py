@@ -15,7 +15,7 @@ import numpy as np
 from engine.core.metrics import label
 from engine.paper.history import decimate
 from engine.paper.text_view import DropRebound
-from ui.chart_style import MAX_POINTS, Spec, cursor_line, jl, spec
+from ui.chart_style import MAX_POINTS, Spec, cursor_line, fit_top, jl, spec, title_style
 
 LAYER_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
 MAX_TOKEN_LABELS = 40  # a longer window labels every k-th word
@@ -33,20 +33,6 @@ def _level(x: Sequence[int], y: float, name: str) -> dict[str, Any]:
 
 def _thin(steps: np.ndarray) -> np.ndarray:
     return decimate(len(steps), MAX_POINTS)
-
-
-def _legend_below(fig: Spec, font: int, rows: int = 1) -> Spec:
-    """The legend in rows under the x axis's ticks and title: the plot keeps the chart's full width
-    (a legend at the right took half of it on a 1280-px projector).  Sizes in pixels scale with the
-    font, so lecture mode's larger text does not overlap."""
-    lay = fig["layout"]
-    axis_px = 2.4 * font + 24  # tick labels and the axis title under the plot
-    bottom = axis_px + rows * (font + 10) + 10
-    lay["height"] += bottom - lay["margin"]["b"]
-    lay["margin"]["b"] = bottom
-    plot_px = lay["height"] - lay["margin"]["t"] - bottom
-    lay["legend"].update(orientation="h", x=0, xanchor="left", y=-axis_px / plot_px, yanchor="top")
-    return fig
 
 
 def entropy_chart(
@@ -84,7 +70,7 @@ def entropy_chart(
             )  # fmt: skip
     fig = spec(traces, "Attention entropy per layer (probe set)", font, "text-H", "step", label("attn_entropy"))
     cursor_line(fig, cursor)
-    return _legend_below(fig, font, 2)
+    return fig
 
 
 def loss_chart(
@@ -112,7 +98,7 @@ def loss_chart(
     )
     lay["yaxis2"].update(ppl_ticks(ppl))
     cursor_line(fig, cursor)
-    return _legend_below(fig, font)
+    return fig
 
 
 def share_chart(
@@ -126,7 +112,7 @@ def share_chart(
     title = f"Attention on the {top_n} most frequent words"
     fig = spec(traces, title, font, "text-share", "step", label("attn_share_frequent"))
     cursor_line(fig, cursor)
-    return _legend_below(fig, font)
+    return fig
 
 
 def ppl_ticks(ppl: np.ndarray) -> dict[str, Any]:
@@ -166,6 +152,7 @@ def attention_map(a: np.ndarray, tokens: Sequence[str], title: str, font: int, k
                 colorbar=dict(title=dict(text="a"), thickness=12),
                 customdata=hover,
                 hovertemplate="query %{customdata}<br>a = %{z}<extra></extra>",
+                hoverongaps=False,  # a masked (future) key: no hover, rather than "a = NaN"
             )
         ],
         title,
@@ -178,6 +165,6 @@ def attention_map(a: np.ndarray, tokens: Sequence[str], title: str, font: int, k
     lay = fig["layout"]
     lay["xaxis"].update(tickvals=pos, ticktext=words, tickangle=-90, tickfont=dict(size=tick), showgrid=False)
     lay["yaxis"].update(tickvals=pos, ticktext=words, autorange="reversed", tickfont=dict(size=tick), showgrid=False)
-    lay["margin"].update(l=40, r=10, t=50 + 2 * font // 3)
-    lay["title"]["font"]["size"] = font + 1
-    return fig
+    lay["margin"].update(l=40, r=10)
+    lay["title"].update(title_style(title, font + 1))
+    return fit_top(fig)

@@ -63,7 +63,9 @@ def apply_lecture_mode() -> bool:
 
 
 def plot_ui(fig: go.Figure, key: str, filename: str) -> None:
-    st.plotly_chart(fig, key=key, width="stretch", config=plot_config(filename))
+    """A static page's chart, with its own fonts and layout (``theme=None``: Streamlit's theme would shrink
+    the fonts the shared style sets, as the live charts, which it never touches, keep theirs)."""
+    st.plotly_chart(fig, key=key, width="stretch", theme=None, config=plot_config(filename))
 
 
 def copy_link_ui(params: dict[str, str]) -> None:

@@ -13,20 +13,15 @@ import pandas as pd
 from engine.core.config import RunConfig, flatten_dotted
 
 
-def config_diffs(
-    configs: list[dict[str, Any]], max_keys: int = 4, name: Callable[[str], str] | None = None
-) -> list[str]:
-    """For each config, "key=value, ..." over the keys whose values differ among them; ``name`` turns a
-    dotted key into what is shown (default: its last part, e.g. ``eta_y``)."""
+def config_diffs(configs: list[dict[str, Any]], name: Callable[[str], str] | None = None) -> list[str]:
+    """For each config, "key=value, ..." over every key whose value differs among them (a long list
+    says how many values it has); ``name`` turns a dotted key into what is shown (default: its last
+    part, e.g. ``eta_y``)."""
     flat = [flatten_dotted(c) for c in configs]
     keys = sorted({k for f in flat for k in f if k != "name"})
     differ = [k for k in keys if len({json.dumps(f.get(k)) for f in flat}) > 1]
     shown = name or (lambda k: k.split(".")[-1])
-    out = []
-    for f in flat:
-        parts = [f"{shown(k)}={_shown(f.get(k))}" for k in differ[:max_keys]]
-        out.append(", ".join(parts) + (" …" if len(differ) > max_keys else "") or "same config")
-    return out
+    return [", ".join(f"{shown(k)}={_shown(f.get(k))}" for k in differ) or "same config" for f in flat]
 
 
 def sweep_config(
@@ -101,5 +96,11 @@ def final_values(scalars: pd.DataFrame, metric: str) -> pd.DataFrame:
     return last[["replica", "value"]].reset_index(drop=True)
 
 
+LIST_CHARS = 24  # a list value longer than this is shown as its length
+
+
 def _shown(v: Any) -> str:
-    return json.dumps(v) if isinstance(v, list | tuple) else str(v)
+    if not isinstance(v, list | tuple):
+        return str(v)
+    text = json.dumps(v)
+    return text if len(text) <= LIST_CHARS else f"{len(v)} values"

@@ -307,7 +307,7 @@ def test_theory_meets_the_measurement_in_the_lab(server, page, preset, shot, sol
     pg.wait_for_function(f"() => {snap}?.data?.some((t) => t.name.includes('Thm 4'))")
     theory = pg.evaluate(f"() => {snap}.data.filter((t) => t.name.includes('Thm 4')).map((t) => [t.name, t.line.dash])")
     assert len(theory) == 2 and all((d == "dash") is solid and ("indicative" in n) is not solid for n, d in theory)
-    notes = pg.evaluate(f"() => {snap}.layout.annotations.map((a) => a.text).join(' ')")
+    notes = pg.evaluate(f"() => {snap}.layout.annotations.map((a) => a.text).join(' ')").replace("<br>", " ")  # wrapped
     assert "snap (measured)" in notes and ("Dashed: Theorem 4" in notes) is solid
     assert solid or "T = 128" in notes
     assert pg.get_by_text(re.compile("❌")).count() == 0  # no red badge

@@ -67,6 +67,18 @@ def test_config_diffs_names_only_what_differs():
     assert "eta_y=1.0" in da and "eta_y=10.0" in db and "batch" not in da
 
 
+def test_config_diffs_names_every_difference_and_counts_a_long_list():
+    """A Compare legend is not cut: every key that differs is named (none hidden behind "…"), and a
+    long list (a sweep's 16 (η_Y, η_Z) pairs) says how many values it has instead of spelling them."""
+    base = get_preset("syn-small").config
+    sweep = sweep_config(base, [0.5, 1.0, 2.0, 3.0], [1.0, 2.0, 5.0, 10.0], [1, 2, 3], steps=20)
+    other = base.with_overrides({"optim.batch": 7, "optim.momentum": 0.5, "model.init_std": 0.3, "optim.eta_z": 2.0})
+    _, d_sweep, d_other = config_diffs([base.to_dict(), sweep.to_dict(), other.to_dict()])
+    for key in ("batch", "momentum", "init_std", "steps", "lr_pairs", "eta_z"):  # six keys differ (> the old 4)
+        assert f"{key}=" in d_other, key
+    assert "…" not in d_other and "lr_pairs=16 values" in d_sweep and "seeds=[1, 2, 3]" in d_sweep
+
+
 def test_sweep_config_and_summary():
     cfg = sweep_config(get_preset("syn-medium-1").config, [0.5, 1.0], [1.0, 2.0], [1, 2, 3], steps=5)
     assert cfg.n_replicas == 12 and cfg.lr_pairs[1] == (1.0, 0.5)
@@ -173,10 +185,12 @@ def test_caption_wraps_and_grows_the_bottom_margin():
     charts.caption(fig, "word " * 40)
     note = fig["layout"]["annotations"][-1]
     lines = note["text"].split("<br>")
-    assert len(lines) == 4 and all(len(x) <= charts.CAPTION_CHARS for x in lines)
+    size = fig["layout"]["xaxis"]["tickfont"]["size"]
+    per_line = int(charts.CAPTION_PX / (charts.CAPTION_EM * size))  # the narrowest chart's line
+    assert len(lines) == -(-len("word " * 40) // (per_line + 1)) and all(len(x) <= per_line for x in lines)
+    assert note["xshift"] == 10 - fig["layout"]["margin"]["l"]  # from the figure's left edge, as the title
     grow = fig["layout"]["margin"]["b"] - before[0]["b"]
     assert grow > 0 and fig["layout"]["height"] - before[1] == grow
-    size = fig["layout"]["xaxis"]["tickfont"]["size"]
     assert fig["layout"]["margin"]["b"] >= -note["yshift"] + 1.35 * size * len(lines)  # the caption fits
 
 

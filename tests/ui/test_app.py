@@ -4,6 +4,7 @@ timers: the tests poll the engine, then rerun the script."""
 from __future__ import annotations
 
 import json
+import re
 
 from streamlit.testing.v1 import AppTest
 
@@ -60,6 +61,19 @@ def test_theory_page_has_both_charts(data_dir):
     assert not at.exception
     assert len(at.get("plotly_chart")) == 2
     assert len(at.latex) == 4
+
+
+RAW_TEX = re.compile(r"\^\{|_\{|\\|[^\W\d_]_[^\W_]")  # e^{z}, f_{nl}, \eta, η_Y: TeX shown as typed
+
+
+def test_theory_page_shows_no_raw_tex(data_dir):
+    """Every formula in the Theory page's text is inside $…$ (rendered as math), none shown as typed
+    (it once showed the initial weight as raw ``e^{z}``, and η_Y, B_n with their underscores)."""
+    at = app().switch_page("app_pages/theory.py").run()
+    texts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    assert texts and any("$" in t for t in texts)  # the stages' text, with its math
+    outside = [re.sub(r"\$[^$]*\$", "", t) for t in texts]
+    assert not [t for t in outside if RAW_TEX.search(t)], outside
 
 
 def test_theorem4_explorer_takes_C0_from_a_preset_or_rho0(data_dir):

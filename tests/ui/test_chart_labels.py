@@ -17,6 +17,7 @@ from engine.service.store import RunStore
 from tests.apphelp import run_app
 from tests.figtext import figure_texts, unreadable
 from ui import charts_pages
+from ui.chart_style import plain_title
 from ui.exports import MF_NOTE, html_report, run_figures
 
 MF_NAME = "mean-field (T→∞)"  # the twin's legend entry (ui.token_lines)
@@ -93,7 +94,7 @@ def test_run_report_draws_the_mean_field_twin_its_titles_promise(tmp_path):
         twin = [t for t in fig["data"] if t.get("name") == MF_NAME]
         assert twin and all(t["line"]["dash"] for t in twin)
         assert max(x for t in twin for x in t["x"] if x is not None) <= 6  # clipped to the run's last step
-        assert fig["layout"]["title"]["text"].endswith(MF_NOTE + "</b>")
+        assert plain_title(fig).endswith(MF_NOTE)
     assert not unreadable([s for _, f in figs for s in figure_texts(f)])
     page = html_report(store, rid)
     assert "T→∞ mean-field twin" in page and page.count(json.dumps(MF_NAME)) >= 2  # as plotly embeds it

@@ -110,25 +110,27 @@ def _live_area(rid: str) -> None:
     story_ui = st.container(key="lab-story")
     lecture = lecture_on()
     hero = st.container(key="lab-hero") if lecture else None
-    r, n, q = view.selectors(cfg, statics, rid)
-    cursor = view.scrub(hist, rid, now_active)
+    with st.container(key="lab-view", horizontal=True, gap="medium", vertical_alignment="bottom"):
+        r, n, q = view.selectors(cfg, statics, rid)  # one row above the charts: n, q and the scrubber
+        cursor = view.scrub(hist, rid, now_active)
     tick = _tick(hist, statics, info["config_json"], rid, (r, n, q, cursor, font()))
     payload = ss["lab.payload"] = sum(nbytes for _, _, nbytes in tick.charts)
-    refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
     with story_ui:
         _story_ui(tick.story, step, cfg.optim.steps, lecture, s.waiting if s else None)
+    _layout_ui(tick, hero)
+    with st.container():  # under the charts: what came before, the run's state, notes (no chart moves)
         if not lecture:  # a projector shows the story only
+            refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
+            st.caption(_story_more(tick.story, lecture))
             st.caption(
                 f"{status} · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · run `{rid}` · "
                 f"{payload / 1024:.0f} KB this tick{refresh}"
             )
-    with st.container():  # notes in one slot (no chart moves when one appears)
         if s and s.message and not s.waiting:  # the story already says what a queued run waits for
             st.caption(plain(s.message))
         if hist.topk:
             K, M = statics["P"].shape
             st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
-    _layout_ui(tick, hero)
     if now_active:
         tick_budget().record(session_id(), time.perf_counter() - t0)
 
@@ -137,16 +139,21 @@ HERO = ("cn", "B", "H", "cnh")  # lecture mode: c_n over time, the snap, the ent
 
 
 def _story_ui(story: Story, step: int, total: int, lecture: bool, waiting: str | None) -> None:
-    """The phase the run is in now, in one sentence (large in lecture mode), what came before and
-    whether the theorems apply (one condition named on a projector); a queued run says what it waits for."""
+    """The phase the run is in now, in one sentence (large in lecture mode); on a projector, whether the
+    theorems apply (one condition named) under it (else under the charts: the first chart stays on the
+    first screen).  A queued run says instead what it waits for."""
     if waiting:
         st.markdown(f"**Step {step} of {total}** · {waiting}.")
         return
     st.markdown(f"**Step {step} of {total}** · {story.sentence}")
-    earlier = "" if lecture else story.earlier.capitalize()
-    more = ". ".join(x for x in (earlier, story.note(1 if lecture else 2)) if x)
-    if more:
+    if lecture and (more := _story_more(story, lecture)):
         st.caption(more)
+
+
+def _story_more(story: Story, lecture: bool) -> str:
+    """What came before (not on a projector) and whether the theorems' assumptions hold."""
+    earlier = "" if lecture else story.earlier.capitalize()
+    return ". ".join(x for x in (earlier, story.note(1 if lecture else 2)) if x)
 
 
 # ------------------------------------------------------------------------------ one tick, shared
@@ -215,7 +222,8 @@ def _tick(
 
 def _layout_ui(tick: Tick, hero: Any) -> None:
     """The charts the view shows, with the verdict badges: in lecture mode (``hero``: its container) the
-    story's charts first, filling the screen, then the badges and the rest; else the badges, then all."""
+    story's charts first, filling the screen, then the badges and the rest; else all the charts, then
+    the badges (the first chart is on the first screen, under the story)."""
     shown = view.shown_charts(tuple(c[0] for c in tick.charts))
     charts_ = [c for c in tick.charts if c[0] in shown]
     if hero is not None:
@@ -225,9 +233,9 @@ def _layout_ui(tick: Tick, hero: Any) -> None:
         with st.container(key="lab-more"):
             _charts([c for c in charts_ if c[0] not in HERO])
     else:
-        verdicts_ui(list(tick.verdicts))
         with st.container(key="lab-charts"):
             _charts(charts_)
+        verdicts_ui(list(tick.verdicts))
 
 
 def _charts(charts_: list[tuple[str, str, int]]) -> None:

@@ -18,7 +18,7 @@ import json
 
 import streamlit as st
 
-from ui.chart_style import Spec, plot_config
+from ui.chart_style import Spec, fit_top, plot_config
 
 _JS = """
 // One queue for every live chart of the page: each chart is drawn in a task of its own, so
@@ -55,6 +55,14 @@ function fitHeight(div) {
   return Math.max(MIN_H, Math.floor((free - (rows - 1) * GAP) / rows));
 }
 
+// The legend sits right under the title, placed on the container (ui/chart_style.py): at a new height
+// it moves to keep the same distance in pixels from the top.
+function legendAt(layout, h) {
+  const lg = layout.legend;
+  if (!lg || lg.yref !== 'container' || !layout.height) return {};
+  return { 'legend.y': 1 - (1 - lg.y) * layout.height / h };
+}
+
 if (!window.__livefigResize) {
   window.__livefigResize = true;
   let timer = null;
@@ -63,7 +71,7 @@ if (!window.__livefigResize) {
     timer = setTimeout(() => {
       for (const div of document.querySelectorAll('[class*="st-key-lab-hero"] div.livefig')) {
         const h = fitHeight(div);
-        if (h && window.Plotly && div.layout) window.Plotly.relayout(div, { height: h });
+        if (h && window.Plotly && div.layout) window.Plotly.relayout(div, { height: h, ...legendAt(div.layout, h) });
       }
     }, 150);
   });
@@ -80,7 +88,11 @@ function drawNext() {
       div.drawn = data;
       const spec = JSON.parse(data);
       const h = fitHeight(div);
-      if (h) spec.fig.layout.height = h;
+      if (h) {
+        const lg = legendAt(spec.fig.layout, h);
+        if ('legend.y' in lg) spec.fig.layout.legend.y = lg['legend.y'];
+        spec.fig.layout.height = h;
+      }
       window.Plotly.react(div, spec.fig.data, spec.fig.layout, spec.config);
     }
   } catch (err) {
@@ -108,10 +120,11 @@ _live_plot = st.components.v2.component("scansnap_live_plot", js=_JS, css=_CSS, 
 
 
 def live_payload(fig: Spec, filename: str) -> str:
-    """The component's data: the figure dict and its plotly config as one JSON string (built
-    once per tick and shared by every session that shows the same chart)."""
+    """The component's data: the figure dict (its top room fitted to its title and legend) and its
+    plotly config as one JSON string (built once per tick and shared by every session that shows the
+    same chart)."""
     config = {**plot_config(filename), "responsive": True}
-    return json.dumps({"fig": fig, "config": config}, separators=(",", ":"))
+    return json.dumps({"fig": fit_top(fig), "config": config}, separators=(",", ":"))
 
 
 def live_plot_ui(payload: str, key: str) -> None:

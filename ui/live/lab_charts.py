@@ -19,7 +19,7 @@ from engine.paper.run_theory import short_condition
 from engine.paper.theory_view import calibrated_overlay, measured_snap, twin_agreement
 from ui import charts
 from ui.caches import byte_lru
-from ui.chart_style import LECTURE_FONT, Spec, lecture_layout
+from ui.chart_style import LECTURE_FONT, Spec, fit_top, lecture_layout
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json:
     else:
         ls, loss = hist.metric("loss", r)
         fig = charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)
-    fig = _captioned(key, fig, hist, statics, view)
+    fig = fit_top(_captioned(key, fig, hist, statics, view))
     LAST_HEIGHT[(key, fs)] = fig["layout"]["height"]
     return fig
 
@@ -145,7 +145,7 @@ def _lecture_title(key: str, n: int, last: int, cursor: int | None) -> str | Non
     return {
         "cn": f"c(l | n) over time · n = {n} · step {last}",
         "B": f"The snap: −Δz common and B̂ · n = {n}",
-        "cnh": f"Attention c_n at step {last if cursor is None else cursor}",
+        "cnh": f"Attention c_n · step {last if cursor is None else cursor}",
     }.get(key)
 
 
