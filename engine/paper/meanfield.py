@@ -8,6 +8,8 @@ statics (``mf_steps``, ``mf_z``, ``mf_c``) and only read by the web process.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from engine.core.config import RunConfig
@@ -37,10 +39,11 @@ def twin_config(cfg: RunConfig, replicas: int) -> RunConfig:
     return cfg.with_overrides(over)
 
 
-def meanfield_twin(cfg: RunConfig) -> dict[str, np.ndarray] | None:
+def meanfield_twin(cfg: RunConfig, cancelled: Callable[[], bool] = lambda: False) -> dict[str, np.ndarray] | None:
     """``mf_steps`` (S,), ``mf_z`` (R', S, Q, M_ctx) and ``mf_c`` (R', S, K, M_ctx) float32 for the
     first R' replicas (as many as fit :data:`MEANFIELD_MAX_FLOATS`); None for the standard model, a
-    run that is mean-field already, or a vocabulary too large for even one replica."""
+    run that is mean-field already, a vocabulary too large for even one replica, or when
+    ``cancelled()`` turns true (asked after every snapshot)."""
     if cfg.model.kind != "yz":
         return None
     pb = build_problem(cfg.data)
@@ -53,7 +56,10 @@ def meanfield_twin(cfg: RunConfig) -> dict[str, np.ndarray] | None:
     snaps = []
     try:
         with torch_threads(1):  # a small T→∞ model: one thread is fastest (see torch_threads)
-            snaps += Trainer(tw).run()
+            for snap in Trainer(tw).run():
+                if cancelled():
+                    return None
+                snaps.append(snap)
     except DivergedError:  # the twin diverges where the run may not (or not yet): keep what it had
         if len(snaps) < 2:
             return None

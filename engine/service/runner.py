@@ -18,12 +18,13 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.core.device import describe_device
 from engine.core.train import DivergedError, Snapshot, Trainer
-from engine.paper.meanfield import meanfield_twin
 from engine.paper.run_theory import theory_scalars
 from engine.service.budget import check_budget
 from engine.service.control import RunControl
+from engine.service.pacing import Anchor, pace
 from engine.service.runs import create_run
 from engine.service.store import RunStore
+from engine.service.twin import BackgroundTwin
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 # Training state is saved with a snapshot at most this often (and at the end of the run).
@@ -39,6 +40,8 @@ class RunJob:
     ``resume_id``, an existing run continued from its last checkpoint)."""
 
     CONFIG: ClassVar[type[Any]] = RunConfig  # what its stored config_json is
+    _pace: Anchor | None = None  # the wall-clock schedule of a throttled run (engine/service/pacing.py)
+    _twin: BackgroundTwin | None = None  # the mean-field twin being computed beside the training
 
     def __init__(
         self,
@@ -140,15 +143,10 @@ class RunJob:
 
     def _store_meanfield_twin(self) -> None:
         """The theory lines of the token charts, once per run, after its first snapshot is stored (so
-        the first chart does not wait for it)."""
-        if "mf_steps" in self.store.statics(self.run_id):
-            return
-        twin = meanfield_twin(self.cfg)
-        if twin is not None:
-            try:
-                self.store.add_statics(self.run_id, twin)
-            except KeyError as e:
-                raise RunDeletedError(self.run_id) from e
+        the first chart does not wait for it), computed beside the training (so its first step does
+        not wait for it either: engine/service/twin.py); a final status waits for it."""
+        if "mf_steps" not in self.store.statics(self.run_id):
+            self._twin = BackgroundTwin(self.cfg, self.store, self.run_id)
 
     def _advance_to(self, target: int, control: RunControl) -> bool:
         """Step until ``target``, honouring stop/pause/throttle; False when stopped."""
@@ -158,6 +156,7 @@ class RunJob:
                 return False
             n = control.allowance(min(chunk, target - self.step))
             if n == 0:
+                self._pace = None  # a pause ends the schedule: the next chunk begins a new one
                 if self.status != "paused":
                     self._set_status("paused")
                 control.stop_event.wait(0.05)
@@ -169,15 +168,22 @@ class RunJob:
             control.report_step(self.step)
             dt = time.perf_counter() - t0
             cap = control.max_steps_per_s  # read once: set_speed(None) may land during the sleep
+            # throttled: wait until the step reached is due on the wall-clock schedule (snapshot writes included)
+            self._pace, wait = pace(self._pace, cap, (t0, self.step - n), time.perf_counter(), self.step)
             if cap:
-                control.stop_event.wait(max(0.0, n / cap - dt))  # a stop cuts the throttle sleep short
+                control.stop_event.wait(wait)  # a stop cuts the throttle sleep short
                 chunk = max(1, int(cap * CHUNK_SECONDS))
             else:  # size the next chunk from the n steps actually taken, not from the chunk asked for
                 chunk = max(1, min(10_000, int(n * CHUNK_SECONDS / max(dt, 1e-6)))) if dt > 0 else n * 2
         return True
 
     def _set_status(self, status: str, message: str | None = None) -> None:
-        """Store the status (unless the run was deleted), then report it (a worker tells the server)."""
+        """Store the status (unless the run was deleted), then report it (a worker tells the server).
+        A final status first waits for the mean-field twin (stored, unless the run diverged or failed:
+        a stopped run may be resumed, and only a run at step 0 computes its twin)."""
+        if self._twin is not None and status in ("finished", "stopped", "diverged", "failed"):
+            self._twin.finish(cancel=status in ("diverged", "failed"))
+            self._twin = None
         self.status, self.message = status, message
         with suppress(KeyError):  # a deleted run has no row left to update; the report still goes out
             self.store.set_status(self.run_id, status, message)
