@@ -17,13 +17,15 @@ import streamlit as st
 
 from engine.paper.items.catalog import ITEMS, total_work
 from engine.paper.report import WORDS, fmt_value
+from engine.service.facade import ServiceError
 from engine.service.jobs import JobStatus
-from engine.service.reproductions import StoredReproduction, check_id
+from engine.service.reproductions import StoredReproduction, StoredSummary, check_id
 from ui.chart_style import plot_config
 from ui.errors import guarded, show_callback_error
 from ui.page_data import reproduction
 from ui.resources import service
 from ui.session import actor
+from ui.text import plain
 from ui.widgets import font
 
 ss = st.session_state
@@ -182,15 +184,19 @@ def pick_ui() -> str | None:
         return None
     if ss.get("rp.pick") not in ids:
         ss["rp.pick"] = ids[0]
-    labels = {
-        s.id: f"{s.id} · {'quick' if s.quick else 'full'} · {', '.join(s.items)} · "
-        f"{s.n_verdicts - s.n_failed}/{s.n_verdicts} pass"
-        for s in stored
-    }
+    labels = {s.id: summary_label(s) for s in stored}
     pick: str = st.selectbox("Stored reproductions (newest first)", ids, key="rp.pick", format_func=labels.get)
     if st.query_params.get("report") != pick:
         st.query_params["report"] = ss["rp.url"] = pick
     return pick
+
+
+def summary_label(s: StoredSummary) -> str:
+    """One stored reproduction in the picker: mode, items and verdicts (or that it is damaged)."""
+    if s.problem is not None:
+        return f"{s.id} · damaged: cannot be shown"
+    mode = "quick" if s.quick else "full"
+    return f"{s.id} · {mode} · {', '.join(s.items)} · {s.n_verdicts - s.n_failed}/{s.n_verdicts} pass"
 
 
 # ----------------------------------------------------------------- showing one
@@ -321,7 +327,15 @@ def item_ui(rep: StoredReproduction, item: dict[str, Any]) -> None:
 
 
 def report_ui(rid: str) -> None:
-    rep = reproduction(rid)
+    """The stored reproduction ``rid``; a damaged one is one message saying what is wrong with it."""
+    try:
+        rep = reproduction(rid)
+    except ServiceError as e:
+        st.error(
+            plain(f"{e}. Run it again to store a complete report; the other reproductions can be picked above."),
+            icon="🚫",
+        )
+        return
     verdict_line(rep.doc)
     downloads_ui(rid)
     verdict_table(rep.doc["verdicts"])
