@@ -4,11 +4,10 @@ share box's address (issue 14, items 3–4 and 6)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from engine.service.jobs import get_manager
+from tests.apphelp import live_figure
 from tests.apphelp import run_app as app
 from tests.ui.test_app import figure, start_and_finish, widget
 from ui.knobs import SPEEDS
@@ -56,7 +55,7 @@ def test_view_values_beyond_the_run_or_malformed_are_said_and_not_applied(data_d
 def test_charts_in_the_link_pick_the_charts_shown(data_dir, finished):
     rid, _ = finished
     at = app({"run": rid, "charts": "cn,H"})
-    shown = [json.loads(json.loads(c.proto.json))["fig"]["layout"]["uirevision"] for c in at.get("bidi_component")]
+    shown = [live_figure(c)["layout"]["uirevision"] for c in at.get("bidi_component")]
     assert shown == ["cn", "H"]
     picker = widget(at, "multiselect", "Charts shown")
     assert picker.value == ["cn", "H"]
