@@ -75,6 +75,8 @@ class RunJob:
         if ckpt is not None:
             self.trainer.restore(ckpt[1], ckpt[2])
         self.store.truncate_after(run_id, self.step if ckpt is not None else -1, status=status)
+        if self.step > 0:  # stopped before its twin was stored: it is computed now (at step 0, by run())
+            self._store_meanfield_twin()
 
     @classmethod
     def resume(cls, store: RunStore, run_id: str, status: str = "running") -> Self:
@@ -145,7 +147,7 @@ class RunJob:
         """The theory lines of the token charts, once per run, after its first snapshot is stored (so
         the first chart does not wait for it), computed beside the training (so its first step does
         not wait for it either: engine/service/twin.py); a final status waits for it."""
-        if "mf_steps" not in self.store.statics(self.run_id):
+        if self._twin is None and "mf_steps" not in self.store.statics(self.run_id):
             self._twin = BackgroundTwin(self.cfg, self.store, self.run_id)
 
     def _advance_to(self, target: int, control: RunControl) -> bool:
@@ -179,10 +181,10 @@ class RunJob:
 
     def _set_status(self, status: str, message: str | None = None) -> None:
         """Store the status (unless the run was deleted), then report it (a worker tells the server).
-        A final status first waits for the mean-field twin (stored, unless the run diverged or failed:
-        a stopped run may be resumed, and only a run at step 0 computes its twin)."""
+        A final status first ends the mean-field twin: a finished run waits until it is stored; any other
+        stops computing it, so Stop acts at once (a resumed run computes it again)."""
         if self._twin is not None and status in ("finished", "stopped", "diverged", "failed"):
-            self._twin.finish(cancel=status in ("diverged", "failed"))
+            self._twin.finish(cancel=status != "finished")
             self._twin = None
         self.status, self.message = status, message
         with suppress(KeyError):  # a deleted run has no row left to update; the report still goes out

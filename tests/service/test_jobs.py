@@ -658,3 +658,34 @@ def test_first_step_does_not_wait_for_the_mean_field_twin(tmp_path, monkeypatch)
             worker.join(DEADLINE)
         assert statuses[-1] == "finished" and not worker.is_alive()
         assert store.statics(job.run_id)["mf_steps"].max() == 20
+
+
+def test_stop_does_not_wait_for_the_twin_and_a_resumed_run_computes_it(tmp_path, monkeypatch):
+    """Stopped while its twin is still being computed (a twin that would wait for the test forever): the
+    run is ``stopped`` at once, without a twin; resumed from its checkpoint, it computes the twin."""
+    from engine.service import twin
+
+    computing, real = threading.Event(), twin.meanfield_twin
+
+    def endless_twin(cfg, cancelled=lambda: False):
+        computing.set()
+        while not cancelled():  # only a cancel ends it
+            time.sleep(0.01)
+        return real(cfg, cancelled)
+
+    monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint with every snapshot
+    monkeypatch.setattr(twin, "meanfield_twin", endless_twin)
+    with RunStore(tmp_path) as store:
+        job, control = RunJob(_cfg(10**6), store), RunControl()
+        worker = threading.Thread(target=job.run, args=(control,))
+        worker.start()
+        _wait_for(lambda: computing.is_set() and (store.checkpoint(job.run_id) or (0,))[0] > 0, "a checkpoint")
+        control.stop()
+        worker.join(DEADLINE)
+        assert not worker.is_alive() and job.status == "stopped"
+        assert "mf_steps" not in store.statics(job.run_id)
+        monkeypatch.setattr(twin, "meanfield_twin", real)
+        again = RunJob.resume(store, job.run_id)
+        assert again.step > 0
+        again._twin.finish()  # computed beside the resumed run (which is not run on here)
+        assert "mf_steps" in store.statics(job.run_id)
