@@ -9,6 +9,8 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.paper.items.catalog import ITEMS
+from engine.paper.items.costs import about, estimated_seconds
 from engine.service.jobs import get_manager
 from tests.apphelp import run_app, wait_for
 from tests.stored_repro import setting, store_reproduction, without
@@ -129,3 +131,20 @@ def test_a_damaged_stored_reproduction_is_one_message_and_the_page_still_works(p
     finally:
         for p in paths:
             shutil.rmtree(p)
+
+
+def test_the_estimate_names_the_item_count_and_the_measured_seconds(page_dir):
+    """Before Start: how many items will run and how long they take, from their measured seconds (the
+    page said "all six items take about 30 s" for eight items that took 75 s)."""
+    at = page()
+    at.toggle(key="rp.quick").set_value(True).run()
+    said = texts(at.caption)
+    assert "Quick mode · 8 items ·" in said and about(estimated_seconds(list(ITEMS), True)) in said
+    at.multiselect(key="rp.items").set_value(["fig6", "fig9"]).run()
+    said = texts(at.caption)
+    assert "Quick mode · 2 items ·" in said and about(estimated_seconds(["fig6", "fig9"], True)) in said
+    at.toggle(key="rp.quick").set_value(False)
+    at.multiselect(key="rp.items").set_value(["fig7"]).run()
+    said = texts(at.caption)
+    assert "Full mode · 1 item ·" in said and about(estimated_seconds(["fig7"], False)) in said
+    assert "Fig. 7 (real text) at full size is a GPU run" in said
