@@ -82,7 +82,7 @@ def _area(rid: str) -> None:
     cursor = None if now_active else _scrub(rid)
     caption, charts = _charts(rid, last, font(), cursor)
     st.markdown(caption)
-    tick = f"{rid}@{last}"  # every chart of this tick is built from the store as it was at step `last`
+    tick = (f"{rid}@{last}", f"{cursor}/{font()}")  # built at step `last`; the view: scrubbed step, font
     _grid(charts, "text-charts-wide" if lecture_on() else "text-charts", tick)
     _maps(rid, cfg, (cursor if cursor is not None else last, last), tick)
     if now_active:
@@ -183,7 +183,7 @@ def quarter_steps(steps: int) -> list[int]:
     return [round(q * steps) for q in (0.0, 0.25, 0.5, 1.0)]
 
 
-def _maps(rid: str, cfg: TextRunConfig, steps: tuple[int, int], tick: str) -> None:
+def _maps(rid: str, cfg: TextRunConfig, steps: tuple[int, int], tick: tuple[str, str]) -> None:
     """The attention maps at step ``at`` and Fig. 7's row, of the steps stored up to ``last`` (``steps``)."""
     (at, last), L, fs = steps, cfg.model.n_layers, font()
     st.subheader(f"Attention maps at step {at}")
@@ -215,9 +215,9 @@ def _map_charts(rid: str, panels: Sequence[tuple[int, int, str]], fs: int) -> Ch
     return tuple(out)
 
 
-def _grid(charts: Charts, key: str, tick: str) -> None:
+def _grid(charts: Charts, key: str, tick: tuple[str, str]) -> None:
     """The charts in one container laid out by CSS (assets/live.css); each updates in place (``tick``:
-    the tick they belong to, drawn together in the browser)."""
+    the tick they belong to and the view they show, for the browser's queue: ``live_plot_ui``)."""
     with st.container(key=key):
         for k, data, _ in charts:
-            live_plot_ui(data, f"{key}-{k}", tick)
+            live_plot_ui(data, f"{key}-{k}", *tick)

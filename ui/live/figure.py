@@ -8,10 +8,10 @@ preserves zoom and pan while the run streams in.  It uses the plotly.js that Str
 chart element loads (``window.Plotly``): ``ui.live.area.plotly_loader_ui`` keeps a hidden
 ``st.plotly_chart`` on the page for that, and the component waits until the library is there.
 In lecture mode the browser sets the height of the story's charts to fill the screen (``fitHeight``).
-Charts are drawn from a page-wide queue (see ``_JS``), one tick at a time: the charts of a new tick
-in one task (every paint shows them at one step), a new view of the same tick (another n) one chart
-per task, the c_n chart first: measured in ``bench/ui_latency.py``, drawing one chart per task
-shortens the time from picking n to the c_n chart showing it.
+Charts are drawn from a page-wide queue (see ``_JS``), one tick at a time: a tick of the timer in one
+task (every paint shows its charts at one step), a new view (another n picked) one chart per task,
+the c_n chart first: measured in ``bench/ui_latency.py``, drawing one chart per task shortens the
+time from picking n to the c_n chart showing it.
 """
 
 from __future__ import annotations
@@ -24,18 +24,18 @@ from ui.chart_style import Spec, plot_config
 
 _JS = """
 // One queue for every live chart of the page, drawn in passes, one tick at a time.  A pass takes every
-// chart waiting when it begins.  The charts of a new tick are drawn in one task, so that every paint
-// shows them all at the same step; only when input is waiting (navigator.scheduling.isInputPending)
-// does the pass yield between two charts and go on in the next task.  A new view of the tick on
-// screen (another n picked, a scrub) is drawn one chart per task, the first on the page first, so the
-// c_n chart shows the pick without waiting for the others.  Data of the tick being drawn joins the
-// pass; data of a newer tick waits for the next one, so no chart falls more than a pass behind.  (The
-// queue used to draw one chart per task, whichever waiting chart came first on the page: when drawing
-// a tick took longer than a tick, it redrew the first charts with every tick while the heatmap fell
-// ticks behind them, and the charts on screen showed different steps.)  Every payload names its tick
-// (``data.tick``); a chart whose newer data arrives before it was drawn is drawn once, with it.
+// chart waiting when it begins.  A tick of the timer (the same view, a newer step) is drawn in one
+// task, so that every paint shows all its charts at the same step; only when input is waiting
+// (navigator.scheduling.isInputPending) does the pass yield between two charts.  A new view (another
+// n picked, a scrub: ``data.view`` changed) is drawn one chart per task, the first on the page first,
+// so the c_n chart answers the pick without waiting for the other charts.  Data of the tick being
+// drawn joins the pass; data of a newer tick waits for the next one, so no chart falls more than a
+// pass behind.  (The queue used to draw one chart per task, whichever waiting chart came first on the
+// page: when drawing a tick took longer than a tick, it redrew the first charts with every tick while
+// the heatmap fell ticks behind them, and the charts on screen showed different steps.)  Every payload
+// names its tick and view; a chart whose newer data arrives before it was drawn is drawn once, with it.
 const queue = window.__livefigTicks || (window.__livefigTicks = {
-  pending: new Map(), pass: new Map(), tick: null, latest: null, shown: null, busy: false,
+  pending: new Map(), pass: new Map(), tick: null, latest: null, view: null, shownView: null, busy: false,
 });
 
 function inputPending() {
@@ -104,9 +104,10 @@ function drawNext() {
     if (firstOnPage(queue.pending) === null) { queue.busy = false; queue.tick = null; return; }
     queue.pass = queue.pending;
     queue.pending = new Map();
-    queue.tick = queue.latest;
+    queue.tick = queue.latest.tick;
+    queue.view = queue.latest.view;
   }
-  const together = queue.tick !== queue.shown;  // a new tick: all its charts in this task
+  const together = queue.view === queue.shownView;  // a tick of the timer: all its charts in this task
   let div = firstOnPage(queue.pass);
   while (div !== null) {
     draw(div, queue.pass.get(div));
@@ -114,7 +115,7 @@ function drawNext() {
     div = firstOnPage(queue.pass);
     if (!together || inputPending()) break;
   }
-  if (div === null) queue.shown = queue.tick;
+  if (div === null) queue.shownView = queue.view;
   setTimeout(drawNext, 0);
 }
 
@@ -128,16 +129,16 @@ export default function(component) {
     parentElement.appendChild(div);
   }
   if (div.drawn === data.fig && !queue.pending.has(div) && !queue.pass.has(div)) return;  // unchanged
-  queue.latest = data.tick;
+  queue.latest = data;
   if (queue.busy && data.tick === queue.tick) {  // the tick being drawn: this pass draws it
     queue.pending.delete(div);
     queue.pass.set(div, data);
   } else {
     queue.pending.set(div, data);  // a chart already waiting is drawn once, with the newer data
   }
-  if (!queue.busy) {  // a new tick starts 20 ms later: its charts' messages come one after another
+  if (!queue.busy) {  // a tick of the timer starts 20 ms later: its charts' messages come one by one
     queue.busy = true;
-    setTimeout(drawNext, data.tick === queue.shown ? 0 : 20);
+    setTimeout(drawNext, data.view === queue.shownView ? 20 : 0);
   }
 }
 """
@@ -152,7 +153,9 @@ def live_payload(fig: Spec, filename: str) -> str:
     return json.dumps({"fig": fig, "config": config}, separators=(",", ":"))
 
 
-def live_plot_ui(payload: str, key: str, tick: str) -> None:
-    """Draw a :func:`live_payload` in an element keyed ``key`` (CSS class ``st-key-<key>``); ``tick`` names
-    the tick it belongs to (the same for every chart of one tick: the browser draws a tick's charts together)."""
-    _live_plot(data={"tick": tick, "fig": payload}, key=key)
+def live_plot_ui(payload: str, key: str, tick: str, view: str = "") -> None:
+    """Draw a :func:`live_payload` in an element keyed ``key`` (CSS class ``st-key-<key>``).  ``tick`` names
+    the run and step its charts were built at, ``view`` what they show (n, q, replica, the scrubbed step,
+    the font): the same for every chart of a tick.  The browser draws a tick of the timer (same view) in
+    one task, a new view chart by chart (see ``_JS``)."""
+    _live_plot(data={"tick": tick, "view": view, "fig": payload}, key=key)
