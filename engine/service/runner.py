@@ -146,7 +146,7 @@ class RunJob:
     def _store_meanfield_twin(self) -> None:
         """The theory lines of the token charts, once per run, after its first snapshot is stored (so
         the first chart does not wait for it), computed beside the training (so its first step does
-        not wait for it either: engine/service/twin.py); a final status waits for it."""
+        not wait for it either: engine/service/twin.py); ``finished`` is stored once it is stored."""
         if self._twin is None and "mf_steps" not in self.store.statics(self.run_id):
             self._twin = BackgroundTwin(self.cfg, self.store, self.run_id)
 
