@@ -16,22 +16,28 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.paper.items.catalog import ITEMS, total_work
+from engine.paper.items.costs import about, estimated_seconds, item_seconds
 from engine.paper.report import WORDS, fmt_value
+from engine.service.facade import ServiceError
 from engine.service.jobs import JobStatus
-from engine.service.reproductions import StoredReproduction, check_id
+from engine.service.reproductions import StoredReproduction, StoredSummary, check_id
 from ui.chart_style import plot_config, report_layout
 from ui.errors import guarded, show_callback_error
 from ui.page_data import reproduction
 from ui.resources import service
 from ui.session import actor
+from ui.text import plain
 from ui.widgets import font
 
 ss = st.session_state
 QUICK_HELP = (
     "Quick: Fig. 6 with 3 seeds instead of 10 (a pattern reversal counts only beyond 2·SE of the "
     "difference), the theorems item without the two 10⁴-step sampled snap runs, and the real-text items at "
-    "CPU smoke size (100–200 steps, vocabulary 2,000; joma-real's rebounds n/a); under a minute. "
-    "Full: a few minutes on 2 CPU cores, plus about 1.5 hours for the real-text items (a GPU run)."
+    f"CPU smoke size (100–200 steps, vocabulary 2,000; joma-real's rebounds n/a): all eight items "
+    f"{about(estimated_seconds(list(ITEMS), True))}. Full: the six synthetic items "
+    f"{about(estimated_seconds([n for n, i in ITEMS.items() if not i.corpus], False))}, the real-text items "
+    f"{about(sum(item_seconds(n, False) for n, i in ITEMS.items() if i.corpus))} more (a GPU run). "
+    "Measured on 2 CPU cores (BENCHMARKS.md, Reproduce); a busy server takes longer."
 )
 LABELS = {
     "fig4": "Fig. 4",
@@ -92,10 +98,15 @@ def settle(running: JobStatus | None) -> None:
 
 
 def progress_text(s: JobStatus) -> str:
+    """Mode, the item running, steps, seconds so far and the estimate of what is left."""
     item = s.current or ("writing the report" if s.items_done == len(s.items) else "starting")
     steps = f" · step {s.step:,} / {s.total_steps:,}" if s.total_steps else ""
     mode = "quick" if s.quick else "full"
-    return f"{mode} · item {min(s.items_done + 1, len(s.items))} / {len(s.items)}: {item}{steps} · {s.elapsed_s:.0f} s"
+    left = estimated_seconds(s.items, s.quick) * (1 - s.fraction)
+    return (
+        f"{mode} · item {min(s.items_done + 1, len(s.items))} / {len(s.items)}: {item}{steps} · "
+        f"{s.elapsed_s:.0f} s · {about(left)} left"
+    )
 
 
 def progress_ui(rid: str) -> None:
@@ -146,10 +157,19 @@ def controls_ui(running: JobStatus | None) -> None:
     if not names:
         st.caption("Pick at least one item.")
     elif running is None:
-        took = "about 30 s" if quick else "a few minutes on 2 CPU cores"
-        steps = total_work(names, quick)
-        work = f"{steps:,} optimiser steps" if steps else "no training (closed-form curves and numpy only)"
-        st.caption(f"{'Quick' if quick else 'Full'} mode · {len(names)} item(s) · {work} · all six items take {took}.")
+        st.caption(estimate_text(names, quick))
+
+
+def estimate_text(names: list[str], quick: bool) -> str:
+    """What the selection will run and, from the items' measured seconds, how long it will take."""
+    steps = total_work(names, quick)
+    work = f"{steps:,} optimiser steps" if steps else "no training (closed-form curves and numpy only)"
+    count = f"{len(names)} item{'s' if len(names) != 1 else ''}"
+    text = f"{'Quick' if quick else 'Full'} mode · {count} · {work} · {about(estimated_seconds(names, quick))}"
+    text += " (measured per item on 2 CPU cores: BENCHMARKS.md, Reproduce; a busy server takes longer)"
+    heavy = [LABELS[n] for n in names if ITEMS[n].corpus and not quick]
+    verb = "is" if len(heavy) == 1 else "are"
+    return text + (f"; {' and '.join(heavy)} at full size {verb} a GPU run." if heavy else ".")
 
 
 # ----------------------------------------------------------------- choosing a stored reproduction
@@ -182,15 +202,19 @@ def pick_ui() -> str | None:
         return None
     if ss.get("rp.pick") not in ids:
         ss["rp.pick"] = ids[0]
-    labels = {
-        s.id: f"{s.id} · {'quick' if s.quick else 'full'} · {', '.join(s.items)} · "
-        f"{s.n_verdicts - s.n_failed}/{s.n_verdicts} pass"
-        for s in stored
-    }
+    labels = {s.id: summary_label(s) for s in stored}
     pick: str = st.selectbox("Stored reproductions (newest first)", ids, key="rp.pick", format_func=labels.get)
     if st.query_params.get("report") != pick:
         st.query_params["report"] = ss["rp.url"] = pick
     return pick
+
+
+def summary_label(s: StoredSummary) -> str:
+    """One stored reproduction in the picker: mode, items and verdicts (or that it is damaged)."""
+    if s.problem is not None:
+        return f"{s.id} · damaged: cannot be shown"
+    mode = "quick" if s.quick else "full"
+    return f"{s.id} · {mode} · {', '.join(s.items)} · {s.n_verdicts - s.n_failed}/{s.n_verdicts} pass"
 
 
 # ----------------------------------------------------------------- showing one
@@ -315,7 +339,15 @@ def item_ui(rep: StoredReproduction, item: dict[str, Any]) -> None:
 
 
 def report_ui(rid: str) -> None:
-    rep = reproduction(rid)
+    """The stored reproduction ``rid``; a damaged one is one message saying what is wrong with it."""
+    try:
+        rep = reproduction(rid)
+    except ServiceError as e:
+        st.error(
+            plain(f"{e}. Run it again to store a complete report; the other reproductions can be picked above."),
+            icon="🚫",
+        )
+        return
     verdict_line(rep.doc)
     downloads_ui(rid)
     verdict_table(rep.doc["verdicts"])

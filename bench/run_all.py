@@ -42,6 +42,8 @@ BENCHES: dict[str, list[str]] = {
     "load": [PY, "-m", "bench.load_test", "--rounds", "50:20,150:30"],
     "tick_payload": [PY, "-m", "bench.tick_payload"],
     "first_paint": [PY, "-m", "bench.first_paint", "--repeats", "3"],
+    "lecture_pace": [PY, "-m", "bench.lecture_pace", "--repeats", "3"],
+    "reproduce_page": [PY, "-m", "bench.reproduce_page"],
 }
 
 

@@ -129,9 +129,44 @@ def targets() -> list[str]:
         _load_target(ld),
         _first_paint_target(fp),
     ]
+    lp = load("lecture_pace")
+    if lp:
+        rows.append(_lecture_pace_target(lp["result"]))
     return [
         table(["target (issue)", "measured", "met?"], rows),
         "\nMissed targets, and why: see *Where a target is missed* below.",
+        "",
+    ]
+
+
+def _lecture_pace_target(lp: dict[str, Any]) -> list[str]:
+    """The lecture preset's wall time from ▶ Start to finished against the time it states."""
+    return [
+        f"the {lp['preset']} preset takes its stated time within {lp['tolerance']:.0%} (times that are not true)",
+        f"stated {lp['stated_s']:g} s ({lp['steps']} steps at {lp['speed_steps_per_s']:g} steps/s), measured "
+        f"{lp['median_wall_s']:.2f} s (median of {len(lp['runs'])}; ratio {lp['min_ratio']:.3f}–{lp['max_ratio']:.3f})",
+        _met(lp["target_met"]),
+    ]
+
+
+def lecture_pace() -> list[str]:
+    res = load("lecture_pace")
+    if not res:
+        return []
+    r = res["result"]
+    rows = [
+        [f"run {k + 1}", run["wall_s"], f"{run['wall_s'] / r['stated_s']:.3f}", run["first_step_s"], run["twin_stored"]]
+        for k, run in enumerate(r["runs"])
+    ]
+    cold = r["cold_first_run"]
+    rows.append(
+        ["first run, cold manager (not judged)", cold["wall_s"], f"{cold['wall_s'] / r['stated_s']:.3f}",
+         cold["first_step_s"], cold["twin_stored"]]
+    )  # fmt: skip
+    return [
+        stamp(res) + f" ({r['preset']}: {r['steps']} steps at {r['speed_steps_per_s']:g} steps/s, stated "
+        f"{r['stated_s']:g} s; load average before {r['load_before'][0]:.1f})\n",
+        table(["run", "▶ Start → finished (s)", "× stated", "first step after (s)", "twin stored"], rows),
         "",
     ]
 
@@ -355,6 +390,25 @@ def reproduce() -> list[str]:
     return [
         stamp(res) + "\n",
         table(["mode", "whole command (s)", "Fig. 6 (s)", "theorems (s)", "verdicts passing"], rows),
+        "",
+    ]
+
+
+def reproduce_page() -> list[str]:
+    """Seconds per item as the Reproduce page runs them: its estimate (engine/paper/items/costs.py)."""
+    res = load("reproduce_page")
+    if not res:
+        return []
+    r = res["result"]
+    names = list(r["runs"][0]["items_s"])
+    rows = [
+        [v["mode"], f"**{v['wall_s']}**", *(v["items_s"].get(n, "–") for n in names), v["report_s"],
+         f"{v['verdicts'] - v['failed']}/{v['verdicts']}"]
+        for v in r["runs"]
+    ]  # fmt: skip
+    return [
+        stamp(res) + f" (load average before {r['load_before'][0]:.1f}, after {r['load_after'][0]:.1f})\n",
+        table(["mode", "start → finished (s)", *names, "report and the rest", "verdicts passing"], rows),
         "",
     ]
 
@@ -583,6 +637,8 @@ def main() -> None:
         ("Training step before and after issue 16", step),
         ("Fig. 6 sweep", sweep),
         ("Reproduce", reproduce),
+        ("Reproduce page", reproduce_page),
+        ("Lecture pace", lecture_pace),
         ("UI throughput", ui_throughput),
         ("UI latency", ui_latency),
         ("Live chart drawing", chart_draw),

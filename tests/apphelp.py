@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import UnknownElement
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -25,3 +27,8 @@ def wait_for(cond: Callable[[], object], timeout: float = 30.0) -> None:
     while not cond():
         assert time.monotonic() < deadline, f"condition not reached within {timeout} s"
         time.sleep(0.02)
+
+
+def live_figure(component: UnknownElement) -> dict:
+    """The plotly figure a live chart (``ui.live.figure.live_plot_ui``: {tick, fig: payload JSON}) draws."""
+    return json.loads(json.loads(component.proto.json)["fig"])["fig"]

@@ -25,14 +25,20 @@ class TextHistory:
     def last_step(self) -> int:
         return self.steps[-1] if self.steps else -1
 
-    def update(self, store: Any) -> bool:
-        """Read the steps and scalar rows stored since the last update; True if any."""
+    def update(self, store: Any, upto: int | None = None) -> bool:
+        """Read the steps and scalar rows stored since the last update, up to step ``upto`` (the step the
+        page shows: a snapshot stored since it was read comes with the next tick) and never past the
+        latest step that has both; True if any."""
         last = self.last_step
-        new = [s for s in store.steps(self.run_id) if s > last]
+        new = [s for s in store.steps(self.run_id) if s > last and (upto is None or s <= upto)]
         if not new:
             return False
         rows = layer_head_frame(store.scalars(self.run_id, since_step=last))
-        rows = rows[rows["step"] <= new[-1]]  # rows of a snapshot stored after steps() was read: next time
+        common = min(new[-1], int(rows["step"].max())) if len(rows) else last
+        new = [s for s in new if s <= common]
+        if not new:
+            return False
+        rows = rows[rows["step"] <= common]  # rows of a snapshot stored after steps() was read: next time
         self.rows = rows if self.rows.empty else pd.concat([self.rows, rows], ignore_index=True)
         self.steps += new
         self._cache = {}

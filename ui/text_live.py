@@ -83,8 +83,9 @@ def _area(rid: str) -> None:
     cursor = None if now_active else _scrub(rid)
     caption, charts = _charts(rid, last, font(), cursor)
     st.markdown(caption)
-    _grid(charts, "text-charts-wide" if lecture_on() else "text-charts")
-    _maps(rid, cfg, cursor if cursor is not None else last, statics)
+    tick = (f"{rid}@{last}", f"{cursor}/{font()}")  # built at step `last`; the view: scrubbed step, font
+    _grid(charts, "text-charts-wide" if lecture_on() else "text-charts", tick)
+    _maps(rid, cfg, (cursor if cursor is not None else last, last), tick)
     if now_active:
         tick_budget().record(session_id(), time.perf_counter() - t0)
 
@@ -114,7 +115,7 @@ def _statics_of(rid: str) -> dict[str, np.ndarray] | None:
 def _charts(rid: str, last: int, fs: int, cursor: int | None) -> tuple[str, Charts]:
     """The caption and the three line charts of run ``rid`` at its snapshot ``last``."""
     hist = TextHistory(rid)
-    hist.update(service().store)
+    hist.update(service().store, upto=last)  # the step the page shows, read once per tick (_area)
     st_ = _statics_of(rid) or {}
     steps, H = hist.layer_metric("attn_entropy")
     marks = [drop_rebound(steps, H[:, k]) for k in range(H.shape[1])]
@@ -183,21 +184,22 @@ def quarter_steps(steps: int) -> list[int]:
     return [round(q * steps) for q in (0.0, 0.25, 0.5, 1.0)]
 
 
-def _maps(rid: str, cfg: TextRunConfig, at: int, statics: dict) -> None:
-    L, fs = cfg.model.n_layers, font()
+def _maps(rid: str, cfg: TextRunConfig, steps: tuple[int, int], tick: tuple[str, str]) -> None:
+    """The attention maps at step ``at`` and Fig. 7's row, of the steps stored up to ``last`` (``steps``)."""
+    (at, last), L, fs = steps, cfg.model.n_layers, font()
     st.subheader(f"Attention maps at step {at}")
     st.caption(
         "The probe window's attention a_ij (mean over heads): row = query word i, column = key word j ≤ i; "
         "bright = much attention. Sparse attention is a few bright cells per row."
     )
-    _grid(_map_charts(rid, [(at, k, f"layer {k}") for k in range(L)], fs), "text-maps")
+    _grid(_map_charts(rid, [(at, k, f"layer {k}") for k in range(L)], fs), "text-maps", tick)
     st.subheader("Fig. 7: one layer at iterations 0, ¼, ½ and the end")
     layer = 0
     if L > 1:
         layer = int(st.segmented_control("layer", range(L), default=0, required=True, key=f"text.fig7layer.{rid}"))
-    stored = set(service().store.steps(rid))
+    stored = {s for s in service().store.steps(rid) if s <= last}  # a snapshot stored since: next tick
     quarters = [q for q in quarter_steps(cfg.optim.steps) if q in stored]
-    _grid(_map_charts(rid, [(q, layer, f"iteration {q}") for q in quarters], fs), "text-fig7")
+    _grid(_map_charts(rid, [(q, layer, f"iteration {q}") for q in quarters], fs), "text-fig7", tick)
     missing = [q for q in quarter_steps(cfg.optim.steps) if q not in stored]
     if missing:
         st.caption(f"Not reached yet: iteration {', '.join(map(str, missing))}.")
@@ -214,8 +216,9 @@ def _map_charts(rid: str, panels: Sequence[tuple[int, int, str]], fs: int) -> Ch
     return tuple(out)
 
 
-def _grid(charts: Charts, key: str) -> None:
-    """The charts in one container laid out by CSS (assets/live.css); each updates in place."""
+def _grid(charts: Charts, key: str, tick: tuple[str, str]) -> None:
+    """The charts in one container laid out by CSS (assets/live.css); each updates in place (``tick``:
+    the tick they belong to and the view they show, for the browser's queue: ``live_plot_ui``)."""
     with st.container(key=key):
         for k, data, _ in charts:
-            live_plot_ui(data, f"{key}-{k}")
+            live_plot_ui(data, f"{key}-{k}", *tick)

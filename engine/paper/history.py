@@ -86,9 +86,16 @@ class RunHistory:
     _index: dict[tuple[str, int, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def update(self, store: Any) -> bool:
-        """Read the snapshots and scalar rows written since the last update; True if any."""
-        last = self.steps[-1] if self.steps else -1
+        """Read the snapshots and scalar rows written since the last update, up to the latest step that
+        has both (so every chart drawn from the history ends at one step, however the reads interleave
+        with the writes); True if any."""
+        last = self.last_step
         new = [s for s in store.steps(self.run_id) if s > last]
+        if not new:
+            return False
+        rows = store.scalars(self.run_id, since_step=last)
+        common = min(new[-1], int(rows["step"].max())) if len(rows) else last
+        new = [s for s in new if s <= common]
         for s in new:
             snap = store.snapshot(self.run_id, s)
             self.steps.append(s)
@@ -98,8 +105,7 @@ class RunHistory:
             self.z.append(snap["z"])
             self.c.append(snap["c"])
         if new:
-            rows = store.scalars(self.run_id, since_step=last)
-            rows = rows[rows["step"] <= new[-1]]
+            rows = rows[rows["step"] <= common]
             self.scalars = rows if self.scalars.empty else pd.concat([self.scalars, rows], ignore_index=True)
             self._index = {}
         return bool(new)

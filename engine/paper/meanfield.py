@@ -8,6 +8,8 @@ statics (``mf_steps``, ``mf_z``, ``mf_c``) and only read by the web process.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from engine.core.config import RunConfig
@@ -57,12 +59,16 @@ def meanfield_twin(cfg: RunConfig) -> dict[str, np.ndarray] | None:
     return None if tw is None else train_twin(tw)
 
 
-def train_twin(tw: RunConfig) -> dict[str, np.ndarray] | None:
-    """Train a :func:`twin_plan` (one torch thread: the same numbers whatever the caller's threads)."""
+def train_twin(tw: RunConfig, cancelled: Callable[[], bool] = lambda: False) -> dict[str, np.ndarray] | None:
+    """Train a :func:`twin_plan` (one torch thread: the same numbers whatever the caller's threads); None
+    when ``cancelled()`` turns true (asked after every snapshot)."""
     snaps = []
     try:
         with torch_threads(1):  # a small T→∞ model: one thread is fastest (see torch_threads)
-            snaps += Trainer(tw).run()
+            for snap in Trainer(tw).run():
+                if cancelled():
+                    return None
+                snaps.append(snap)
     except DivergedError:  # the twin diverges where the run may not (or not yet): keep what it had
         if len(snaps) < 2:
             return None

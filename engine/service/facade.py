@@ -9,7 +9,6 @@ to everyone.  No Streamlit here: the pages show a ServiceError's message in one 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from engine.service.corpora import corpus_summary
 from engine.service.corpus_access import check_dashboard_data, measured_corpus, save_upload, wikitext_folders
 from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
-from engine.service.reproductions import Reproductions, StoredReproduction, StoredSummary, check_id
+from engine.service.reproductions import DamagedError, Reproductions, StoredReproduction, StoredSummary, check_id
 from engine.service.store import RunStore, StoreError
 from engine.service.text_budget import TextEstimate
 from engine.service.text_runs import check_text_run, is_text
@@ -233,8 +232,8 @@ class LabService:
             check_id(rid)
             try:
                 return self.reproductions.load(rid)
-            except (OSError, json.JSONDecodeError, TypeError) as e:
-                raise ServiceError(f"reproduction {rid} cannot be read: {e}") from e
+            except DamagedError as e:
+                raise ServiceError(f"reproduction {rid} cannot be shown, its files are damaged: {e}") from e
 
     def reproduction_file(self, rid: str, name: str) -> Path:
         with user_errors():

@@ -17,7 +17,9 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.paper.items.catalog import ITEMS
 
@@ -37,9 +39,89 @@ def new_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="allow")  # what the page does not read is kept as it is
+
+
+class ItemDoc(_Doc):
+    name: str
+    title: str
+    passed: bool
+    wall_s: float
+    notes: list[str] = []
+
+
+class VerdictDoc(_Doc):
+    item: str
+    claim: str
+    statistic: str
+    value: float | None
+    threshold: str
+    passed: bool
+    status: Literal["pass", "fail", "n/a"] | None = None  # reports stored before verdicts had a status
+    detail: str = ""
+    reason: str = ""
+    conditions: list[str] = []
+
+
+class VerdictsDoc(_Doc):
+    """What the Reproduce page reads of a stored ``verdicts.json`` (:func:`engine.paper.report.summary`)."""
+
+    created: str
+    quick: bool
+    quick_differences: list[str] = []
+    n_verdicts: int
+    n_failed: int
+    wall_s: float
+    items: list[ItemDoc]
+    verdicts: list[VerdictDoc]
+    versions: dict[str, str] = {}
+    device: str = "not recorded"
+
+
+class FigureEntry(BaseModel):
+    item: str
+    k: int
+    caption: str
+
+
+class DamagedError(ValueError):
+    """A stored reproduction whose files are missing, not JSON, or lack fields (the message says which)."""
+
+
+def problems(e: ValidationError, limit: int = 3) -> str:
+    """A pydantic error as a sentence: each wrong field's place and what is wrong (at most ``limit``)."""
+    said = []
+    for err in e.errors()[:limit]:
+        where = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err["loc"]).lstrip(".")
+        if err["type"] == "missing":
+            what = "missing"
+        elif err["type"] in ("model_type", "dict_type"):
+            what = "not a JSON object"
+        else:
+            what = err["msg"][:1].lower() + err["msg"][1:]
+        said.append(f"{where or 'the document'}: {what}")
+    more = f" (and {e.error_count() - limit} more)" if e.error_count() > limit else ""
+    return "; ".join(said) + more
+
+
+def read_doc(path: Path) -> dict[str, Any]:
+    """A stored ``verdicts.json`` checked against :class:`VerdictsDoc` (defaults filled in), or
+    :class:`DamagedError` saying what is wrong with it."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return VerdictsDoc.model_validate(raw).model_dump()
+    except OSError as e:
+        raise DamagedError(f"{path.name} cannot be read ({e.strerror or e})") from None
+    except json.JSONDecodeError as e:
+        raise DamagedError(f"{path.name} is not JSON ({e.msg} at line {e.lineno})") from None
+    except ValidationError as e:
+        raise DamagedError(f"{path.name} does not hold a reproduction's verdicts: {problems(e)}") from None
+
+
 @dataclass(frozen=True)
 class StoredSummary:
-    """One line of the list of stored reproductions."""
+    """One line of the list of stored reproductions; ``problem``: why a damaged one cannot be shown."""
 
     id: str
     created: str
@@ -47,6 +129,7 @@ class StoredSummary:
     items: tuple[str, ...]
     n_verdicts: int
     n_failed: int
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,41 +167,55 @@ class Reproductions:
         return (self.path(rid) / "verdicts.json").is_file()
 
     def stored(self) -> list[StoredSummary]:
-        """Every stored reproduction, newest first (unreadable ones are skipped)."""
+        """Every stored reproduction, newest first; a damaged one (its ``verdicts.json`` unreadable or
+        lacking fields) is listed with its ``problem``, a folder without ``verdicts.json`` is not."""
         if not self.root.is_dir():
             return []
         out = []
         for p in sorted(
             (p for p in self.root.iterdir() if ID_RE.fullmatch(p.name)), key=lambda p: p.name, reverse=True
         ):
-            try:
-                doc = json.loads((p / "verdicts.json").read_text(encoding="utf-8"))
-                out.append(
-                    StoredSummary(
-                        p.name,
-                        str(doc["created"]),
-                        bool(doc["quick"]),
-                        tuple(i["name"] for i in doc["items"]),
-                        int(doc["n_verdicts"]),
-                        int(doc["n_failed"]),
-                    )
-                )
-            except (OSError, ValueError, KeyError, TypeError):
+            if not (p / "verdicts.json").is_file():
                 continue
+            try:
+                doc = read_doc(p / "verdicts.json")
+            except DamagedError as e:
+                out.append(StoredSummary(p.name, "", False, (), 0, 0, problem=str(e)))
+                continue
+            names = tuple(i["name"] for i in doc["items"])
+            out.append(StoredSummary(p.name, doc["created"], doc["quick"], names, doc["n_verdicts"], doc["n_failed"]))
         return out
 
     def load(self, rid: str) -> StoredReproduction:
-        """A stored reproduction: verdicts doc, configs and figures (KeyError if not stored)."""
+        """A stored reproduction: verdicts doc (checked, defaults filled in), configs and figures;
+        KeyError if not stored, :class:`DamagedError` saying what is wrong if a file is damaged."""
         path = self.path(rid)
         if not (path / "verdicts.json").is_file():
             raise KeyError(f"no stored reproduction {rid!r}")
-        doc = json.loads((path / "verdicts.json").read_text(encoding="utf-8"))
-        configs = json.loads((path / "configs.json").read_text(encoding="utf-8"))
+        doc = read_doc(path / "verdicts.json")
+        configs = _json(path / "configs.json", dict)
         figures = []
-        for e in json.loads((path / "figures" / "index.json").read_text(encoding="utf-8")):
-            item, k = str(e["item"]), int(e["k"])
-            if item not in ITEMS:  # the file name is built only from a known item and an int
+        for e in _json(path / "figures" / "index.json", list):
+            try:
+                entry = FigureEntry.model_validate(e)
+            except ValidationError as err:
+                raise DamagedError(f"figures/index.json has an entry that is not a figure: {problems(err)}") from None
+            if entry.item not in ITEMS:  # the file name is built only from a known item and an int
                 continue
-            fig = json.loads((path / "figures" / f"{item}_{k}.json").read_text(encoding="utf-8"))
-            figures.append(StoredFigure(item, str(e["caption"]), fig))
+            fig = _json(path / "figures" / f"{entry.item}_{entry.k}.json", dict)
+            figures.append(StoredFigure(entry.item, entry.caption, fig))
         return StoredReproduction(rid, doc, configs, figures)
+
+
+def _json(path: Path, kind: type) -> Any:
+    """A stored JSON file that must hold a ``kind`` (dict or list), else :class:`DamagedError`."""
+    where = f"{path.parent.name}/{path.name}" if path.parent.name == "figures" else path.name
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise DamagedError(f"{where} cannot be read ({e.strerror or e})") from None
+    except json.JSONDecodeError as e:
+        raise DamagedError(f"{where} is not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(value, kind):
+        raise DamagedError(f"{where} holds a {type(value).__name__}, not a JSON {'object' if kind is dict else 'list'}")
+    return value

@@ -18,14 +18,14 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.core.device import describe_device
 from engine.core.train import DivergedError, Snapshot, Trainer
-from engine.paper.meanfield import train_twin, twin_plan
 from engine.paper.run_theory import theory_scalars
 from engine.service.budget import check_budget
 from engine.service.control import FULL, IDLE, LIGHT, RunControl
+from engine.service.pacing import Anchor, pace
 from engine.service.runs import create_run
 from engine.service.scheduling import is_light
 from engine.service.store import RunStore
-from engine.service.twin_cache import TwinCache, twin_key
+from engine.service.twin import BackgroundTwin
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 POLL_S = 0.05  # how often a paused run, or one waiting for a slot, looks at its controls
@@ -57,6 +57,8 @@ class RunJob:
     writer_pid: int | None = None  # the process that keeps the run once its worker parks it (the server)
     _demand: str | None = None
     _paused_since: float | None = None
+    _pace: Anchor | None = None  # the wall-clock schedule of a throttled run (engine/service/pacing.py)
+    _twin: BackgroundTwin | None = None  # the mean-field twin being computed beside the training
 
     def __init__(
         self,
@@ -90,6 +92,8 @@ class RunJob:
         if ckpt is not None:
             self.trainer.restore(ckpt[1], ckpt[2])
         self.store.truncate_after(run_id, self.step if ckpt is not None else -1, status=status)
+        if self.step > 0:  # stopped before its twin was stored: it is computed now (at step 0, by run())
+            self._store_meanfield_twin()
 
     @classmethod
     def resume(cls, store: RunStore, run_id: str, status: str = "running") -> Self:
@@ -129,6 +133,9 @@ class RunJob:
                 if snap.step == 0:
                     self._store_meanfield_twin()
         except Parked as p:
+            if self._twin is not None:  # not stored yet: the resumed run computes it again
+                self._twin.finish(cancel=True)
+                self._twin = None
             self.store.park(self.run_id, p.step, self.trainer.checkpoint(), self.writer_pid or os.getpid())
             self.status = "paused"
             return "parked"
@@ -163,22 +170,10 @@ class RunJob:
 
     def _store_meanfield_twin(self) -> None:
         """The theory lines of the token charts, once per run, after its first snapshot is stored (so
-        the first chart does not wait for it)."""
-        if "mf_steps" in self.store.statics(self.run_id):
-            return
-        plan = twin_plan(self.cfg)
-        if plan is None:
-            return
-        cache, key = TwinCache(self.store.data_dir), twin_key(plan.model_copy(update={"name": ""}).to_json())
-        twin = cache.get(key)
-        if twin is None and (twin := train_twin(plan)) is not None:
-            cache.put(key, twin)
-        cache.close()
-        if twin is not None:
-            try:
-                self.store.add_statics(self.run_id, twin)
-            except KeyError as e:
-                raise RunDeletedError(self.run_id) from e
+        the first chart does not wait for it), computed beside the training (so its first step does
+        not wait for it either: engine/service/twin.py); ``finished`` is stored once it is stored."""
+        if self._twin is None and "mf_steps" not in self.store.statics(self.run_id):
+            self._twin = BackgroundTwin(self.cfg, self.store, self.run_id)
 
     def _advance_to(self, target: int, control: RunControl) -> bool:
         """Step until ``target``, honouring stop/pause/throttle and the scheduler's slot; False when stopped.
@@ -192,6 +187,7 @@ class RunJob:
                 continue
             self._paused_since = None
             if not self._may_compute(control, control.max_steps_per_s):
+                self._pace = None  # waiting for a slot ends the schedule: the next chunk begins a new one
                 control.stop_event.wait(POLL_S)  # a stop ends the wait; a slot is looked for again after it
                 continue
             n = control.allowance(min(chunk, target - self.step))
@@ -204,9 +200,11 @@ class RunJob:
             control.report_step(self.step)
             dt = time.perf_counter() - t0
             self._measure(control, dt / n)
-            cap = control.max_steps_per_s  # read once more: set_speed(None) may land during the sleep
+            cap = control.max_steps_per_s  # read once: set_speed(None) may land during the sleep
+            # throttled: wait until the step reached is due on the wall-clock schedule (snapshot writes included)
+            self._pace, wait = pace(self._pace, cap, (t0, self.step - n), time.perf_counter(), self.step)
             if cap:
-                control.stop_event.wait(max(0.0, n / cap - dt))  # a stop cuts the throttle sleep short
+                control.stop_event.wait(wait)  # a stop cuts the throttle sleep short
                 chunk = max(1, int(cap * CHUNK_SECONDS))
             else:  # size the next chunk from the n steps actually taken, not from the chunk asked for
                 chunk = max(1, min(10_000, int(n * CHUNK_SECONDS / max(dt, 1e-6)))) if dt > 0 else n * 2
@@ -215,6 +213,7 @@ class RunJob:
     def _idle(self, control: RunControl) -> None:
         """Paused with no step to take: say so once (the scheduler takes the slot back) and, after
         :attr:`park_after_s` of it, end the worker (:class:`Parked`)."""
+        self._pace = None  # a pause ends the schedule: the next chunk begins a new one
         if self.status != "paused":
             self._set_status("paused")
         self._tell_demand(IDLE)
@@ -244,7 +243,12 @@ class RunJob:
                 self.on_demand(demand)
 
     def _set_status(self, status: str, message: str | None = None) -> None:
-        """Store the status (unless the run was deleted), then report it (a worker tells the server)."""
+        """Store the status (unless the run was deleted), then report it (a worker tells the server).
+        A final status first ends the mean-field twin: a finished run waits until it is stored; any other
+        stops computing it, so Stop acts at once (a resumed run computes it again)."""
+        if self._twin is not None and status in ("finished", "stopped", "diverged", "failed"):
+            self._twin.finish(cancel=status != "finished")
+            self._twin = None
         self.status, self.message = status, message
         with suppress(KeyError):  # a deleted run has no row left to update; the report still goes out
             self.store.set_status(self.run_id, status, message)

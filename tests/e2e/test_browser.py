@@ -129,6 +129,9 @@ def _toggle_latency(pg) -> float:
     return (time.monotonic() - t0) * 1000
 
 
+LONG_RUN = 20_000  # steps at full speed: still training after the three picks of n (4,000 could end before)
+
+
 def test_lab_live_pause_reload(server, page):
     url, t_launch = server
     pg = page
@@ -136,7 +139,7 @@ def test_lab_live_pause_reload(server, page):
     pg.wait_for_selector("[data-testid=stPlotlyChart]")  # the P(l|n) preview
     first_chart_s = time.monotonic() - t_launch
     _pick_preset(pg, get_preset("syn-small-fast-decoder").title)
-    _set_steps(pg, 4000)
+    _set_steps(pg, LONG_RUN)
     pg.screenshot(path=str(ARTIFACTS / "lab-designer.png"), full_page=True)
     pg.get_by_role("button", name="▶ Start").click()
     pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
@@ -161,12 +164,12 @@ def test_lab_live_pause_reload(server, page):
     pg.get_by_text("scrub through the stored steps").wait_for()
     pg.screenshot(path=str(ARTIFACTS / "lab-paused.png"), full_page=True)
     link = pg.url
-    assert "run=" in link and "optim.steps=4000" in link and "preset=syn-small-fast-decoder" in link
+    assert "run=" in link and f"optim.steps={LONG_RUN}" in link and "preset=syn-small-fast-decoder" in link
     pg.reload()
     pg.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
     pg.wait_for_function("(s) => ((" + CN_TITLE + ").match(/step (\\d+)/) || [])[1] === s", arg=str(paused_at))
     assert pg.url == link
-    assert pg.get_by_label("steps", exact=True).input_value() == "4000"
+    assert pg.get_by_label("steps", exact=True).input_value() == str(LONG_RUN)
     run_id = re.search(r"run=(\w+)", link).group(1)
     assert pg.get_by_text(re.compile(rf"^paused · .*run {run_id}")).count() == 1  # the same run, still paused
     pg.screenshot(path=str(ARTIFACTS / "lab-reloaded.png"), full_page=True)

@@ -599,3 +599,116 @@ def test_throttle_keeps_the_cap(tmp_path, monkeypatch):
     assert taken[1:] == [max(1, int(cap * CHUNK_SECONDS))] * (len(taken) - 1), taken
     assert sum(taken) / clock.now == pytest.approx(cap, rel=1e-9)
     assert clock.slept == pytest.approx([n / cap - n * STEP_COST for n in taken])
+
+
+def test_throttled_run_keeps_its_wall_clock_schedule_despite_snapshot_writes(tmp_path, monkeypatch):
+    """300 steps at 20 steps/s with a snapshot every 2 steps (the lecture preset), each snapshot write
+    costing WRITE_COST of the fake clock: the run takes 300 / 20 = 15 s within one chunk's time
+    (cap·CHUNK_SECONDS = 2 steps = 0.1 s), not 15 s plus 150 writes (each chunk slept n/cap − its own
+    training time, so the writes added up: 15 + 150 × 0.02 = 18 s here)."""
+    WRITE_COST, cap, steps = 0.02, 20.0, 300  # a write well inside the 0.1 s two steps have at the cap
+    clock = _FakeClock()
+    monkeypatch.setattr(runner, "time", clock)
+    control = RunControl()
+    control.stop_event = _FakeStopEvent(clock)
+    control.max_steps_per_s = cap
+    with RunStore(tmp_path) as store:
+        job = RunJob(_cfg(steps, **{"snapshots.linear_every": 2}), store)
+        assert list(job.trainer.schedule) == list(range(0, steps + 1, 2))
+
+        def advance(n: int) -> None:
+            job.trainer.step_count += n
+            clock.now += n * STEP_COST
+
+        append = job._append
+
+        def slow_append(snap, checkpoint):
+            clock.now += WRITE_COST
+            append(snap, checkpoint)
+
+        monkeypatch.setattr(job.trainer, "advance", advance)
+        monkeypatch.setattr(job, "_append", slow_append)
+        monkeypatch.setattr(job, "_store_meanfield_twin", lambda: None)  # real threads, real time: not here
+        assert job.run(control) == "finished"
+    first_write = WRITE_COST  # the step-0 snapshot is written before the schedule begins
+    assert clock.now - first_write == pytest.approx(steps / cap, abs=max(1, int(cap * CHUNK_SECONDS)) / cap)
+
+
+def test_first_step_does_not_wait_for_the_mean_field_twin(tmp_path, monkeypatch, one_torch_thread):
+    """The twin (1–3 s of training on 2 cores) is computed beside a run that trains on one torch thread:
+    with a twin that cannot finish until the test lets it, the run still trains; it reports ``finished``
+    only once the twin is stored."""
+    from engine.service import twin
+
+    release, computing = threading.Event(), threading.Event()
+    real = twin.train_twin
+
+    def held_twin(plan, cancelled=lambda: False):
+        computing.set()
+        assert release.wait(DEADLINE), "the test never released the twin"
+        return real(plan, cancelled)
+
+    monkeypatch.setattr(twin, "train_twin", held_twin)
+    with RunStore(tmp_path) as store:
+        job, control = RunJob(_cfg(20), store), RunControl()
+        statuses: list[str] = []
+        job.on_status = lambda status, message: statuses.append(status)
+        worker = threading.Thread(target=job.run, args=(control,))
+        worker.start()
+        try:
+            _wait_for(computing.is_set, "the twin to start")
+            _wait_for(lambda: control.step == 20, "the run to train while its twin is computed")
+            assert "finished" not in statuses  # the final status waits for the twin
+        finally:
+            release.set()
+            worker.join(DEADLINE)
+        assert statuses[-1] == "finished" and not worker.is_alive()
+        assert store.statics(job.run_id)["mf_steps"].max() == 20
+
+
+def test_stop_does_not_wait_for_the_twin_and_a_resumed_run_computes_it(tmp_path, monkeypatch, one_torch_thread):
+    """Stopped while its twin is still being computed (a twin that would wait for the test forever): the
+    run is ``stopped`` at once, without a twin; resumed from its checkpoint, it computes the twin."""
+    from engine.service import twin
+
+    computing, real = threading.Event(), twin.train_twin
+
+    def endless_twin(plan, cancelled=lambda: False):
+        computing.set()
+        while not cancelled():  # only a cancel ends it
+            time.sleep(0.01)
+        return real(plan, cancelled)
+
+    monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint with every snapshot
+    monkeypatch.setattr(twin, "train_twin", endless_twin)
+    with RunStore(tmp_path) as store:
+        job, control = RunJob(_cfg(10**6), store), RunControl()
+        worker = threading.Thread(target=job.run, args=(control,))
+        worker.start()
+        _wait_for(lambda: computing.is_set() and (store.checkpoint(job.run_id) or (0,))[0] > 0, "a checkpoint")
+        control.stop()
+        worker.join(DEADLINE)
+        assert not worker.is_alive() and job.status == "stopped"
+        assert "mf_steps" not in store.statics(job.run_id)
+        monkeypatch.setattr(twin, "train_twin", real)
+        again = RunJob.resume(store, job.run_id)
+        assert again.step > 0
+        again._twin.finish()  # computed beside the resumed run (which is not run on here)
+        assert "mf_steps" in store.statics(job.run_id)
+
+
+def test_a_run_on_several_torch_threads_has_its_twin_before_its_first_step(tmp_path):
+    """The twin trains on one thread and torch's thread count is the process's: beside a run on two
+    threads it would change the count under the run's steps, so there it is stored before the first step."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with RunStore(tmp_path) as store:
+            job = RunJob(_cfg(20), store)
+            job._store_meanfield_twin()
+            assert "mf_steps" in store.statics(job.run_id), "stored before the constructor returned"
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(old)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 
 import pytest
@@ -12,9 +13,10 @@ import pytest
 from engine.service import reproduction_run
 from engine.service.control import RunControl
 from engine.service.jobs import JobManager, get_manager
-from engine.service.reproductions import Reproductions, check_id
+from engine.service.reproductions import DamagedError, Reproductions, check_id
 from engine.service.store import RunStore, pid_alive
 from tests.apphelp import wait_for
+from tests.stored_repro import setting, store_reproduction, without
 
 BAD_IDS = [
     "../x",
@@ -155,3 +157,72 @@ def test_shutdown_stops_and_joins_the_worker(tmp_path):
         m.start_reproduction(["fig9"])
     assert get_manager(str(tmp_path)) is not m  # a fresh manager after a shutdown
     get_manager(str(tmp_path)).shutdown()
+
+
+# ----------------------------------------------------------------- damaged stored reproductions
+GOOD, DAMAGED = "20990101-000000-000001", "20990101-000000-000002"
+
+
+def test_a_stored_reproduction_reads_back_as_written(tmp_path):
+    """The check of stored documents accepts what the worker writes (report.summary), defaults filled in."""
+    store_reproduction(tmp_path, GOOD)
+    [s] = Reproductions(tmp_path).stored()
+    assert s.problem is None and s.items == ("fig9",) and (s.n_verdicts, s.n_failed) == (1, 0)
+    rep = Reproductions(tmp_path).load(GOOD)
+    assert (
+        rep.doc["wall_s"] == 0.5 and rep.doc["items"][0]["wall_s"] == 0.5 and rep.doc["verdicts"][0]["status"] == "pass"
+    )
+    assert rep.doc["schema"] == 2  # fields the check does not name are kept
+    assert [f.caption for f in rep.figures] == ["the curve"] and rep.configs == {"fig9": {"eta_z": [1, 2]}}
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (without("wall_s"), "wall_s: missing"),  # the report of the issue: KeyError 'wall_s' on the page
+        (setting("many", "n_verdicts"), "n_verdicts: input should be a valid integer"),
+        (without("items", 0, "wall_s"), "items[0].wall_s: missing"),
+        (setting("high", "verdicts", 0, "value"), "verdicts[0].value: input should be a valid number"),
+        (setting(None, "created"), "created: input should be a valid string"),
+        (lambda doc: [doc], "the document: not a JSON object"),
+    ],
+)
+def test_a_damaged_verdicts_json_is_listed_with_what_is_wrong(tmp_path, damage, said):
+    """Listed (newest first, beside the good one) with its problem; loading it says the same."""
+    store_reproduction(tmp_path, GOOD)
+    store_reproduction(tmp_path, DAMAGED, damage)
+    repro = Reproductions(tmp_path)
+    bad, good = repro.stored()
+    assert (bad.id, good.id) == (DAMAGED, GOOD) and good.problem is None
+    assert bad.problem is not None and said in bad.problem and "verdicts.json" in bad.problem
+    with pytest.raises(DamagedError, match=re.escape(said)):
+        repro.load(DAMAGED)
+
+
+def test_a_verdicts_json_that_is_not_json_is_listed_with_what_is_wrong(tmp_path):
+    (store_reproduction(tmp_path, DAMAGED) / "verdicts.json").write_text('{"created": ', encoding="utf-8")
+    [s] = Reproductions(tmp_path).stored()
+    assert s.problem is not None and s.problem.startswith("verdicts.json is not JSON")
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "said"),
+    [
+        ("configs.json", None, "configs.json cannot be read"),
+        ("configs.json", "[1, 2]", "configs.json holds a list, not a JSON object"),
+        (
+            "figures/index.json",
+            '[{"item": "fig9", "caption": "x"}]',
+            "figures/index.json has an entry that is not a figure: k: missing",
+        ),
+        ("figures/fig9_0.json", "{", "figures/fig9_0.json is not JSON"),
+    ],
+)
+def test_damaged_configs_or_figures_say_which_file(tmp_path, file, text, said):
+    path = store_reproduction(tmp_path, DAMAGED) / file
+    if text is None:
+        path.unlink()
+    else:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(DamagedError, match=re.escape(said)):
+        Reproductions(tmp_path).load(DAMAGED)

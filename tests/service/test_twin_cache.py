@@ -7,7 +7,7 @@ import numpy as np
 
 from engine.paper.meanfield import meanfield_twin
 from engine.paper.presets import get_preset
-from engine.service import runner, twin_cache
+from engine.service import twin, twin_cache
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from engine.service.twin_cache import TwinCache
@@ -19,8 +19,8 @@ def _cfg(**over):
 
 def test_runs_with_the_same_twin_share_it_and_it_equals_a_fresh_one(tmp_path, monkeypatch, one_torch_thread):
     trained = []
-    real = runner.train_twin
-    monkeypatch.setattr(runner, "train_twin", lambda plan: trained.append(plan) or real(plan))
+    real = twin.train_twin
+    monkeypatch.setattr(twin, "train_twin", lambda plan, **kw: trained.append(plan) or real(plan, **kw))
     with RunStore(tmp_path) as store:
         a = RunJob(_cfg(name="first"), store)
         a.run()

@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 from engine.core.config import RunConfig
 from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
+from tests.apphelp import live_figure, wait_for
 from tests.apphelp import run_app as app
-from tests.apphelp import wait_for
 from ui.knobs import parse_params
 
 PAGES = [f"app_pages/{name}.py" for name in ("lab", "text", "compare", "sweep", "theory", "reproduce", "runs")]
@@ -27,7 +27,7 @@ def widget(at: AppTest, kind: str, label: str):
 def figure(at: AppTest, key: str) -> dict:
     """The figure whose layout.uirevision is ``key`` (plain plotly charts and live in-place charts)."""
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    specs += [json.loads(json.loads(c.proto.json))["fig"] for c in at.get("bidi_component")]
+    specs += [live_figure(c) for c in at.get("bidi_component")]
     return next(s for s in specs if s["layout"].get("uirevision") == key)
 
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from engine.core.data import build_problem
 from engine.paper.history import RunHistory
 from engine.paper.presets import get_preset
+from engine.service.runner import RunJob
+from engine.service.store import RunStore
+from ui.chart_style import LECTURE_FONT
 from ui.live import area as lab_live
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches
@@ -84,3 +89,61 @@ def test_a_few_choices_are_buttons_and_many_a_select_box():
     assert [b.label for b in at.selectbox] == ["query q"] and at.selectbox[0].value == 7
     at.button_group[0].set_value(2).run()
     assert at.session_state["few"] == 2 and at.session_state["many"] == 7
+
+
+# ----------------------------------------------------------------- one tick, one step
+class _MidWrite:
+    """The run store read while the worker writes its last snapshot: ``steps`` (and ``snapshot``) already
+    see it while ``scalars`` does not yet (``arrays_ahead``), or the other way round.  SQLite writes both
+    in one transaction, but a tick reads them in separate queries, so either may be a snapshot ahead."""
+
+    def __init__(self, store, arrays_ahead: bool):
+        self.store, self.arrays_ahead = store, arrays_ahead
+
+    def steps(self, rid):
+        steps = self.store.steps(rid)
+        return steps if self.arrays_ahead else steps[:-1]
+
+    def snapshot(self, rid, step):
+        return self.store.snapshot(rid, step)
+
+    def scalars(self, rid, since_step=None):
+        rows = self.store.scalars(rid, since_step=since_step)
+        return rows[rows["step"] < self.store.steps(rid)[-1]] if self.arrays_ahead else rows
+
+
+def _step_in(title: str) -> int:
+    return int(re.search(r"step (\d+)", title).group(1))
+
+
+@pytest.fixture(scope="module")
+def lecture_run(tmp_path_factory):
+    """The lecture preset's first 20 steps, stored (snapshots every 2 steps)."""
+    store = RunStore(tmp_path_factory.mktemp("one-step"))
+    job = RunJob(get_preset("lecture").config.with_overrides({"optim.steps": 20}), store)
+    assert job.run() == "finished"
+    yield store, job.run_id, job.cfg.to_json()
+    store.close()
+
+
+@pytest.mark.parametrize("arrays_ahead", [True, False], ids=["arrays-ahead", "scalars-ahead"])
+@pytest.mark.parametrize("fs", [15, LECTURE_FONT], ids=["lab", "lecture"])
+def test_every_chart_of_a_tick_shows_the_same_step(lecture_run, arrays_ahead, fs):
+    """Read while the last snapshot (step 20) is half visible, the tick shows the snapshot before it, the
+    latest step with both arrays and scalars, on every chart: the c_n and heatmap titles, and the last point
+    of the lines of the c_n, snap, entropy, z, bracket and loss charts (the theory lines stop within 5 %
+    past it).  (Scalars ahead of arrays were already cut at the arrays' step; arrays ahead were not: the
+    c_n chart and the heatmap said step 20 while the other charts ended at the step before.)"""
+    store, rid, cfg_json = lecture_run
+    common = store.steps(rid)[-2]
+    hist = RunHistory(rid)
+    hist.update(_MidWrite(store, arrays_ahead))
+    statics = store.statics(rid)
+    tick = lab_live._tick(hist, statics, cfg_json, f"{rid}-{arrays_ahead}", (0, 0, 0, None, fs))
+    figs = {k: json.loads(d)["fig"] for k, d, _ in tick.charts}
+    assert tick.id.endswith(f"@{common}")
+    assert _step_in(figs["cn"]["layout"]["title"]["text"]) == common
+    assert _step_in(figs["cnh"]["layout"]["title"]["text"]) == common
+    for key in ("cn", "B", "H", "z", "bracket", "loss"):
+        ends = [max(x for x in t["x"] if x is not None) for t in figs[key]["data"] if t.get("x")]
+        assert max(ends) <= common * 1.05 and common in ends, (key, ends)

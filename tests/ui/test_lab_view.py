@@ -4,12 +4,11 @@ share box's address (issue 14, items 3–4 and 6)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
+from tests.apphelp import live_figure
 from tests.apphelp import run_app as app
 from tests.ui.test_app import figure, start_and_finish, widget
 from ui.knobs import SPEEDS
@@ -84,7 +83,7 @@ def test_replica_query_and_step_beyond_the_run_are_said_and_fall_back(data_dir, 
 def test_charts_in_the_link_pick_the_charts_shown(data_dir, finished):
     rid, _ = finished
     at = app({"run": rid, "charts": "cn,H"})
-    shown = [json.loads(json.loads(c.proto.json))["fig"]["layout"]["uirevision"] for c in at.get("bidi_component")]
+    shown = [live_figure(c)["layout"]["uirevision"] for c in at.get("bidi_component")]
     assert shown == ["cn", "H"]
     picker = widget(at, "multiselect", "Charts shown")
     assert picker.value == ["cn", "H"]

@@ -4,12 +4,16 @@ then rerun).  The manager's reproductions themselves are tested in tests/service
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.paper.items.catalog import ITEMS
+from engine.paper.items.costs import about, estimated_seconds
 from engine.service.jobs import get_manager
 from tests.apphelp import run_app, wait_for
+from tests.stored_repro import setting, store_reproduction, without
 
 LONG_ITEM = "fig6"  # 640 runs × 100 steps in full mode: long enough to watch and stop
 
@@ -97,3 +101,50 @@ def test_bad_report_link_warns_without_traceback(page_dir, bad):
     at = page({"report": bad})
     assert not at.exception
     assert bad in texts(at.warning)
+
+
+# ----------------------------------------------------------------- damaged stored reproductions
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (without("wall_s"), "wall_s: missing"),  # the issue: KeyError 'wall_s' in verdict_line for everyone
+        (setting("fast", "wall_s"), "wall_s: input should be a valid number"),
+        (without("items", 0, "title"), "items[0].title: missing"),
+        (setting("high", "verdicts", 0, "value"), "verdicts[0].value: input should be a valid number"),
+    ],
+)
+def test_a_damaged_stored_reproduction_is_one_message_and_the_page_still_works(page_dir, damage, said):
+    """The damaged reproduction is the newest, so it is the one shown by default: one message naming it
+    and what is wrong, no exception; the good one beside it can still be picked and is shown whole."""
+    good, bad = "29990101-000000-00000a", "29990101-000001-00000b"  # newer than any the tests start
+    paths = [store_reproduction(page_dir, good), store_reproduction(page_dir, bad, damage)]
+    try:
+        at = page()
+        assert not at.exception
+        assert at.selectbox(key="rp.pick").value == bad
+        assert "damaged" in at.selectbox(key="rp.pick").format_func(bad)
+        [error] = at.error
+        assert bad in error.value and said in error.value.replace("\\", "")
+        at.selectbox(key="rp.pick").set_value(good).run()
+        assert not at.exception and not at.error
+        assert "1/1 verdicts pass" in texts(at.success) and [t.label for t in at.tabs] == ["✅ fig9"]
+    finally:
+        for p in paths:
+            shutil.rmtree(p)
+
+
+def test_the_estimate_names_the_item_count_and_the_measured_seconds(page_dir):
+    """Before Start: how many items will run and how long they take, from their measured seconds (the
+    page said "all six items take about 30 s" for eight items that took 75 s)."""
+    at = page()
+    at.toggle(key="rp.quick").set_value(True).run()
+    said = texts(at.caption)
+    assert "Quick mode · 8 items ·" in said and about(estimated_seconds(list(ITEMS), True)) in said
+    at.multiselect(key="rp.items").set_value(["fig6", "fig9"]).run()
+    said = texts(at.caption)
+    assert "Quick mode · 2 items ·" in said and about(estimated_seconds(["fig6", "fig9"], True)) in said
+    at.toggle(key="rp.quick").set_value(False)
+    at.multiselect(key="rp.items").set_value(["fig7"]).run()
+    said = texts(at.caption)
+    assert "Full mode · 1 item ·" in said and about(estimated_seconds(["fig7"], False)) in said
+    assert "Fig. 7 (real text) at full size is a GPU run" in said

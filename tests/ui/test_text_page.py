@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.service.jobs import get_manager
 from engine.service.store import RunStore
-from tests.apphelp import APP
+from tests.apphelp import APP, live_figure
 from ui.text_history import TextHistory
 
 PAGE = "app_pages/text.py"
@@ -40,7 +40,7 @@ def open_text_page(params: dict[str, str] | None = None) -> AppTest:
 
 def live_figures(at: AppTest) -> dict[str, dict]:
     """The live charts on screen by their title."""
-    figs = [json.loads(json.loads(c.proto.json))["fig"] for c in at.get("bidi_component")]
+    figs = [live_figure(c) for c in at.get("bidi_component")]
     return {f["layout"]["title"]["text"].removeprefix("<b>").removesuffix("</b>"): f for f in figs}
 
 

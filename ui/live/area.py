@@ -167,6 +167,8 @@ class Tick:
     charts: tuple[tuple[str, str, int], ...]
     verdicts: tuple[Verdict, ...]
     story: Story
+    id: str = ""  # run and step every chart of the tick was built at: the browser draws them together
+    view: str = ""  # what they show (replica, n, q, scrubbed step, font): a new view is drawn chart by chart
 
 
 TICK_BYTES = BOUNDS_MB["live charts"] * 2**20  # built chart payloads kept for every session to share
@@ -204,9 +206,10 @@ def _tick(
     step.  Each chart is cached on what it shows, so picking another n rebuilds only the charts of n."""
     r, n, q, cursor, fs = view
     tokens = not hist.topk  # before the first snapshot every chart shows its frame (no jump when it comes)
+    twin = "mf_steps" in statics  # the mean-field twin is stored a moment after the run starts
     charts_ = []
     for ch in (c for c in CHARTS if tokens or not c.tokens):
-        key = (rid, hist.last_step, ch.key, r, {"n": n, "q": q, "": None}[ch.shows], cursor, fs)
+        key = (rid, hist.last_step, ch.key, r, {"n": n, "q": q, "": None}[ch.shows], cursor, fs, twin)
         got = _cached(key)
         if got is None:
             data = live_payload(figure(ch.key, hist, statics, cfg_json, view), f"scansnap-{rid}-{ch.file}")
@@ -217,7 +220,7 @@ def _tick(
         obs = observed(hist, statics, r, RunConfig.from_json(cfg_json))
         failed = tuple(map(short_condition, obs.failed.get("theorem4", ())))
         found = _keep(vkey, (tuple(run_claims(obs)), run_story(obs, failed)))
-    return Tick(tuple(charts_), *found)
+    return Tick(tuple(charts_), *found, id=f"{rid}@{hist.last_step}", view="/".join(map(str, view)))
 
 
 def _layout_ui(tick: Tick, hero: Any) -> None:
@@ -228,23 +231,23 @@ def _layout_ui(tick: Tick, hero: Any) -> None:
     charts_ = [c for c in tick.charts if c[0] in shown]
     if hero is not None:
         with hero:
-            _charts([c for c in charts_ if c[0] in HERO])
+            _charts([c for c in charts_ if c[0] in HERO], tick)
         verdicts_ui(list(tick.verdicts))
         with st.container(key="lab-more"):
-            _charts([c for c in charts_ if c[0] not in HERO])
+            _charts([c for c in charts_ if c[0] not in HERO], tick)
     else:
         with st.container(key="lab-charts"):
-            _charts(charts_)
+            _charts(charts_, tick)
         verdicts_ui(list(tick.verdicts))
 
 
-def _charts(charts_: list[tuple[str, str, int]]) -> None:
+def _charts(charts_: list[tuple[str, str, int]], tick: Tick) -> None:
     """Charts in the current container, laid out by CSS (assets/live.css): one element each, not the
     rows of columns of ``st.columns``.  Every chart updates in place (``live_plot_ui``: Plotly.react,
     no validation on the server, no remount in the browser); its element carries the CSS class
     ``st-key-lab-<chart key>``."""
     for key, data, _ in charts_:
-        live_plot_ui(data, f"lab-{key}")
+        live_plot_ui(data, f"lab-{key}", tick.id, tick.view)
 
 
 def plotly_loader_ui() -> None:

@@ -8,8 +8,10 @@ preserves zoom and pan while the run streams in.  It uses the plotly.js that Str
 chart element loads (``window.Plotly``): ``ui.live.area.plotly_loader_ui`` keeps a hidden
 ``st.plotly_chart`` on the page for that, and the component waits until the library is there.
 In lecture mode the browser sets the height of the story's charts to fill the screen (``fitHeight``).
-Charts are drawn one per task from a page-wide queue (see ``_JS``): measured in
-``bench/ui_latency.py``, it shortens the time from picking n to the c_n chart showing it.
+Charts are drawn from a page-wide queue (see ``_JS``), one tick at a time: a tick of the timer in one
+task (every paint shows its charts at one step), a new view (another n picked) one chart per task,
+the c_n chart first: measured in ``bench/ui_latency.py``, drawing one chart per task shortens the
+time from picking n to the c_n chart showing it.
 """
 
 from __future__ import annotations
@@ -21,17 +23,30 @@ import streamlit as st
 from ui.chart_style import Spec, fit_top, plot_config
 
 _JS = """
-// One queue for every live chart of the page: each chart is drawn in a task of its own, so
-// input and the next messages are handled between two charts (a tick's six charts are not one
-// long task); the waiting chart that comes first on the page is drawn first (the c_n chart,
-// which picking n changes, does not wait behind the rest of a tick); and a chart whose newer
-// data arrives before it was drawn is drawn once, with the newer data.
-const queue = window.__livefigQueue || (window.__livefigQueue = { pending: new Map(), busy: false });
+// One queue for every live chart of the page, drawn in passes, one tick at a time.  A pass takes every
+// chart waiting when it begins.  A tick of the timer (the same view, a newer step) is drawn in one
+// task, so that every paint shows all its charts at the same step; only when input is waiting
+// (navigator.scheduling.isInputPending) does the pass yield between two charts.  A new view (another
+// n picked, a scrub: ``data.view`` changed) is drawn one chart per task, the first on the page first,
+// so the c_n chart answers the pick without waiting for the other charts.  Data of the tick being
+// drawn joins the pass; data of a newer tick waits for the next one, so no chart falls more than a
+// pass behind.  (The queue used to draw one chart per task, whichever waiting chart came first on the
+// page: when drawing a tick took longer than a tick, it redrew the first charts with every tick while
+// the heatmap fell ticks behind them, and the charts on screen showed different steps.)  Every payload
+// names its tick and view; a chart whose newer data arrives before it was drawn is drawn once, with it.
+const queue = window.__livefigTicks || (window.__livefigTicks = {
+  pending: new Map(), pass: new Map(), tick: null, latest: null, view: null, shownView: null, busy: false,
+});
 
-function firstOnPage() {
+function inputPending() {
+  const s = navigator.scheduling;
+  return !!(s && s.isInputPending && s.isInputPending());
+}
+
+function firstOnPage(charts) {
   let first = null;
-  for (const div of queue.pending.keys()) {
-    if (!div.isConnected) queue.pending.delete(div);
+  for (const div of charts.keys()) {
+    if (!div.isConnected) charts.delete(div);
     else if (!first || (first.compareDocumentPosition(div) & Node.DOCUMENT_POSITION_PRECEDING)) first = div;
   }
   return first;
@@ -77,16 +92,11 @@ if (!window.__livefigResize) {
   });
 }
 
-function drawNext() {
-  if (!window.Plotly) { setTimeout(drawNext, 100); return; }  // Streamlit's chart element loads it
-  const div = firstOnPage();
-  if (!div) { queue.busy = false; return; }
-  const data = queue.pending.get(div);
-  queue.pending.delete(div);
+function draw(div, data) {
   try {
-    if (div.drawn !== data) {
-      div.drawn = data;
-      const spec = JSON.parse(data);
+    if (div.drawn !== data.fig) {
+      div.drawn = data.fig;
+      const spec = JSON.parse(data.fig);
       const h = fitHeight(div);
       if (h) {
         const lg = legendAt(spec.fig.layout, h);
@@ -98,6 +108,26 @@ function drawNext() {
   } catch (err) {
     console.error('live chart not drawn', err);  // the other charts are still drawn
   }
+}
+
+function drawNext() {
+  if (!window.Plotly) { setTimeout(drawNext, 100); return; }  // Streamlit's chart element loads it
+  if (firstOnPage(queue.pass) === null) {  // a pass has ended: the next one takes what is waiting
+    if (firstOnPage(queue.pending) === null) { queue.busy = false; queue.tick = null; return; }
+    queue.pass = queue.pending;
+    queue.pending = new Map();
+    queue.tick = queue.latest.tick;
+    queue.view = queue.latest.view;
+  }
+  const together = queue.view === queue.shownView;  // a tick of the timer: all its charts in this task
+  let div = firstOnPage(queue.pass);
+  while (div !== null) {
+    draw(div, queue.pass.get(div));
+    queue.pass.delete(div);
+    div = firstOnPage(queue.pass);
+    if (!together || inputPending()) break;
+  }
+  if (div === null) queue.shownView = queue.view;
   setTimeout(drawNext, 0);
 }
 
@@ -110,9 +140,18 @@ export default function(component) {
     div.style.width = '100%';
     parentElement.appendChild(div);
   }
-  if (div.drawn === data && !queue.pending.has(div)) return;  // unchanged (paused run, another n picked)
-  queue.pending.set(div, data);  // a chart already waiting is drawn once, with the newer data
-  if (!queue.busy) { queue.busy = true; setTimeout(drawNext, 0); }
+  if (div.drawn === data.fig && !queue.pending.has(div) && !queue.pass.has(div)) return;  // unchanged
+  queue.latest = data;
+  if (queue.busy && data.tick === queue.tick) {  // the tick being drawn: this pass draws it
+    queue.pending.delete(div);
+    queue.pass.set(div, data);
+  } else {
+    queue.pending.set(div, data);  // a chart already waiting is drawn once, with the newer data
+  }
+  if (!queue.busy) {  // a tick of the timer starts 20 ms later: its charts' messages come one by one
+    queue.busy = true;
+    setTimeout(drawNext, data.view === queue.shownView ? 20 : 0);
+  }
 }
 """
 _CSS = "div.livefig { width: 100%; }"
@@ -127,6 +166,9 @@ def live_payload(fig: Spec, filename: str) -> str:
     return json.dumps({"fig": fit_top(fig), "config": config}, separators=(",", ":"))
 
 
-def live_plot_ui(payload: str, key: str) -> None:
-    """Draw a :func:`live_payload` in an element keyed ``key`` (CSS class ``st-key-<key>``)."""
-    _live_plot(data=payload, key=key)
+def live_plot_ui(payload: str, key: str, tick: str, view: str = "") -> None:
+    """Draw a :func:`live_payload` in an element keyed ``key`` (CSS class ``st-key-<key>``).  ``tick`` names
+    the run and step its charts were built at, ``view`` what they show (n, q, replica, the scrubbed step,
+    the font): the same for every chart of a tick.  The browser draws a tick of the timer (same view) in
+    one task, a new view chart by chart (see ``_JS``)."""
+    _live_plot(data={"tick": tick, "view": view, "fig": payload}, key=key)

@@ -1,0 +1,42 @@
+"""The Real text page's live charts (ui/text_live.py): every chart of one tick shows the same step."""
+
+from __future__ import annotations
+
+import json
+import logging
+from types import SimpleNamespace
+
+import pytest
+
+from engine.service.store import RunStore
+from engine.service.text_runner import TextRunJob
+from tests.service.test_text_runs import small_cfg
+from ui import text_live
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+@pytest.fixture(scope="module")
+def text_run(tmp_path_factory):
+    """A small real-text run (40 steps, a snapshot every 5), stored."""
+    store = RunStore(tmp_path_factory.mktemp("text-one-step"))
+    job = TextRunJob(small_cfg(), store, name="one-step")
+    assert job.run() == "finished"
+    yield store, job.run_id
+    store.close()
+
+
+def test_the_line_charts_end_at_the_step_the_tick_read(text_run, monkeypatch):
+    """A tick reads the run's last step once (``last``) and draws the attention maps at it; a snapshot the
+    worker stored after that read waits for the next tick.  The entropy, share and loss charts end at
+    ``last`` too: they were read again from the store and went one snapshot further than the maps."""
+    store, rid = text_run
+    last = store.steps(rid)[-2]  # the page read this; the worker has stored one snapshot more since
+    monkeypatch.setattr(text_live, "service", lambda: SimpleNamespace(store=store))
+    _, charts = text_live._charts(rid, last, 15, None)
+    assert [k for k, _, _ in charts] == ["H", "share", "loss"]
+    for key, payload, _ in charts:
+        traces = [t for t in json.loads(payload)["fig"]["data"] if t.get("x")]
+        ends = [max(x for x in t["x"] if x is not None) for t in traces]
+        assert ends and max(ends) == last, (key, ends)
