@@ -40,6 +40,7 @@ BENCHES: dict[str, list[str]] = {
     "ui_latency_pinned": [PY, "-m", "bench.ui_latency", "--trials", "40", "--pin"],
     "chart_draw": [PY, "-m", "bench.chart_draw"],
     "load": [PY, "-m", "bench.load_test", "--rounds", "50:20,150:30"],
+    "queue_estimate": [PY, "-m", "bench.queue_estimate"],
     "tick_payload": [PY, "-m", "bench.tick_payload"],
     "first_paint": [PY, "-m", "bench.first_paint", "--repeats", "3"],
     "lecture_pace": [PY, "-m", "bench.lecture_pace", "--repeats", "3"],

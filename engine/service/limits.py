@@ -9,10 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.core.config import RunConfig
+from engine.core.schedule import snapshot_steps
 from engine.service.budget import estimate
 
-STEP_OVERHEAD_S = 5e-4  # per optimiser step, whatever its size (measured: syn-small, 1 thread, 0.6 ms)
-OPS_PER_S = 5e8  # element-operations a second (measured 1e8-8e8 on 2 cores: syn-small to syn-medium-10)
+# The slot time of a run, as the queue counts it, with every slot busy (bench/queue_estimate.py measures
+# it against these: BENCHMARKS.md).  Chosen to overstate rather than understate: a queued visitor's stated
+# wait is a sum of them.
+RUN_START_S = 1.0  # a worker's start, the run's statics, an uncached mean-field twin
+STEP_OVERHEAD_S = 2e-3  # per optimiser step, whatever its size
+SNAPSHOT_S = 0.02  # per stored snapshot (its metrics and one SQLite transaction)
+OPS_PER_S = 2e8  # element-operations a second of one slot
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,8 @@ def _env(name: str, default: float, typ: type) -> Any:
 
 
 def estimated_seconds(cfg: RunConfig) -> float:
-    """Training seconds of a whole run on this machine, roughly: a fixed cost per step plus the
-    budget's element-operations at :data:`OPS_PER_S` (an estimate for queueing, not a promise)."""
-    return cfg.optim.steps * STEP_OVERHEAD_S + estimate(cfg).work / OPS_PER_S
+    """Slot seconds of a whole run on this machine, every slot busy: a start, a fixed cost per step and
+    per snapshot, plus the budget's element-operations at :data:`OPS_PER_S` (the queue's estimate)."""
+    snapshots = len(snapshot_steps(cfg.optim.steps, cfg.snapshots))
+    work = estimate(cfg).work / OPS_PER_S
+    return RUN_START_S + cfg.optim.steps * STEP_OVERHEAD_S + snapshots * SNAPSHOT_S + work
