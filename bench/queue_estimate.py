@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from engine.paper.presets import get_preset
+from engine.paper.text_presets import get_text_preset
 from engine.service.jobs import JobManager
 from engine.service.store import RunStore
 from engine.service.text_runs import run_seconds
@@ -51,7 +52,8 @@ def main() -> dict[str, Any]:
         m = JobManager(store)  # slots = cores, one torch thread each
         measure(m, get_preset("syn-small").config.with_overrides({"optim.steps": 2}))  # the fork server's start
         for label, (preset, over) in CASES.items():
-            cfg = get_preset(preset).config.with_overrides(over) if over else get_preset(preset).config
+            base = (get_text_preset if preset.startswith("text-") else get_preset)(preset).config
+            cfg = base.with_overrides(over) if over else base
             estimate = run_seconds(tmp, cfg)
             first, second = measure(m, cfg), measure(m, cfg)
             rows.append(

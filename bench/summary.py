@@ -132,6 +132,12 @@ def targets() -> list[str]:
     lp = load("lecture_pace")
     if lp:
         rows.append(_lecture_pace_target(lp["result"]))
+    qe = load("queue_estimate")
+    if qe:
+        ratio = qe["result"]["max_ratio"]
+        rows.append(["the queue's estimate of a run's slot time is not short (a hall cannot jam the server)",
+                     f"measured / estimated ≤ {ratio:.2f} over {len(qe['result']['cases'])} runs",
+                     _met(ratio <= 1.1)])  # fmt: skip
     return [
         table(["target (issue)", "measured", "met?"], rows),
         "\nMissed targets, and why: see *Where a target is missed* below.",
@@ -169,6 +175,21 @@ def lecture_pace() -> list[str]:
         table(["run", "▶ Start → finished (s)", "× stated", "first step after (s)", "twin stored"], rows),
         "",
     ]
+
+
+def queue_estimate() -> list[str]:
+    """Each config's slot time with every slot busy against the queue's estimate (first run: its
+    mean-field twin trained; second: found cached)."""
+    res = load("queue_estimate")
+    if not res:
+        return []
+    r = res["result"]
+    rows = [
+        [c["case"], c["estimate_s"], c["first_s"], c["second_s"], c["ratio_first"], c["ratio_second"]]
+        for c in r["cases"]
+    ]
+    head = ["run", "estimate (s)", "first run (s)", "second run (s)", "first / estimate", "second / estimate"]
+    return [stamp(res) + "\n", table(head, rows), ""]
 
 
 def _load_target(ld: dict[str, Any]) -> list[str]:
@@ -639,6 +660,7 @@ def main() -> None:
         ("Reproduce", reproduce),
         ("Reproduce page", reproduce_page),
         ("Lecture pace", lecture_pace),
+        ("Queue estimate", queue_estimate),
         ("UI throughput", ui_throughput),
         ("UI latency", ui_latency),
         ("Live chart drawing", chart_draw),

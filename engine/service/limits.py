@@ -15,10 +15,13 @@ from engine.service.budget import estimate
 # The slot time of a run, as the queue counts it, with every slot busy (bench/queue_estimate.py measures
 # it against these: BENCHMARKS.md).  Chosen to overstate rather than understate: a queued visitor's stated
 # wait is a sum of them.
+# Measured on 2 cores, both slots busy (second runs, twin cached): syn-small 1.1-1.7 ms a step, 6 ms a
+# snapshot, a start of 0.3 s and up to 2 s more for an uncached twin; syn-medium-1 3·10^8 element-operations
+# a second.
 RUN_START_S = 1.0  # a worker's start, the run's statics, an uncached mean-field twin
 STEP_OVERHEAD_S = 2e-3  # per optimiser step, whatever its size
-SNAPSHOT_S = 0.02  # per stored snapshot (its metrics and one SQLite transaction)
-OPS_PER_S = 2e8  # element-operations a second of one slot
+SNAPSHOT_S = 8e-3  # per stored snapshot (its metrics and one SQLite transaction)
+OPS_PER_S = 3e8  # element-operations a second of one slot
 
 
 @dataclass(frozen=True)

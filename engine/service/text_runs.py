@@ -39,6 +39,7 @@ TEXT = "text"
 MAP_MAX_T = 64  # positions of the probe window kept in the stored attention maps
 MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most this
 HEAD_MEAN = -1  # the store's replica value of a head-mean (or run-level) row
+TEXT_START_S = 3.0  # a text worker's start: the corpus read and encoded, the model built
 
 TextRow = tuple[int | None, int | None, str, float]  # (layer, head, metric, value), as the trainer gives them
 
@@ -52,10 +53,11 @@ def check_text_run(data_dir: str | Path, cfg: TextRunConfig) -> TextEstimate:
 
 
 def run_seconds(data_dir: str | Path, cfg: RunConfig | TextRunConfig) -> float:
-    """Training seconds of a whole run of either kind, roughly, for the queue's limits (a text run
-    is checked first: :func:`check_text_run`; its floating-point work at the assumed CPU speed)."""
+    """Slot seconds of a whole run of either kind, for the queue (a text run is checked first:
+    :func:`check_text_run`; a start, then its floating-point work at one slot's share of the assumed
+    CPU speed: bench/queue_estimate.py measured a 30-step Fig. 7 run at 0.9-1.0 of this)."""
     if isinstance(cfg, TextRunConfig):
-        return check_text_run(data_dir, cfg).flop / ASSUMED_CPU_FLOPS
+        return TEXT_START_S + check_text_run(data_dir, cfg).flop / (ASSUMED_CPU_FLOPS / 2)
     return estimated_seconds(cfg)
 
 
