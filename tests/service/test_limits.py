@@ -20,7 +20,7 @@ def _cfg(steps: int):
 
 @pytest.fixture
 def service(tmp_path):
-    jobs = JobManager(RunStore(tmp_path), max_concurrent=1, limits=Limits(max_steps=1000, max_queue_s=2.0))
+    jobs = JobManager(RunStore(tmp_path), max_concurrent=1, limits=Limits(max_steps=1000, max_queue_s=600.0))
     yield LabService(jobs)
     jobs.shutdown()
 
