@@ -13,6 +13,16 @@ from multiprocessing.context import BaseContext
 from typing import Any
 
 FULL, LIGHT, IDLE = "full", "light", "idle"  # what a run asks of the scheduler: a slot, to run light, nothing
+LIGHT_DUTY = 0.1  # a throttled run that computes less than this fraction of a core needs no slot
+
+
+def is_light(cap: float | None, step_s: float | None, light_now: bool = False) -> bool:
+    """Whether a run throttled to ``cap`` steps/s, each taking ``step_s`` compute seconds, needs no slot:
+    its duty ``cap · step_s`` < :data:`LIGHT_DUTY` (a light run stays light up to twice that, so that
+    timing noise does not flip it back and forth).  Unknown step time or no cap: not light."""
+    if not cap or step_s is None:
+        return False
+    return cap * step_s < LIGHT_DUTY * (2.0 if light_now else 1.0)
 
 
 class _Cell:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 
 from engine.paper.items.costs import progress
-from engine.service.control import IDLE, RunControl
+from engine.service.control import IDLE, RunControl, is_light
 from engine.service.worker import worker_context
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
@@ -113,9 +113,14 @@ class Job:
         return 1 - min(self.control.step, self.total_steps) / max(self.total_steps, 1)
 
     def slot_seconds(self) -> float:
-        """How long the run will still hold a slot: its estimate, or, throttled, its steps at its pace."""
-        left = self.remaining_fraction()
-        cap = self.control.max_steps_per_s
+        """How long the run will still hold a slot: its estimate, or, throttled, its steps at its pace;
+        none if it is throttled light (:func:`~engine.service.control.is_light` of its measured step
+        time, or before it measured one, of its estimate's ``seconds / total_steps``)."""
+        left, c = self.remaining_fraction(), self.control
+        cap = c.max_steps_per_s
+        step_s = c.step_s if c.step_s is not None else self.seconds / max(self.total_steps, 1)
+        if is_light(cap, step_s, self.light):
+            return 0.0
         paced = left * self.total_steps / cap if cap else 0.0
         return max(self.seconds * left, paced)
 

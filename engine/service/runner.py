@@ -20,10 +20,9 @@ from engine.core.device import describe_device
 from engine.core.train import DivergedError, Snapshot, Trainer
 from engine.paper.run_theory import theory_scalars
 from engine.service.budget import check_budget
-from engine.service.control import FULL, IDLE, LIGHT, RunControl
+from engine.service.control import FULL, IDLE, LIGHT, RunControl, is_light
 from engine.service.pacing import Anchor, pace
 from engine.service.runs import create_run
-from engine.service.scheduling import is_light
 from engine.service.store import RunStore
 from engine.service.twin import BackgroundTwin
 
@@ -188,6 +187,8 @@ class RunJob:
             self._paused_since = None
             if not self._may_compute(control, control.max_steps_per_s):
                 self._pace = None  # waiting for a slot ends the schedule: the next chunk begins a new one
+                if self.status != "queued":
+                    self._set_status("queued")  # the store says so too (the Runs list, other processes)
                 control.stop_event.wait(POLL_S)  # a stop ends the wait; a slot is looked for again after it
                 continue
             n = control.allowance(min(chunk, target - self.step))

@@ -5,7 +5,7 @@ A *slot* is one run computing at full speed (``SCANSNAP_MAX_JOBS`` of them, defa
 Slots bound the runs that compute at once, not the runs that exist: a paused run holds none, and a
 run throttled to a lecture's pace, which computes ``cap · step_s`` of a core (``cap`` steps a second
 of ``step_s`` compute seconds each, e.g. 20 × 0.7 ms = 1.4 %), holds none either while that is under
-:data:`LIGHT_DUTY`.  The job manager (:mod:`engine.service.jobs`) applies these rules.
+``control.LIGHT_DUTY``.  The job manager (:mod:`engine.service.jobs`) applies these rules.
 """
 
 from __future__ import annotations
@@ -15,20 +15,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from engine.service.control import FULL, IDLE, LIGHT
+from engine.service.control import FULL, IDLE, LIGHT, is_light
 from engine.service.job_state import TERMINAL, TRAIN, Job, JobStatus, Schedule
 
-LIGHT_DUTY = 0.1  # a throttled run that computes less than this fraction of a core needs no slot
 LIGHT_PER_SLOT = 8  # light runs allowed per slot (they share about one core's worth at most)
-
-
-def is_light(cap: float | None, step_s: float | None, light_now: bool = False) -> bool:
-    """Whether a run throttled to ``cap`` steps/s, each taking ``step_s`` compute seconds, needs no slot:
-    its duty ``cap · step_s`` < :data:`LIGHT_DUTY` (a light run stays light up to twice that, so that
-    timing noise does not flip it back and forth).  Unknown step time or no cap: not light."""
-    if not cap or step_s is None:
-        return False
-    return cap * step_s < LIGHT_DUTY * (2.0 if light_now else 1.0)
 
 
 def expected_wait(slots: int, busy_remaining: Sequence[float], ahead: Sequence[float]) -> float:

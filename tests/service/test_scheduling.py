@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.service.control import LIGHT_DUTY, is_light
 from engine.service.jobs import JobManager
-from engine.service.limits import Limits
-from engine.service.scheduling import LIGHT_DUTY, expected_wait, is_light, queue_sentence
+from engine.service.limits import STEP_OVERHEAD_S, Limits
+from engine.service.scheduling import expected_wait, queue_sentence
 from engine.service.store import RunStore
 from tests.service.test_jobs import DEADLINE, _cfg, _step, _wait_for, _wait_status
 
@@ -131,6 +132,7 @@ def test_a_throttled_run_that_needs_a_sliver_of_a_core_holds_no_slot(sched):
     slow = m.submit(_cfg(10**6), paused=True)
     m.set_speed(slow, 2.0)  # 2 steps/s of a few ms each: far under LIGHT_DUTY
     m.resume(slow)
+    assert m.queued_seconds() == 0.0, "estimated light (its estimate's step time), it adds nothing to the queue"
     _wait_for(lambda: m.status(slow).light, "the throttled run to run light")
     assert m.schedule().holders == () and [s.run_id for s in m.schedule().light] == [slow]
     b = m.submit(_cfg(40))
@@ -139,6 +141,8 @@ def test_a_throttled_run_that_needs_a_sliver_of_a_core_holds_no_slot(sched):
     _wait_for(lambda: _step(m, slow) > s0, "the light run to go on")
     m.set_speed(slow, None)  # at full speed it needs the slot again
     _wait_for(lambda: m.status(slow).slot, "the unthrottled run to take the slot")
+    left = 10**6 - _step(m, slow)
+    assert m.queued_seconds() >= left * STEP_OVERHEAD_S, "at full speed its steps count in the queue"
 
 
 def test_light_runs_past_their_bound_wait_for_a_slot(sched):

@@ -132,6 +132,7 @@ def test_a_viewer_of_someone_elses_live_run_can_start_their_own_as_the_page_says
         assert f"Watching run `{rid}`" in note and "▶ Start or ↺ Reset trains your own run of this config" in note
         viewer.button(key="text.start").click().run()
         mine = viewer.session_state["text.run"]
+        assert not viewer.error, [e.value for e in viewer.error]
         assert not viewer.exception and mine != rid and viewer.query_params["run"] in (mine, [mine])
         assert mgr.store.get_run(mine)["owner"] == viewer.session_state["owner"]
         assert (
