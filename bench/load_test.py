@@ -25,7 +25,9 @@ server's memory to each idle figure (bench/webserver.py).
 A round passes when: ``/_stcore/health`` (polled every 0.5 s in a thread) always answers in < 1 s;
 every session rendered its page without an exception element; every started run is finished
 in the store (queued first when both job slots were busy) with all its steps; at most 2 runs
-train at once; the store gained exactly the runs started (nothing lost, no training per viewer);
+train at once in the job slots (the lecture's run, throttled to a sliver of a core until the
+lecturer sets max speed, trains beside them without a slot); the store gained exactly the runs
+started (nothing lost, no training per viewer);
 every watcher saw the published run's status advance and end ``finished`` (the same run id);
 the peak memory of the server with its training workers (PSS summed over its process tree)
 stays under ``--rss-bound-mb``; the server logged no traceback.  Each round has its own hard
@@ -82,6 +84,7 @@ class Monitor(threading.Thread):
         self.rss: list[float] = []
         self.tree_pss: list[float] = []
         self.max_running = self.max_queued = 0
+        self.light: set[str] = set()  # throttled runs that compute without a slot (the lecture's, until max speed)
         self.queued_ids: set[str] = set()
         self.seen: dict[str, dict[str, float]] = {}  # run id -> status -> first seen (s since start)
         self.t0 = time.monotonic()
@@ -102,7 +105,7 @@ class Monitor(threading.Thread):
                 self.rss.append(self.srv.rss_mb())
                 self.tree_pss.append(self.srv.tree_pss_mb())
                 runs = store.list_runs(1000)
-                running = [r for r in runs if r["status"] == "running"]
+                running = [r for r in runs if r["status"] == "running" and r["id"] not in self.light]
                 queued = [r for r in runs if r["status"] == "queued"]
                 self.max_running = max(self.max_running, len(running))
                 self.max_queued = max(self.max_queued, len(queued))
@@ -528,6 +531,7 @@ def _drive(
     published = res["published_run"] = lect.run_id
     if not published:
         return {}
+    mon.light.add(published)  # at 1 step/s it needs a sliver of a core: no slot (engine/service/scheduling.py)
     everyone += open_students(url, data_dir, published, roles(sessions, runs), plan, mon, deadline)
     res["all_sessions_open_s"] = round(time.monotonic() - t0, 1)
     res["sessions_open_at_once"] = sum(1 for s in everyone if s.client is not None and not s.client.connection_errors())
@@ -535,6 +539,7 @@ def _drive(
     res["broadcast_live_while_all_open"] = _run_status(data_dir, published) in LIVE
     chromium = start_browsers(url, plan, published, deadline, res)
     res["lecturer_set_max_speed"] = set_max_speed(lect, _left(deadline, plan.page_timeout_s))
+    mon.light.discard(published)  # at full speed it trains in a slot, or says "queued" while it waits for one
     mon.mark("lecturer: speed max")
     final, res["runs_in_store"] = wait_runs(data_dir, [s.run_id for s in everyone if s.run_id], deadline)
     res["all_runs_done_s"] = round(time.monotonic() - t0, 1)
@@ -608,13 +613,15 @@ def _figures(res: dict[str, Any], everyone: list[Session], final: dict[str, Any]
 
 
 def tracebacks(log: str, limit: int = 5) -> list[str]:
-    """The server log's tracebacks (first ``limit``): the app's frames, the last frame, the error's first line."""
+    """The server log's tracebacks (first ``limit``), plain or drawn by rich (colours stripped): the
+    app's frames, the last frame, the error's first line."""
     out = []
-    for block in re.split(r"Traceback \(most recent call last\)[^\n]*", log)[1 : limit + 1]:
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", log)
+    for block in re.split(r"Traceback \(most recent call last\)[^\n]*", plain)[1 : limit + 1]:
         lines = block.strip("\n").splitlines()
-        frames = [ln.strip() for ln in lines if ln.startswith("  File ")]
+        frames = [m.group(1) for ln in lines if (m := re.search(r'(File "[^"]+", line \d+.*|\S+\.py:\d+ in \w+)', ln))]
         ours = [f for f in frames if "site-packages" not in f]  # the app's frames, then where it failed
-        error = next((ln for ln in lines if ln and not ln.startswith(" ")), "")
+        error = next((ln for ln in lines if re.match(r"[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", ln)), "")
         out.append("\n".join([*ours[-6:], *frames[-1:], error[:300]]))
     return out
 

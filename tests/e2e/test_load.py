@@ -77,3 +77,21 @@ def test_lecture_hall_load_rounds():
         f"idle server after {len(ROUNDS)} rounds holds {idle['rss_mb']} MiB (bound {bound:.0f} MiB = idle at "
         f"start {res['idle_before']['rss_mb']} + caches + {KEPT_SESSIONS} kept sessions + slack): {idle}"
     )
+
+
+def test_the_server_log_check_finds_plain_and_rich_tracebacks():
+    """The load test's ``no_server_traceback`` check missed Streamlit's rich-drawn traceback (colour codes
+    inside "Traceback (most recent call last)"): both forms are found, with the error's line."""
+    from bench.load_test import tracebacks
+
+    plain = 'Traceback (most recent call last):\n  File "/app/ui/shell.py", line 44, in main\nValueError: bad\n'
+    rich = (
+        "\x1b[31m──\x1b[0m \x1b[1;31mTraceback \x1b[0m\x1b[1;2;31m(most recent call last)\x1b[0m ──\n"
+        "│ /app/\x1b[1mui/shell.py\x1b[0m:44 in main │\n"
+        "SystemError: AST constructor recursion depth mismatch (before=42, after=70)\n"
+    )
+    [p] = tracebacks(plain)
+    [r] = tracebacks("starting\n" + rich)
+    assert 'shell.py", line 44' in p and p.endswith("ValueError: bad")
+    assert "ui/shell.py:44 in main" in r and r.endswith("recursion depth mismatch (before=42, after=70)")
+    assert tracebacks("a quiet log\n") == []
