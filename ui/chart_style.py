@@ -212,8 +212,10 @@ def fit_top(fig: Spec) -> Spec:
     legend's last row); the height grows by the legend's estimated rows so the plot keeps its size
     (``layout.meta.legend_px``: what was added, so a second call changes nothing).  Call it after the
     traces, the legend and the title are final; the browser moves the legend when it changes the
-    height (ui/live/figure.py)."""
+    height (ui/live/figure.py).  A figure :func:`layout_style` never styled is returned as it is."""
     lay = fig["layout"]
+    if "legend" not in lay or "title" not in lay:
+        return fig
     size = lay["legend"].get("font", {}).get("size", FONT)
     names = legend_names(fig)
     title = lay["legend"].get("title", {}).get("text")

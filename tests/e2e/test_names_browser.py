@@ -55,6 +55,15 @@ def _names(shown: list[dict]) -> str:
     return " ".join(s["text"] for s in shown).replace("\u2060", "")  # the word joiners plain() adds are invisible
 
 
+def _legend_lines(legend) -> list[str]:
+    """The legend's entries as read: a long one is wrapped on several lines (tspan.line, the break at a
+    space), read back with that space."""
+    return [
+        " ".join(t.locator("tspan.line").all_text_contents()) or t.text_content() or ""
+        for t in legend.locator(".legendtext").all()
+    ]
+
+
 def _check(shown: list[dict], *names: str) -> None:
     """Every name is shown as typed, in an element with no link away and no formatting."""
     assert shown, "no element shows a run name"
@@ -94,7 +103,7 @@ def test_run_names_show_as_typed_everywhere(runs):
             legend = pg.locator(".js-plotly-plot .legend")  # (in a component's shadow DOM: locators reach it)
             _check(
                 [{
-                    "text": " ".join(legend.locator(".legendtext").all_text_contents()),
+                    "text": " ".join(_legend_lines(legend)),
                     "links": [a.get_attribute("href") or "" for a in legend.locator("a").all()],
                     "markup": ["B"] * legend.locator(".legendtext tspan[style*=bold]").count(),
                 }],

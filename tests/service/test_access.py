@@ -243,7 +243,7 @@ def test_run_ids_from_the_url_never_reach_the_filesystem(data_dir, run):
     sweep.switch_page("app_pages/sweep.py")
     sweep.query_params["run"] = run
     sweep.run()
-    assert not sweep.exception and any("not in the store" in w.value for w in sweep.warning)
+    assert not sweep.exception and any("not in the run store" in w.value for w in sweep.warning)
 
 
 def test_url_text_is_shown_as_typed_never_as_markdown(data_dir):
