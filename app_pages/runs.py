@@ -118,6 +118,11 @@ def stop() -> None:
     service().stop(rid, session.actor())
 
 
+@guarded
+def resume() -> None:
+    service().resume(rid, session.actor())
+
+
 c = st.columns(4)
 if c[0].button("Open in Real text" if is_text else "Open in the Lab", key="runs.open", type="primary"):
     st.switch_page(run_page(run), query_params={"run": rid})
@@ -125,6 +130,9 @@ if is_sweep and c[1].button("Open in Sweep", key="runs.sweep"):
     st.switch_page("app_pages/sweep.py", query_params={"run": rid})
 if service().is_live(rid):
     c[2].button("⏹ Stop", key="runs.stop", disabled=not allowed, on_click=stop)
+    live = service().status(rid)
+    if live is not None and live.status == "paused":
+        c[3].button("▶ Resume", key="runs.resume", disabled=not allowed, on_click=resume)
 if run["status"] in RECOVERABLE and not service().is_live(rid):
     st.warning(f"This run is **{run['status']}** at step {run['last_step'] or 0}. {plain(run['message'] or '')}")
     recovery_ui(run, "runs", allowed)

@@ -13,7 +13,7 @@ from ui import charts_pages, sweep_form
 from ui.errors import guarded, show_callback_error
 from ui.knobs import RATIOS
 from ui.resources import service
-from ui.session import actor
+from ui.session import actor, owns
 from ui.text import plain
 from ui.widgets import font, plot_ui
 
@@ -76,7 +76,13 @@ def results(rid: str) -> None:
         st.dataframe(summary, hide_index=True)
 
 
+@guarded
+def resume(rid: str) -> None:
+    service().resume(rid, actor())
+
+
 def progress(rid: str) -> None:
+    service().watch(rid)  # a run that no page shows pauses itself after SCANSNAP_IDLE_PAUSE_S
     info, s = service().run(rid), service().status(rid)
     if info is None:
         st.warning(f"run {plain(rid)} is not in the store")
@@ -84,6 +90,10 @@ def progress(rid: str) -> None:
     status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
     total = json.loads(info["config_json"])["optim"]["steps"]
     st.progress(min(1.0, step / max(total, 1)), text=f"{status} · step {step} / {total} · run {rid}")
+    if s is not None and s.message:
+        st.caption(plain(s.message))  # what a queued sweep waits for, why a paused one paused
+    if s is not None and s.status == "paused":
+        st.button("▶ Resume", key="sweep.resume", on_click=resume, args=(rid,), disabled=not owns(rid))
     live = s is not None and s.status not in TERMINAL
     if ss.get("sweep.live") and not live:
         ss["sweep.live"] = False

@@ -1,0 +1,60 @@
+"""The training slots in the pages (AppTest): the Runs page lists each slot's holder, the light runs and
+the queue; a paused run (say, one the server paused because nobody watched it) is resumed from the
+Runs page and from the Sweep page by its owner."""
+
+from __future__ import annotations
+
+from engine.paper.presets import get_preset
+from engine.paper.sweeps import sweep_config
+from engine.service.jobs import get_manager
+from tests.apphelp import run_app, wait_for
+
+LONG = {"optim.steps": 100_000, "optim.batch": 8, "data.T": 16}
+
+
+def _slots_table(at):
+    [table] = [d.value for d in at.dataframe if "holds" in d.value.columns]
+    return table
+
+
+def test_the_runs_page_lists_the_slots_and_resumes_a_paused_run(data_dir):
+    at = run_app().switch_page("app_pages/runs.py").run()
+    owner = at.session_state["owner"]
+    m = get_manager(data_dir)
+    cfg = get_preset("syn-small").config.with_overrides(LONG)
+    busy = m.submit(cfg, name="busy", owner=owner)
+    paused = m.submit(cfg, name="left paused", owner=owner, paused=True)
+    try:
+        wait_for(lambda: m.status(busy).step > 0)
+        at.run()
+        table = _slots_table(at)
+        assert list(table["holds"]) == [f"slot {i + 1}" for i in range(m.max_concurrent)]
+        assert table.iloc[0]["run"] == busy and table.iloc[0]["owner"] == "you" and table.iloc[0]["name"] == "busy"
+        assert set(table["status"].iloc[1:]) <= {"free"}, "a paused run holds no slot"
+        at.selectbox(key="runs.pick").set_value(paused).run()
+        at.button(key="runs.resume").click().run()
+        assert not at.exception
+        wait_for(lambda: m.status(paused).step > 0)
+    finally:
+        for rid in (busy, paused):
+            m.stop(rid)
+            m.wait(rid, 60)
+
+
+def test_a_paused_sweep_is_resumed_from_the_sweep_page(data_dir):
+    at = run_app().switch_page("app_pages/sweep.py")
+    at.session_state["owner"] = "session-sweeper"  # (the sweep page asks for its owner only on ▶ Run)
+    at.run()
+    m = get_manager(data_dir)
+    cfg = sweep_config(get_preset("syn-small").config.with_overrides(LONG), [1.0], [1.0], [1], 100_000)
+    rid = m.submit(cfg, name="a sweep", owner="session-sweeper", paused=True)
+    try:
+        at.session_state["sweep.run"] = rid
+        at.run()
+        assert any("paused" in p.proto.text for p in at.get("progress"))
+        at.button(key="sweep.resume").click().run()
+        assert not at.exception
+        wait_for(lambda: m.status(rid).step > 0)
+    finally:
+        m.stop(rid)
+        m.wait(rid, 60)
