@@ -110,9 +110,10 @@ def _visitor_trains_within(browser: Any, url: str, data: Path, bound: float, sho
     page.get_by_role("button", name="▶ Start").wait_for()
     t0 = time.monotonic()
     rid = _start(page)
-    _wait(f"run {rid} to train", lambda: _page_step(page) > 0, 60)
+    _wait(f"run {rid} to train", lambda: _trains(data, rid), 60)
     waited = time.monotonic() - t0
     assert waited <= bound, f"the new visitor's run trained {waited:.1f} s after ▶ Start (bound {bound:.0f} s)"
+    _wait("the page to show the run's steps", lambda: _page_step(page) > 0, 60)
     runs = _open(browser, url + "/runs", page.context)
     runs.get_by_text("Training slots").wait_for()
     runs.screenshot(path=str(ARTIFACTS / shot), full_page=True)
@@ -208,7 +209,13 @@ def test_thirty_fresh_cookies_then_a_visitor_starts_within_the_stated_wait(tmp_p
             t1 = time.monotonic()
             rid = _start(page)
             waiting = page.get_by_text("Waiting for a training slot").first
-            _wait("the queue's sentence (or the run training)", lambda: waiting.is_visible() or _trains(data, rid), 30)
+            try:
+                _wait(
+                    "the queue's sentence (or the run training)", lambda: waiting.is_visible() or _trains(data, rid), 30
+                )
+            except BaseException:
+                page.screenshot(path=str(ARTIFACTS / "hall-thirty-visitor.png"), full_page=True)
+                raise
             sentence = waiting.inner_text() if waiting.is_visible() else "starts in about 0 s (not queued)"
             stated = max(_stated_seconds(sentence), START_WITHIN_S)  # not queued: the 5 s of a free slot
             _wait(f"run {rid} to train", lambda: _trains(data, rid), stated + 60)
