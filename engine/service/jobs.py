@@ -35,7 +35,7 @@ from engine.core.text.config import TextRunConfig
 from engine.paper.items.catalog import check_items, total_work
 from engine.service.janitor import abandoned, run_janitor
 from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
-from engine.service.limits import Limits
+from engine.service.limits import Limits, check_visitor_run
 from engine.service.reproductions import new_id
 from engine.service.runs import create_run
 from engine.service.scheduling import FULL, IDLE, Scheduler
@@ -86,7 +86,7 @@ class JobManager:
         with self.changed:
             self._check_open(owner)
             if limited:
-                self._check_limits(cfg.optim.steps, seconds)
+                check_visitor_run(self.limits, cfg.optim.steps, seconds, self.scheduler.queued_seconds())
             create = create_text_run if isinstance(cfg, TextRunConfig) else create_run
             status = "paused" if paused else "queued"
             run_id = create(self.store, cfg, name, owner, status=status)  # type: ignore[arg-type]
@@ -106,21 +106,6 @@ class JobManager:
         (paused and light runs hold none)."""
         with self.changed:
             return self.scheduler.queued_seconds()
-
-    def _check_limits(self, steps: int, seconds: float) -> None:
-        lim = self.limits
-        if steps > lim.max_steps:
-            raise RuntimeError(
-                f"a run started from the dashboard may take at most {lim.max_steps:,} steps (SCANSNAP_MAX_STEPS); "
-                f"this one asks for {steps:,}: use fewer steps"
-            )
-        queued = self.queued_seconds()
-        if queued + seconds > lim.max_queue_s:
-            raise RuntimeError(
-                f"the server has about {queued / 60:.1f} min of training queued or running and this run adds "
-                f"about {seconds / 60:.1f} min, over the limit of {lim.max_queue_s / 60:.1f} min "
-                "(SCANSNAP_MAX_QUEUE_S): try a shorter run, or again when the queue has moved on"
-            )
 
     def resume_stored(self, run_id: str, owner: str | None = None) -> str:
         """Continue a stored run that is not live (e.g. ``interrupted``) from its last checkpoint."""

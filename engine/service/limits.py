@@ -62,3 +62,19 @@ def estimated_seconds(cfg: RunConfig) -> float:
     snapshots = len(snapshot_steps(cfg.optim.steps, cfg.snapshots))
     work = estimate(cfg).work / OPS_PER_S
     return RUN_START_S + cfg.optim.steps * STEP_OVERHEAD_S + snapshots * SNAPSHOT_S + work
+
+
+def check_visitor_run(lim: Limits, steps: int, seconds: float, queued: float) -> None:
+    """Refuse (RuntimeError, saying why) a visitor's run of ``steps`` steps and an estimated ``seconds`` of
+    slot time when the server already has ``queued`` slot-seconds queued or running."""
+    if steps > lim.max_steps:
+        raise RuntimeError(
+            f"a run started from the dashboard may take at most {lim.max_steps:,} steps (SCANSNAP_MAX_STEPS); "
+            f"this one asks for {steps:,}: use fewer steps"
+        )
+    if queued + seconds > lim.max_queue_s:
+        raise RuntimeError(
+            f"the server has about {queued / 60:.1f} min of training queued or running and this run adds "
+            f"about {seconds / 60:.1f} min, over the limit of {lim.max_queue_s / 60:.1f} min "
+            "(SCANSNAP_MAX_QUEUE_S): try a shorter run, or again when the queue has moved on"
+        )
