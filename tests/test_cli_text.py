@@ -59,9 +59,13 @@ def test_text_preset_run_writes_entropy_per_layer_and_maps_and_the_entropy_falls
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)  # 1,500 steps of the paper's model: minutes of CPU, more on a shared machine
-def test_the_fig7_preset_as_shipped(tmp_path):
-    r = run_cli(tmp_path, "run", "--preset", "text-fig7-1layer", "--out", str(tmp_path / "out"), timeout=2300)
+@pytest.mark.timeout(1200)  # the paper's model on the built-in corpus: minutes of CPU on a shared machine
+def test_the_fig7_preset_as_shipped_for_its_first_fifth(tmp_path):
+    """The Fig. 7 preset with every setting as shipped but its steps (300 of 1,500: 2 min on 2 cores, the
+    whole run 8 min): the layer's attention entropy falls by more than 0.5 nats (measured: 2.53 at step 0,
+    1.48 at step 15, 1.37 at step 300; it bounces up in between, JoMA's "sparser, then denser")."""
+    args = ("run", "--preset", "text-fig7-1layer", "--set", "optim.steps=300", "--out", str(tmp_path / "out"))
+    r = run_cli(tmp_path, *args, timeout=1100)
     assert r.returncode == 0, r.stderr[-3000:]
     h = check_outputs(tmp_path / "out", layers=1, bptt=35)["value"].to_numpy()
     assert h[-1] < h[0] - 0.5, h
