@@ -7,4 +7,4 @@ echo "== ruff"; .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== mypy engine/"; .venv/bin/mypy engine
 echo "== lint-imports"; .venv/bin/lint-imports --no-cache
 echo "== hadolint Dockerfile"; .venv/bin/hadolint Dockerfile
-echo "== pytest"; .venv/bin/python -m pytest "$@"
+echo "== pytest"; .venv/bin/python -m pytest --durations=25 "$@"
