@@ -11,6 +11,7 @@ of ``step_s`` compute seconds each, e.g. 20 × 0.7 ms = 1.4 %), holds none eithe
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -46,11 +47,13 @@ def _slots_phrase(slots: int, busy: int) -> str:
 
 
 def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{max(5, 5 * round(seconds / 5)):.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    """``seconds`` rounded up (a visitor is never told a wait shorter than the estimate): to 5 s, a
+    minute or a tenth of an hour."""
+    if seconds <= 55:
+        return f"{5 * max(1, math.ceil(seconds / 5)):.0f} s"
+    if seconds <= 3540:
+        return f"{math.ceil(seconds / 60):.0f} min"
+    return f"{math.ceil(seconds / 360) / 10:.1f} h"
 
 
 def queue_sentence(ahead: int, slots: int, busy: int, wait_s: float) -> str:

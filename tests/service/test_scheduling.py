@@ -10,6 +10,7 @@ time, except the observation windows in which something must *not* happen.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -58,9 +59,18 @@ def test_the_expected_wait_takes_the_first_slot_that_frees(slots, busy, ahead, w
 
 def test_the_queue_sentence_says_position_slots_and_wait():
     s = queue_sentence(2, 2, 2, 65.0)
-    assert s == "Waiting for a training slot: 2 runs ahead of you; slots: 2, both training; starts in about 1 min"
+    assert s == "Waiting for a training slot: 2 runs ahead of you; slots: 2, both training; starts in about 2 min"
     assert "next in line; slots: 1, training; starts in about 10 s" in queue_sentence(0, 1, 1, 9.0)
     assert "1 run ahead of you; slots: 4, all training" in queue_sentence(1, 4, 4, 0)
+
+
+@pytest.mark.parametrize("wait", [0.0, 4.9, 5.0, 5.1, 54.0, 56.0, 59.0, 60.0, 61.0, 89.0, 3540.0, 3541.0, 9000.0])
+def test_the_stated_wait_is_never_shorter_than_the_estimate(wait):
+    """The sentence rounds up: a visitor told "about 1 min" for an 89 s wait waited longer than told."""
+    m = re.search(r"starts in about ([\d.]+) (s|min|h)$", queue_sentence(0, 1, 1, wait))
+    assert m, queue_sentence(0, 1, 1, wait)
+    stated = float(m.group(1)) * {"s": 1, "min": 60, "h": 3600}[m.group(2)]
+    assert wait <= stated < wait + 361, (wait, m.group(0))
 
 
 # ---------------------------------------------------------------------------- the manager
