@@ -89,8 +89,9 @@ def _page_step(page: Any) -> int:
 
 
 def _trains(data: Path, rid: str) -> bool:
-    run = _run(data, rid)
-    return run.get("status") == "running" and (run.get("last_step") or 0) > 0
+    """The run has trained: the store holds a snapshot after step 0 (a short run may have finished
+    between two looks)."""
+    return (_run(data, rid).get("last_step") or 0) > 0
 
 
 def _leave_paused(browser: Any, url: str) -> str:
