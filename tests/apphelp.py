@@ -21,6 +21,20 @@ def run_app(params: dict[str, str] | None = None, timeout: float = 60) -> AppTes
     return at.run()
 
 
+def open_page(page: str, params: dict[str, str]) -> AppTest:
+    """``page`` (e.g. ``app_pages/sweep.py``) opened with exactly these URL query parameters."""
+    at = run_app().switch_page(page)
+    at.query_params.clear()
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def shown_text(elements) -> str:
+    """The text of ``elements`` (warnings, captions …) joined, Markdown's escapes removed."""
+    return " ".join(e.value for e in elements).replace("\\", "")
+
+
 def wait_for(cond: Callable[[], object], timeout: float = 30.0) -> None:
     """Poll ``cond`` until it holds; fail after a generous ``timeout`` (never a timing assertion)."""
     deadline = time.monotonic() + timeout

@@ -16,7 +16,7 @@ from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
 from engine.service.runner import RunJob
 from engine.service.text_runs import TEXT, store_rows
-from tests.apphelp import run_app
+from tests.apphelp import open_page, shown_text
 
 PAGE = "app_pages/compare.py"
 STEPS = (0, 10, 20)
@@ -47,18 +47,6 @@ def runs(data_dir):
     return job.run_id, stored_text_run(store, "text-a", 2), stored_text_run(store, "text-b", 1)
 
 
-def open_compare(params: dict[str, str]) -> AppTest:
-    at = run_app().switch_page(PAGE)
-    at.query_params.clear()
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def _texts(elements) -> str:
-    return " ".join(e.value for e in elements).replace("\\", "")
-
-
 def chart(at: AppTest) -> dict:
     [fig] = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     return fig
@@ -66,9 +54,9 @@ def chart(at: AppTest) -> dict:
 
 def test_unknown_runs_and_metrics_in_the_link_are_said(data_dir, runs):
     synthetic, _, _ = runs
-    at = open_compare({"runs": f"zzz,{synthetic}", "metric": "foo"})
+    at = open_page(PAGE, {"runs": f"zzz,{synthetic}", "metric": "foo"})
     assert not at.exception
-    warnings = _texts(at.warning)
+    warnings = shown_text(at.warning)
     assert "runs: 'zzz' is not a stored run with data (allowed: the ids in the runs box:" in warnings, warnings
     assert synthetic in warnings  # the allowed ids are named
     allowed = ", ".join(metric_names("synthetic"))
@@ -81,7 +69,7 @@ def test_unknown_runs_and_metrics_in_the_link_are_said(data_dir, runs):
 
 def test_real_text_runs_overlay_their_metrics_one_line_per_layer(data_dir, runs):
     _, a, b = runs
-    at = open_compare({"runs": f"{a},{b}", "metric": "attn_entropy"})
+    at = open_page(PAGE, {"runs": f"{a},{b}", "metric": "attn_entropy"})
     assert not at.exception and not at.warning
     box = next(s for s in at.selectbox if s.label == "metric")
     assert list(box.options) == [label(n) for n in metric_names("text")]
@@ -99,9 +87,9 @@ def test_real_text_runs_overlay_their_metrics_one_line_per_layer(data_dir, runs)
 
 def test_synthetic_and_text_runs_overlay_only_what_both_record(data_dir, runs):
     synthetic, a, _ = runs
-    at = open_compare({"runs": f"{synthetic},{a}", "metric": "attn_entropy"})
+    at = open_page(PAGE, {"runs": f"{synthetic},{a}", "metric": "attn_entropy"})
     box = next(s for s in at.selectbox if s.label == "metric")
     assert list(box.options) == [label("train_loss")]  # the one metric both kinds record
-    assert "not recorded by the chosen synthetic and real text runs (allowed: train_loss)" in _texts(at.warning)
-    assert "share only the mini-batch training loss" in _texts(at.info)
+    assert "not recorded by the chosen synthetic and real text runs (allowed: train_loss)" in shown_text(at.warning)
+    assert "share only the mini-batch training loss" in shown_text(at.info)
     assert len(chart(at)["data"]) == 2

@@ -3,28 +3,14 @@ settings, not the default 48-replica form (issue), and a run that is no sweep is
 
 from __future__ import annotations
 
-from streamlit.testing.v1 import AppTest
-
 from engine.paper.presets import get_preset
 from engine.paper.sweeps import sweep_config
 from engine.service.jobs import get_manager
 from engine.service.runs import create_run
-from tests.apphelp import run_app
+from tests.apphelp import open_page, shown_text
 from tests.ui.test_app import widget
 
 PAGE = "app_pages/sweep.py"
-
-
-def open_sweep_page(params: dict[str, str]) -> AppTest:
-    at = run_app().switch_page(PAGE)
-    at.query_params.clear()
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def _texts(elements) -> str:
-    return " ".join(e.value for e in elements).replace("\\", "")
 
 
 def test_a_stored_sweep_opens_with_its_own_settings_in_the_form(data_dir):
@@ -32,24 +18,24 @@ def test_a_stored_sweep_opens_with_its_own_settings_in_the_form(data_dir):
     # 100 steps), and η_Z = 0.3 is not even among its choices
     cfg = sweep_config(get_preset("syn-small").config, [0.3, 2.0], [1.0, 20.0], [1, 2], 25)
     rid = create_run(get_manager(data_dir).store, cfg, status="finished")
-    at = open_sweep_page({"run": rid})
+    at = open_page(PAGE, {"run": rid})
     assert not at.exception
     assert widget(at, "selectbox", "base preset").value == "syn-small"
     assert widget(at, "multiselect", "η_Z values").value == [0.3, 2.0]
     assert widget(at, "multiselect", "η_Y/η_Z ratios").value == [1.0, 20.0]
     assert widget(at, "number_input", "seeds").value == 2
     assert widget(at, "number_input", "steps").value == 25
-    assert "4 (η_Y, η_Z) pairs × 2 seeds = 8 replicas" in _texts(at.caption)
+    assert "4 (η_Y, η_Z) pairs × 2 seeds = 8 replicas" in shown_text(at.caption)
     assert at.session_state["sweep.run"] == rid and at.query_params["run"] in (rid, [rid])
 
 
 def test_a_sweep_built_on_no_preset_keeps_its_own_base(data_dir):
     base = get_preset("syn-small").config.with_overrides({"optim.batch": 7})  # no preset has batch 7
     rid = create_run(get_manager(data_dir).store, sweep_config(base, [1.0], [2.0], [1], 10), status="finished")
-    at = open_sweep_page({"run": rid})
+    at = open_page(PAGE, {"run": rid})
     assert not at.exception
     assert widget(at, "selectbox", "base preset").value == "(own)"
-    assert f"Sweep {rid} was not built on a preset" in _texts(at.info)
+    assert f"Sweep {rid} was not built on a preset" in shown_text(at.info)
     at.button(key="sw.start").click().run()  # the form rebuilds it: same config, batch 7 included
     again = at.session_state["sweep.run"]
     assert again != rid and get_manager(data_dir).wait(again, 60) == "finished"
@@ -59,9 +45,9 @@ def test_a_sweep_built_on_no_preset_keeps_its_own_base(data_dir):
 
 def test_a_run_that_is_no_sweep_is_said_and_the_default_form_shown(data_dir):
     rid = create_run(get_manager(data_dir).store, get_preset("syn-small").config, status="finished")
-    at = open_sweep_page({"run": rid})
-    assert f"run '{rid}' is not a sweep (it trains one (η_Y, η_Z) pair): open it in the Lab" in _texts(at.warning)
+    at = open_page(PAGE, {"run": rid})
+    assert f"run '{rid}' is not a sweep (it trains one (η_Y, η_Z) pair): open it in the Lab" in shown_text(at.warning)
     assert "run" not in at.query_params and at.session_state.get("sweep.run") is None
     assert widget(at, "multiselect", "η_Z values").value == [0.5, 1.0, 2.0, 3.0]
-    at = open_sweep_page({"run": "zzz"})
-    assert "run 'zzz' is not in the run store" in _texts(at.warning)
+    at = open_page(PAGE, {"run": "zzz"})
+    assert "run 'zzz' is not in the run store" in shown_text(at.warning)
