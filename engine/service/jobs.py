@@ -266,9 +266,8 @@ class JobManager:
         j.idle_paused, j.watched_at = False, time.monotonic()
         if not j.has_worker and j.status not in TERMINAL:
             self.scheduler.want(j, Scheduler.demand_now(j))
-            if j.id in self.scheduler.queue and j.status != "queued":
-                j.status = "queued"  # the store says so too (a worker says it itself: runner.py)
-                self.store.set_status(j.id, "queued", None)
+            if j.id in self.scheduler.queue and j.status != "queued":  # (a worker says it itself: runner.py)
+                self.set_job_status(j, "queued", None)
         self.changed.notify_all()
 
     def stop(self, job_id: str) -> None:
