@@ -81,6 +81,8 @@ class Job:
         self.args = args  # the worker's arguments after (data_dir, id); see _worker_args
         self.control = RunControl(worker_context())
         self.control.report_step(step)
+        if seconds > 0 and total_steps > 0:  # the estimate's step time, until the worker measures its own:
+            self.control.report_step_s(seconds / total_steps)  # a throttled run is judged light before a slot
         self.status = "queued"
         self.message: str | None = None
         self.items_done, self.current = 0, None
@@ -114,12 +116,10 @@ class Job:
 
     def slot_seconds(self) -> float:
         """How long the run will still hold a slot: its estimate, or, throttled, its steps at its pace;
-        none if it is throttled light (:func:`~engine.service.control.is_light` of its measured step
-        time, or before it measured one, of its estimate's ``seconds / total_steps``)."""
+        none if it is throttled light (:func:`~engine.service.control.is_light` of its step time)."""
         left, c = self.remaining_fraction(), self.control
         cap = c.max_steps_per_s
-        step_s = c.step_s if c.step_s is not None else self.seconds / max(self.total_steps, 1)
-        if is_light(cap, step_s, self.light):
+        if is_light(cap, c.step_s, self.light):
             return 0.0
         paced = left * self.total_steps / cap if cap else 0.0
         return max(self.seconds * left, paced)

@@ -157,7 +157,7 @@ def test_a_throttled_run_that_needs_a_sliver_of_a_core_holds_no_slot(sched):
 
 def test_light_runs_past_their_bound_wait_for_a_slot(sched):
     m, _ = sched()
-    m.max_light = 1
+    m.scheduler.max_light = 1
     runs = [m.submit(_cfg(10**6), paused=True) for _ in range(2)]
     for rid in runs:
         m.set_speed(rid, 2.0)
@@ -194,6 +194,24 @@ def test_a_queued_run_says_what_it_waits_for(sched):
     assert m.status(c).waiting.startswith("Waiting for a training slot: 1 run ahead of you; slots: 1, training;")
     assert m.status(c).message == m.status(c).waiting
     assert [s.run_id for s in m.schedule().queue] == [b, c]
+
+
+def test_a_run_waiting_for_a_slot_is_stored_queued(sched):
+    """The store says ``queued`` too (the Runs list, other processes): a run resumed while the slot is
+    busy (the Lab's ▶ Start), and a throttled run that has a worker and asks for the slot back."""
+    m, store = sched()
+    a = m.submit(_cfg(10**6))
+    _wait_for(lambda: _step(m, a) > 0, "the first run to train")
+    b = m.submit(_cfg(40), paused=True)
+    assert store.get_run(b)["status"] == "paused"
+    m.resume(b)
+    assert store.get_run(b)["status"] == "queued"
+    slow = m.submit(_cfg(10**6), paused=True)
+    m.set_speed(slow, 2.0)
+    m.resume(slow)
+    _wait_for(lambda: m.status(slow).light, "the throttled run to run light")
+    m.set_speed(slow, None)  # it needs the slot that ``a`` holds: its worker waits, and says so
+    _wait_for(lambda: store.get_run(slow)["status"] == "queued", "the waiting worker's run to be stored queued")
 
 
 def test_a_killed_command_line_run_is_marked_interrupted_by_the_live_server(sched, tmp_path):
