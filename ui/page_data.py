@@ -29,7 +29,7 @@ def p_preview(data_json: str, font_size: int) -> go.Figure:
     """The P(l|n) preview figure of a data config (the caller checked its size first).  Shared, never
     changed (``st.plotly_chart`` serialises it)."""
     pb = build_problem(DataConfig.model_validate(json.loads(data_json)))
-    return preview_chart.p_preview(pb.P, pb.psi, pb.token_kind, font_size)
+    return preview_chart.p_heatmap(pb.P, pb.psi, pb.token_kind, font_size)
 
 
 @byte_lru("compare series")

@@ -22,7 +22,7 @@ def pooled(a: np.ndarray, width: int) -> tuple[np.ndarray, int]:
     return padded.reshape(*a.shape[:-1], -1, per).max(-1), per
 
 
-def p_preview(P: np.ndarray, psi: np.ndarray, token_kind: np.ndarray, font: int = FONT) -> go.Figure:
+def p_heatmap(P: np.ndarray, psi: np.ndarray, token_kind: np.ndarray, font: int = FONT) -> go.Figure:
     """P(l|n): rows = next tokens grouped by query, columns = tokens; a strip marks each token's kind.
     Large problems are shown downsampled (columns max-pooled, rows cut), and the title says how."""
     order = np.argsort(psi, kind="stable")[:PREVIEW_ROWS]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import platform
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -23,17 +21,6 @@ def describe_device(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda:{device.index or 0} ({torch.cuda.get_device_name(device)})"
     return f"cpu ({torch.get_num_threads()} threads)"
-
-
-def library_versions() -> dict[str, str]:
-    import numpy
-
-    return {
-        "python": sys.version.split()[0],
-        "torch": torch.__version__,
-        "numpy": numpy.__version__,
-        "platform": platform.platform(),
-    }
 
 
 @contextmanager

@@ -206,12 +206,6 @@ class RoleLayout:
         return out
 
     # ----------------------------------------------------------------- batches
-    def to_roles(self, classes: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """(B, s) support-coordinate counts → (B, S) role-coordinate counts."""
-        out = np.zeros((len(classes), self.S + 1))
-        out[np.arange(len(classes))[:, None], self.cols[classes]] = counts
-        return out[:, : self.S]
-
     def batches(self, draws: list[tuple[np.ndarray, np.ndarray]], slots: int) -> list[RoleBatch]:
         """Mini-batches (classes (B,), support-coordinate counts (B, s)), one per data stream, grouped by class:
         slot g of class n holds its g-th sample; G = ``slots``, or the stream's largest class count if that is

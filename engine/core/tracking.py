@@ -28,7 +28,6 @@ class DistinctTracker:
             self.logP = torch.as_tensor(np.log(probs), dtype=dtype, device=device)  # −∞ on padding slots
         self.support_distinct = torch.as_tensor(problem.distinct_mask[np.arange(problem.K)[:, None], sup] & (probs > 0))
         self.support_distinct = self.support_distinct.to(device, dtype)
-        self.distinct = torch.as_tensor(problem.distinct_mask, dtype=dtype, device=device)
 
     def z(self, Zq: torch.Tensor) -> torch.Tensor:
         """z_{ψ(n),l} for l ∈ G_DT(n): (R, K, d) (padding entries hold z_{ψ(n),0}, masked later)."""
@@ -39,10 +38,6 @@ class DistinctTracker:
         c = torch.softmax(Zq.flatten(1)[:, self.support_flat] + self.logP, dim=-1)
         c2 = c * c
         return (c2 * self.support_distinct).sum(-1) / c2.sum(-1)
-
-    def f2_of(self, f: torch.Tensor) -> torch.Tensor:
-        """Σ_{l∈G_DT(n)} f_{nl}² from f over the whole vocabulary (R, K, M_ctx)."""
-        return (f**2 * self.distinct).sum(-1)
 
     def increment(self, z_before: torch.Tensor, Zq: torch.Tensor, f2_before: torch.Tensor) -> torch.Tensor:
         """This step's term of B̂ (R, K), float64; 0 for a class without distinct tokens."""

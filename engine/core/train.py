@@ -16,7 +16,7 @@ import torch
 
 from engine.core import stats as mx
 from engine.core.config import RunConfig
-from engine.core.data import ContextSampler, Problem, build_problem
+from engine.core.data import ContextSampler, Problem, build_problem, run_statics
 from engine.core.device import resolve_device
 from engine.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
 from engine.core.kinds import to_numpy as _np
@@ -235,17 +235,8 @@ class Trainer:
         return {"topk_idx": _np(idx.int()), "topk_c": _np(val.float()), "topk_z": _np(zrows.float())}
 
     def statics(self) -> dict[str, np.ndarray]:
-        pb = self.problem
-        return {
-            "P": pb.P,
-            "psi": pb.query_of_class_id.astype(np.int64),
-            "query_tokens": pb.query_ids,
-            "token_kind": pb.token_kind,
-            "label_ids": pb.label_ids,
-            "eta_y": np.array([p[0] for p in self.replica_lr]),
-            "eta_z": np.array([p[1] for p in self.replica_lr]),
-            "seed": np.array(self.replica_seed),
-        }
+        """The arrays stored once per run (:func:`engine.core.data.run_statics`)."""
+        return run_statics(self.cfg.lr_pairs, list(self.cfg.replicas.seeds), self.problem)
 
     # ----------------------------------------------------------------- checkpoints
     def checkpoint(self) -> tuple[dict[str, np.ndarray], str]:

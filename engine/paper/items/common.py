@@ -58,10 +58,6 @@ def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int
     )
 
 
-def replica_labels(tr: Trainer) -> list[str]:
-    return [f"η_Y={ey:g}, η_Z={ez:g}" for ey, ez in tr.replica_lr]
-
-
 def scalar_series(snaps: Sequence[Snapshot], metric: str) -> np.ndarray:
     """(steps, R, K) or (steps, R) stack of one metric over the snapshots."""
     return np.stack([s.scalars[metric] for s in snaps])

@@ -13,12 +13,11 @@ Real-text items (``ITEMS[name].corpus``) are given ``corpus_loader``: the servic
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from types import ModuleType
 
 from engine.core.device import torch_threads
 from engine.paper.items import fig4, fig5, fig6, fig7, fig9, joma, joma_real, theorems
-from engine.paper.items.catalog import ITEMS, check_items
+from engine.paper.items.catalog import ITEMS
 from engine.paper.items.result import ItemResult, Progress
 from engine.paper.items.text_common import CorpusLoader
 
@@ -41,13 +40,3 @@ def run_item(
         result.notes.append(f"Ran with {threads} intra-op torch thread(s).")
     result.wall_s = time.perf_counter() - t
     return result
-
-
-def run_items(
-    names: Sequence[str] | None = None,
-    quick: bool = False,
-    progress: Progress | None = None,
-    threads: int | None = 1,
-    corpus_loader: CorpusLoader | None = None,
-) -> list[ItemResult]:
-    return [run_item(n, quick, progress, threads, corpus_loader) for n in check_items(names)]
