@@ -6,11 +6,10 @@ import json
 
 import streamlit as st
 
-from engine.core.metrics import label, shared_metrics
 from engine.paper.sweeps import config_diffs
 from ui import charts_pages
 from ui.knobs import KNOBS
-from ui.page_data import compare_series
+from ui.page_data import compare_series, metric_label, overlaid_metrics
 from ui.resources import service
 from ui.text import plain, shown
 from ui.text_state import TEXT_KNOBS
@@ -48,7 +47,7 @@ def linked_runs(by_id: dict[str, dict], problems: list[str]) -> list[str]:
 
 def metric_ui(kinds: set[str], fresh: bool, problems: list[str], column) -> str:
     """The metric picker: the metrics every chosen kind records; the link's one if it is among them."""
-    names = shared_metrics(kinds)
+    names = overlaid_metrics(kinds)
     key = "cmp.metric." + "+".join(sorted(kinds))  # another choice of kinds: another list, another widget
     asked = st.query_params.get("metric")
     if fresh and asked is not None and asked not in names:
@@ -58,7 +57,7 @@ def metric_ui(kinds: set[str], fresh: bool, problems: list[str], column) -> str:
     if (fresh and asked in names) or ss.get(key) not in names:
         first = [FIRST[k] for k in sorted(kinds) if FIRST[k] in names]
         ss[key] = asked if asked in names else (first or names)[0]
-    return column.selectbox("metric", names, key=key, format_func=label)
+    return column.selectbox("metric", names, key=key, format_func=metric_label)
 
 
 def legend(chosen: list[str], by_id: dict[str, dict]) -> dict[str, str]:

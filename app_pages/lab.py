@@ -6,12 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from engine.paper.presets import load_presets
-from engine.service.uploads import MAX_CONFIG_BYTES, table_to_csv
+from engine.service.facade import MAX_CONFIG_BYTES, table_to_csv
 from ui import lab_actions, run_bar, session
 from ui.errors import show_callback_error
 from ui.knobs import KNOBS, RATIOS, validate, visible
+from ui.lab_chart_list import CHART_KEYS, TITLES
 from ui.live.area import live_area
-from ui.live.lab_charts import CHART_KEYS, TITLES
 from ui.page_data import p_preview
 from ui.resources import service
 from ui.text import plain

@@ -18,9 +18,7 @@ import streamlit as st
 from engine.paper.items.catalog import ITEMS, total_work
 from engine.paper.items.costs import about, estimated_seconds, item_seconds
 from engine.paper.report import WORDS, fmt_value
-from engine.service.facade import ServiceError
-from engine.service.jobs import JobStatus
-from engine.service.reproductions import StoredReproduction, StoredSummary, check_id
+from engine.service.facade import JobStatus, ServiceError, StoredReproduction, StoredSummary, check_id
 from ui.chart_style import plot_config, report_layout
 from ui.errors import guarded, show_callback_error
 from ui.page_data import reproduction

@@ -8,11 +8,10 @@ import json
 import pandas as pd
 import streamlit as st
 
-from engine.service.access import OPERATOR_ENV, operator_configured
-from engine.service.facade import RECOVERABLE
+from engine.service.facade import OPERATOR_ENV, RECOVERABLE, operator_configured
 from ui import session
 from ui.errors import guarded, show_callback_error
-from ui.exports import html_report, zipped_export
+from ui.exports import html_report
 from ui.resources import service
 from ui.schedule_view import schedule_ui
 from ui.text import plain
@@ -152,7 +151,7 @@ st.subheader("Export")
 d = st.columns(4)
 d[0].download_button(
     "Parquet (zip)",
-    data=lambda: zipped_export(service().store, rid, "parquet"),
+    data=lambda: service().export_zip(rid, "parquet"),
     file_name=f"scansnap-{rid}-parquet.zip",
     mime="application/zip",
     on_click="ignore",
@@ -160,7 +159,7 @@ d[0].download_button(
 )
 d[1].download_button(
     "CSV (zip)",
-    data=lambda: zipped_export(service().store, rid, "csv"),
+    data=lambda: service().export_zip(rid, "csv"),
     file_name=f"scansnap-{rid}-csv.zip",
     mime="application/zip",
     on_click="ignore",
@@ -180,7 +179,7 @@ d[3].download_button(
     help="the charts of a synthetic run; a real-text run exports its tables and attention maps (zips)"
     if is_text
     else None,
-    data=lambda: html_report(service().store, rid),
+    data=lambda: html_report(service().stored, rid),
     file_name=f"scansnap-{rid}-report.html",
     mime="text/html",
     on_click="ignore",

@@ -1,14 +1,13 @@
 """Sweep: η_Z values × η_Y/η_Z ratios × seeds trained as ONE batched replica job (paper Fig. 6 layout)."""
 
 import json
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from engine.core.config import ConfigError, RunConfig
 from engine.paper.presets import load_presets
-from engine.paper.sweeps import final_values, sweep_config, sweep_summary
-from engine.service.facade import ServiceError
-from engine.service.jobs import TERMINAL
+from engine.paper.sweeps import final_values, sweep_summary
+from engine.service.facade import TERMINAL
 from ui import charts_pages, sweep_form
 from ui.errors import guarded, show_callback_error
 from ui.knobs import RATIOS
@@ -16,6 +15,9 @@ from ui.resources import service
 from ui.session import actor, owns
 from ui.text import plain
 from ui.widgets import font, plot_ui
+
+if TYPE_CHECKING:
+    from engine.core.config import RunConfig
 
 ss = st.session_state
 st.title("Sweep")
@@ -34,14 +36,7 @@ eta_zs = c[1].multiselect("η_Z values", sweep_form.with_current(sweep_form.ETAS
 ratios = c[2].multiselect("η_Y/η_Z ratios", sweep_form.with_current(RATIOS, "sw.ratio"), key="sw.ratio")
 n_seeds = c[3].number_input("seeds", min_value=1, max_value=sweep_form.MAX_SEEDS, key="sw.seeds")
 steps = c[4].number_input("steps", min_value=1, max_value=sweep_form.MAX_STEPS, key="sw.steps")
-cfg, error = None, None
-try:
-    if not eta_zs or not ratios:
-        raise ConfigError("pick at least one η_Z value and one ratio")
-    cfg = sweep_config(sweep_form.base_config(base, presets), eta_zs, ratios, list(range(1, n_seeds + 1)), steps)
-    service().check_budget(cfg)  # refused before Run is pressed, with the estimate and the limit
-except (ConfigError, ServiceError) as e:
-    cfg, error = None, str(e)
+cfg, error = sweep_form.checked_config(base, presets, eta_zs, ratios, n_seeds, steps, service().check_budget)
 if error:
     st.error(plain(error), icon="🚫")
 else:
@@ -52,7 +47,7 @@ else:
 
 
 @guarded
-def launch(cfg: RunConfig) -> None:
+def launch(cfg: "RunConfig") -> None:
     ss["sweep.run"] = ss["sweep.opened"] = service().submit(cfg, actor(), name=cfg.name)
     st.query_params["run"] = ss["sweep.run"]
 
@@ -62,11 +57,11 @@ show_callback_error()
 
 
 def results(rid: str) -> None:
-    df = service().store.scalars(rid, metrics=["entropy_distinct"])
+    df = service().stored.scalars(rid, metrics=["entropy_distinct"])
     final = final_values(df, "entropy_distinct")
     if final.empty:
         return
-    summary = sweep_summary(final, service().store.statics(rid))
+    summary = sweep_summary(final, service().stored.statics(rid))
     cols = st.columns(2)
     with cols[0]:
         plot_ui(charts_pages.sweep_lines(summary, font=font()), "sw-lines", f"sweep-{rid}-entropy-vs-ratio")

@@ -3,15 +3,12 @@ Fig. 7: the lowest layer's attention becomes sparse; JoMA: sparser, then denser)
 questions as knobs (positional encoding, layers, sequence length, MLP kind)."""
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from engine.core.text.config import TextRunConfig
 from engine.paper.text_presets import load_text_presets
-from engine.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS
-from engine.service.corpus_access import CORPUS_DIR_ENV
-from engine.service.facade import ServiceError
+from engine.service.facade import CORPUS_DIR_ENV, MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS, ServiceError
 from ui import run_bar, session, text_actions, text_state
 from ui.errors import show_callback_error
 from ui.resources import service
@@ -19,6 +16,9 @@ from ui.text import code, plain
 from ui.text_live import text_live_area
 from ui.text_state import TEXT_KNOBS
 from ui.widgets import copy_link_ui, knob_ui, lecture_on, recovery_ui
+
+if TYPE_CHECKING:
+    from engine.core.text.config import TextRunConfig
 
 ss = st.session_state
 for problem in text_state.init_state():
@@ -40,7 +40,7 @@ def knobs_ui(section: str, title: str | None) -> None:
         st.subheader(title)
     for knob in knobs:
         on_change = functools.partial(text_actions.on_knob, key=W(knob.key))
-        knob_ui(knob, cfg, W(knob.key), on_change, TextRunConfig)
+        knob_ui(knob, cfg, W(knob.key), on_change, text_state.SCHEMA)
 
 
 def corpus_ui() -> None:
@@ -100,7 +100,7 @@ def controls_ui(valid: bool) -> None:
     run_bar.publish_switch(text_actions.RUN, "text.pub.", valid)
 
 
-def recovery_and_budget_ui(run_cfg: TextRunConfig | None) -> bool:
+def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
     """An interrupted run's recovery; the budget of the config on screen.  False if Start must wait."""
     rid = ss.get("text.run")
     info = service().run(rid) if rid else None

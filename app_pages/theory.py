@@ -1,14 +1,16 @@
 """Theory: Theorem 4's phase transition, JoMA's entropy bounce, and the four stages in words."""
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
-from engine.core.calibration import Theorem4Constants
-from engine.core.theory import B_exact
-from engine.core.theory import t0 as theory_t0
 from engine.paper.presets import load_presets
 from ui import charts_pages
-from ui.page_data import joma_pair, preset_constants, theorem4_curve
+from ui.page_data import joma_pair, preset_constants, theorem4_curve, theorem4_t0
 from ui.widgets import font, plot_ui
+
+if TYPE_CHECKING:
+    from engine.core.calibration import Theorem4Constants
 
 st.title("Theory")
 
@@ -74,15 +76,14 @@ def theorem4_ui() -> None:
     eta_z = c[3].number_input("η_Z", 1e-4, 1e4, ez, format="%g", key=f"th.ez.{preset}", disabled=fixed)
     C0, note = _c0_input(c[4], source, consts, int(K))
     mode = c[5].radio("x axis", charts_pages.AXES, index=1, key="th.axis", horizontal=False)
-    t0 = theory_t0(M, K, eta_y)
+    t0 = theorem4_t0(M, K, eta_y)
     tmax = st.slider("t max (in units of t₀)", 1.0, 100.0, 10.0, key="th.tmax") * t0
     th = theorem4_curve(float(M), float(K), eta_y, eta_z, C0, tmax)
     fig = charts_pages.theorem4(th, mode, M, K, eta_y, font())
     plot_ui(fig, "th-thm4", f"theorem4-M{M}-K{K}-ey{eta_y:g}-ez{eta_z:g}-C0{C0:.3g}")
-    B0 = float(B_exact(th["t0"], M, K, eta_y, eta_z, C0=C0))
     st.caption(
         f"{note} t′₀ = {th['t0_prime']:.3g}, t₀ = {th['t0']:.3g} (theory time: single-sample updates); "
-        f"$B_n(t_0)$ = {B0:.3f}. Fig. 9 of the paper: M=100, K=1, $\\eta_Y = 10\\,\\eta_Z$, C₀ = 1 (left)."
+        f"$B_n(t_0)$ = {th['B_t0']:.3f}. Fig. 9 of the paper: M=100, K=1, $\\eta_Y = 10\\,\\eta_Z$, C₀ = 1 (left)."
     )
     if preset and st.button(f"Open the Lab with “{load_presets()[preset].title}”", key="th.open"):
         st.switch_page("app_pages/lab.py", query_params={"preset": preset})
@@ -99,7 +100,7 @@ def _preset_picker() -> str | None:
                         format_func=lambda n: load_presets()[n].title)  # fmt: skip
 
 
-def _c0_input(col, source: str, consts: Theorem4Constants | None, K: int) -> tuple[float, str]:
+def _c0_input(col, source: str, consts: "Theorem4Constants | None", K: int) -> tuple[float, str]:
     """C₀ and a sentence on where it comes from."""
     if consts is not None:
         col.metric("C₀ = ρ₀⁴/K", f"{consts.C0_paper:.4g}")

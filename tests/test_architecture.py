@@ -10,10 +10,11 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app_pages").glob("*.py"))
+PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
 PROBE = """
 import importlib, json, pathlib, sys
 from streamlit.testing.v1 import AppTest
@@ -34,6 +35,44 @@ def test_lint_imports_keeps_every_contract():
     out = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 broken" in out.stdout
+
+
+def _contracts() -> dict[str, dict]:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return {c["name"]: c for c in tomllib.load(f)["tool"]["importlinter"]["contracts"]}
+
+
+def test_the_contracts_that_cannot_be_skipped_are_there():
+    """Forbidden contracts (a layers contract lets a module skip a layer): ui and the pages enter
+    engine.service by the facade only, pages import no engine.core, core and paper import no service;
+    and no import cycle anywhere, imports inside functions included (grimp reads those too)."""
+    kinds = {c["type"] for c in _contracts().values()}
+    assert {"forbidden", "acyclic_siblings"} <= kinds
+    forbidden = [c for c in _contracts().values() if c["type"] == "forbidden"]
+    door = next(c for c in forbidden if c["forbidden_modules"] == ["engine.service"])
+    assert set(door["source_modules"]) == {"ui", "app_pages"}
+    assert {i.split(" -> ")[1] for i in door["ignore_imports"]} == {"engine.service.facade"}
+    assert any(c["source_modules"] == ["app_pages"] and "engine.core" in c["forbidden_modules"] for c in forbidden)
+    assert any({"engine.core", "engine.paper"} <= set(c["source_modules"]) and "engine.service" in
+               c["forbidden_modules"] for c in forbidden)  # fmt: skip
+    cycles = next(c for c in _contracts().values() if c["type"] == "acyclic_siblings")
+    assert set(cycles["ancestors"]) >= {"engine", "ui"}
+
+
+def _service_attributes(path: Path) -> list[str]:
+    """``service().store`` / ``service().jobs`` read in a module: the facade's insides, not its door."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        call = node.value if isinstance(node, ast.Attribute) and node.attr in ("store", "jobs") else None
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "service":
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} service().{node.attr}")
+    return found
+
+
+def test_pages_read_runs_through_the_facade_not_its_store_or_job_manager():
+    assert _service_attributes(ROOT / "tests" / "oracles" / "facade_bypass.py")  # the rule can fail
+    ui = [p for d in ("ui", "app_pages") for p in (ROOT / d).rglob("*.py")] + [ROOT / "app.py"]
+    assert not [x for p in ui for x in _service_attributes(p)]
 
 
 def test_the_web_process_never_loads_torch(tmp_path):

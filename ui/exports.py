@@ -3,11 +3,7 @@ reproduction's, :func:`engine.paper.report.render_html`).  No Streamlit here."""
 
 from __future__ import annotations
 
-import io
 import json
-import tempfile
-import zipfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,19 +14,8 @@ from engine.paper.environment import environment
 from engine.paper.history import RunHistory, observed, problem_from_statics, query_row, token_info
 from engine.paper.report import Section, render_html
 from engine.paper.theory_view import calibrated_overlay, measured_snap
-from engine.service.export import export_run
 from ui import charts
 from ui.chart_style import fit_top, plain_title, set_title
-
-
-def zipped_export(store: Any, run_id: str, fmt: str) -> bytes:
-    """config.json + trajectory.<fmt> + scalars.<fmt> in one zip (built on demand)."""
-    buf = io.BytesIO()
-    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in export_run(store, run_id, tmp, fmt):
-            zf.write(path, arcname=f"{run_id}/{Path(path).name}")
-    return buf.getvalue()
-
 
 MF_NOTE = " (dashed: T→∞ mean field)"  # a token chart's title says this only when it draws the twin
 

@@ -17,10 +17,10 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 from engine.core.config import MAX_SEED, MAX_SEEDS, ConfigError, set_dotted
 from engine.core.data import build_problem
 from engine.paper.presets import get_preset
-from engine.service.facade import ServiceError
-from engine.service.uploads import (
+from engine.service.facade import (
     CONFIG_UPLOAD,
     TABLE_UPLOAD,
+    ServiceError,
     UploadKind,
     check_upload_name,
     config_from_upload,

@@ -13,12 +13,12 @@ import plotly.graph_objects as go
 from engine.core.calibration import Theorem4Constants
 from engine.core.config import DataConfig
 from engine.core.data import build_problem
-from engine.core.metrics import METRICS
-from engine.core.theory import joma_default_mu, joma_simulate, theory_curve
+from engine.core.metrics import METRICS, label, shared_metrics
+from engine.core.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
+from engine.core.theory import t0 as theory_t0
 from engine.paper.presets import load_presets
 from engine.paper.run_theory import initial_constants
-from engine.service.reproductions import StoredReproduction
-from engine.service.text_runs import HEAD_MEAN
+from engine.service.facade import HEAD_MEAN, StoredReproduction
 from ui import preview_chart
 from ui.caches import byte_lru
 from ui.resources import service
@@ -38,7 +38,7 @@ def compare_series(run_id: str, metric: str, last_step: int) -> tuple[tuple[str,
     a synthetic run's class mean averaged over replicas (one line); a real-text run's run-level metric
     (one line), or a per-layer one's mean over heads, one line per layer (the store layout of
     :mod:`engine.service.text_runs`: n = layer, replica = head, −1 for the mean)."""
-    df = service().store.scalars(run_id, metrics=[metric])
+    df = service().stored.scalars(run_id, metrics=[metric])
     if metric in METRICS and METRICS[metric].per_layer:
         df = df[df["n"].notna() & (df["replica"] == HEAD_MEAN)]
         return tuple(
@@ -56,9 +56,26 @@ def preset_constants(name: str) -> Theorem4Constants | None:
     return initial_constants(load_presets()[name].config)
 
 
+def theorem4_t0(M: float, K: float, eta_y: float) -> float:
+    """Theorem 4's t_0 in theory time (:func:`engine.core.theory.t0`)."""
+    return float(theory_t0(M, K, eta_y))
+
+
 def theorem4_curve(M: float, K: float, eta_y: float, eta_z: float, C0: float, tmax: float) -> dict[str, Any]:
+    """Theorem 4's curves on [0, tmax] (:func:`engine.core.theory.theory_curve`), plus ``B_t0`` = B_n(t_0)."""
     t = np.unique(np.concatenate([np.logspace(-3, np.log10(tmax), 400), np.linspace(0, tmax, 400)[1:]]))
-    return theory_curve(t, M, K, eta_y, eta_z, C0=C0)
+    th = theory_curve(t, M, K, eta_y, eta_z, C0=C0)
+    return th | {"B_t0": float(B_exact(th["t0"], M, K, eta_y, eta_z, C0=C0))}
+
+
+def overlaid_metrics(kinds: set[str]) -> list[str]:
+    """The metrics runs of every one of ``kinds`` record (:func:`engine.core.metrics.shared_metrics`)."""
+    return shared_metrics(kinds)
+
+
+def metric_label(name: str) -> str:
+    """A metric's name in words (:func:`engine.core.metrics.label`)."""
+    return label(name)
 
 
 @byte_lru("theory curves")

@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from engine.service.jobs import TERMINAL, JobStatus
+from engine.service.facade import TERMINAL, JobStatus
 from ui.errors import guarded
 from ui.resources import service
 from ui.session import actor, owns
@@ -51,9 +51,7 @@ class RunActions:
     @staticmethod
     def settle(rid: str, done: Callable[[JobStatus], bool]) -> None:
         """Wait (bounded) until the worker has acted on a control, so the rerun shows its effect."""
-        jobs = service().jobs
-        with jobs.changed:
-            jobs.changed.wait_for(lambda: (s := jobs.status(rid)) is None or done(s), CONTROL_WAIT_S)
+        service().wait_for(rid, done, CONTROL_WAIT_S)
 
     @guarded
     def start(self, paused: bool = False) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from engine.service.jobs import JobStatus
+from engine.service.facade import JobStatus
 from ui import session
 from ui.knobs import SPEEDS
 from ui.resources import service

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine.service.jobs import JobStatus
+from engine.service.facade import JobStatus
 from ui import session
 from ui.resources import service
 

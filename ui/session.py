@@ -20,10 +20,9 @@ import streamlit as st
 
 from engine.core.config import RunConfig
 from engine.paper.presets import load_presets
-from engine.service.access import OPERATOR_GATE, XSRF_COOKIE, browser_owner, operator_configured, owner_salt
-from engine.service.facade import Actor
+from engine.service.facade import OPERATOR_GATE, XSRF_COOKIE, Actor, browser_owner, operator_configured
 from ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, choice, config_params, parse_params, validate
-from ui.live.lab_charts import CHART_KEYS
+from ui.lab_chart_list import CHART_KEYS
 from ui.resources import service
 from ui.text import shown
 
@@ -38,7 +37,7 @@ def owner() -> str:
     has no such cookie (AppTest, or XSRF protection turned off)."""
     if "owner" not in ss:
         cookie = st.context.cookies.get(XSRF_COOKIE)
-        salt = owner_salt(str(service().store.data_dir.resolve()))
+        salt = service().owner_salt()
         ss["owner"] = (browser_owner(cookie, salt) if cookie else None) or f"session-{random.getrandbits(48):012x}"
     return ss["owner"]
 

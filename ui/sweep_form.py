@@ -10,13 +10,15 @@ built on none of the presets: the form offers it as its base) and ``sweep.messag
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from engine.core.config import RunConfig
+from engine.core.config import ConfigError, RunConfig
 from engine.paper.presets import Preset
-from engine.paper.sweeps import SweepSettings, sweep_settings
+from engine.paper.sweeps import SweepSettings, sweep_config, sweep_settings
+from engine.service.facade import ServiceError
 from ui.resources import service
 from ui.text import shown
 
@@ -101,3 +103,24 @@ def base_config(name: str, presets: dict[str, Preset]) -> RunConfig:
 def with_current(options: tuple[float, ...] | list[float], key: str) -> list[float]:
     """A multiselect's options plus the values it holds (a stored sweep may use others)."""
     return sorted({*options, *ss.get(key, [])})
+
+
+def checked_config(
+    base: str,
+    presets: dict[str, Preset],
+    eta_zs: list[float],
+    ratios: list[float],
+    n_seeds: int,
+    steps: int,
+    check_budget: Callable[[RunConfig], None],
+) -> tuple[RunConfig | None, str | None]:
+    """The sweep's config (η_Z values × ratios × seeds 1..n_seeds on the base) once it passes
+    ``check_budget`` (refused before Run is pressed, with the estimate and the limit), else the reason."""
+    try:
+        if not eta_zs or not ratios:
+            raise ConfigError("pick at least one η_Z value and one ratio")
+        cfg = sweep_config(base_config(base, presets), eta_zs, ratios, list(range(1, n_seeds + 1)), steps)
+        check_budget(cfg)
+    except (ConfigError, ServiceError) as e:
+        return None, str(e)
+    return cfg, None

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.service.text_runs import layer_head_frame
+from engine.service.facade import layer_head_frame
 
 EMPTY = np.zeros(0, dtype=np.int64)
 

@@ -102,7 +102,7 @@ def _statics_of(rid: str) -> dict[str, np.ndarray] | None:
     with _STATICS_LOCK:
         got = _STATICS.get(rid)
     if got is None:
-        everything = service().store.statics(rid)  # a text run's statics are small (no vocabulary)
+        everything = service().stored.statics(rid)  # a text run's statics are small (no vocabulary)
         if not all(k in everything for k in STATICS):
             return None
         got = {k: everything[k] for k in STATICS}
@@ -115,7 +115,7 @@ def _statics_of(rid: str) -> dict[str, np.ndarray] | None:
 def _charts(rid: str, last: int, fs: int, cursor: int | None) -> tuple[str, Charts]:
     """The caption and the three line charts of run ``rid`` at its snapshot ``last``."""
     hist = TextHistory(rid)
-    hist.update(service().store, upto=last)  # the step the page shows, read once per tick (_area)
+    hist.update(service().stored, upto=last)  # the step the page shows, read once per tick (_area)
     st_ = _statics_of(rid) or {}
     steps, H = hist.layer_metric("attn_entropy")
     marks = [drop_rebound(steps, H[:, k]) for k in range(H.shape[1])]
@@ -161,7 +161,7 @@ def measured(steps: np.ndarray, H: np.ndarray, uniform: float, st_: dict) -> str
 def _map(rid: str, step: int, layer: int, fs: int, title: str, scale: bool) -> str:
     """One stored attention map (head mean) as a live payload (KeyError when the step is not stored:
     an error is not cached)."""
-    a = service().store.snapshot(rid, step)["attn_map_mean"][layer]
+    a = service().stored.snapshot(rid, step)["attn_map_mean"][layer]
     words = (_statics_of(rid) or {}).get("probe_window_tokens", np.array([], dtype=str))
     fig = text_charts.attention_map(a, list(words[: a.shape[0]]), title, fs, f"text-map-{layer}", scale)
     return live_payload(fig, f"scansnap-{rid}-attention-L{layer}-step{step}")
@@ -169,7 +169,7 @@ def _map(rid: str, step: int, layer: int, fs: int, title: str, scale: bool) -> s
 
 # ------------------------------------------------------------------------------ widgets
 def _scrub(rid: str) -> int | None:
-    steps = service().store.steps(rid)
+    steps = service().stored.steps(rid)
     if len(steps) < 2:
         return None
     return int(
@@ -197,7 +197,7 @@ def _maps(rid: str, cfg: TextRunConfig, steps: tuple[int, int], tick: tuple[str,
     layer = 0
     if L > 1:
         layer = int(st.segmented_control("layer", range(L), default=0, required=True, key=f"text.fig7layer.{rid}"))
-    stored = {s for s in service().store.steps(rid) if s <= last}  # a snapshot stored since: next tick
+    stored = {s for s in service().stored.steps(rid) if s <= last}  # a snapshot stored since: next tick
     quarters = [q for q in quarter_steps(cfg.optim.steps) if q in stored]
     _grid(_map_charts(rid, [(q, layer, f"iteration {q}") for q in quarters], fs), "text-fig7", tick)
     missing = [q for q in quarter_steps(cfg.optim.steps) if q not in stored]

@@ -76,6 +76,9 @@ def parse_params(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]
     return preset, cfg, problems + found
 
 
+SCHEMA = TextRunConfig  # the config class of a real-text run: the widgets' bounds
+
+
 def validate(cfg: dict[str, Any]) -> tuple[TextRunConfig | None, str | None]:
     return knobs.validate(cfg, TextRunConfig)
 

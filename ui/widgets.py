@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from engine.core.config import MAX_SEED, MAX_SEEDS, field_bounds, get_dotted, parse_value
 from engine.paper.claims import verdict_text
 from engine.paper.verdicts import Verdict
-from engine.service.address import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
+from engine.service.facade import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from ui.chart_style import FONT, LECTURE_FONT, plot_config
 from ui.knobs import Knob, eta_options
 from ui.resources import service

@@ -31,10 +31,10 @@ padding and dropped; a stored token outside supp(n) has ``kind`` missing).
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import tempfile
-from collections.abc import Callable
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ import pandas as pd
 
 from engine.core.config import ConfigError, RunConfig
 from engine.paper.history import RunHistory, run_verdicts
+from engine.service.files import atomic_write, write_table
 
 FORMATS = ("parquet", "csv")
 KIND_CATEGORIES = ("distinct", "common")
@@ -165,24 +166,6 @@ def scalars_frame(store: Any, run_id: str) -> pd.DataFrame:
     )
 
 
-def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def write_table(df: pd.DataFrame, path: Path, fmt: str) -> Path:
-    if fmt == "parquet":
-        return atomic_write(path, lambda p: df.to_parquet(p, engine="pyarrow", index=False))
-    return atomic_write(path, lambda p: df.to_csv(p, index=False))
-
-
 def verdicts_json(store: Any, run_id: str) -> str:
     """The run's verdicts (the claims of Theorems 2–4 per replica, :mod:`engine.paper.claims`) as JSON."""
     run = store.get_run(run_id)
@@ -213,7 +196,7 @@ def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet
     out.mkdir(parents=True, exist_ok=True)
     config = json.dumps(json.loads(run["config_json"]), indent=2) + "\n"
     if run.get("kind") == "text":  # config.json, scalars, attn_maps.npz
-        from engine.service.text_export import export_text_run  # it imports this module's writers
+        from engine.service.text_export import export_text_run
 
         return export_text_run(store, run_id, out, config, fmt)
     verdicts = _verdicts_or_none(store, run_id)
@@ -227,3 +210,12 @@ def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet
         write_table(trajectory_frame(store, run_id), out / f"trajectory.{fmt}", fmt),
         write_table(scalars_frame(store, run_id), out / f"scalars.{fmt}", fmt),
     ]
+
+
+def zipped_export(store: Any, run_id: str, fmt: str) -> bytes:
+    """:func:`export_run`'s files in one zip, each under ``<run_id>/`` (written in a temporary folder)."""
+    buf = io.BytesIO()
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in export_run(store, run_id, tmp, fmt):
+            zf.write(path, arcname=f"{run_id}/{Path(path).name}")
+    return buf.getvalue()

@@ -9,24 +9,92 @@ to everyone.  No Streamlit here: the pages show a ServiceError's message in one 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from engine.core.config import ConfigError, RunConfig
 from engine.core.text.config import TextDataConfig, TextRunConfig
-from engine.service.access import can_manage
+from engine.service.access import (
+    OPERATOR_ENV,
+    OPERATOR_GATE,
+    XSRF_COOKIE,
+    browser_owner,
+    can_manage,
+    operator_configured,
+    owner_salt,
+)
+from engine.service.address import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from engine.service.budget import check_budget
-from engine.service.corpora import corpus_summary
-from engine.service.corpus_access import check_dashboard_data, measured_corpus, save_upload, wikitext_folders
+from engine.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS, corpus_summary
+from engine.service.corpus_access import (
+    CORPUS_DIR_ENV,
+    check_dashboard_data,
+    measured_corpus,
+    save_upload,
+    wikitext_folders,
+)
+from engine.service.export import zipped_export
 from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.reproductions import DamagedError, Reproductions, StoredReproduction, StoredSummary, check_id
 from engine.service.store import RunStore, StoreError
 from engine.service.text_budget import TextEstimate
-from engine.service.text_runs import check_text_run, is_text
+from engine.service.text_runs import HEAD_MEAN, check_text_run, is_text, layer_head_frame
+from engine.service.uploads import (
+    CONFIG_UPLOAD,
+    MAX_CONFIG_BYTES,
+    TABLE_UPLOAD,
+    UploadKind,
+    check_upload_name,
+    config_from_upload,
+    table_from_csv,
+    table_to_csv,
+)
+
+# This module is the pages' only door into engine.service (import-linter checks it): besides the service
+# they may name these job states, access rules, addresses, upload limits and the text store layout.
+__all__ = [
+    "CONFIG_UPLOAD",
+    "CORPUS_DIR_ENV",
+    "HEAD_MEAN",
+    "MAX_CONFIG_BYTES",
+    "MAX_UPLOAD_BYTES",
+    "MIN_UPLOAD_TOKENS",
+    "OPERATOR_ENV",
+    "OPERATOR_GATE",
+    "PUBLIC_URL_ENV",
+    "RECOVERABLE",
+    "TABLE_UPLOAD",
+    "TERMINAL",
+    "XSRF_COOKIE",
+    "Actor",
+    "JobStatus",
+    "LabService",
+    "ServiceError",
+    "StoredReproduction",
+    "StoredRuns",
+    "StoredSummary",
+    "UploadKind",
+    "browser_owner",
+    "check_id",
+    "check_upload_name",
+    "config_from_upload",
+    "get_service",
+    "is_loopback",
+    "lan_address",
+    "layer_head_frame",
+    "operator_configured",
+    "public_base",
+    "table_from_csv",
+    "table_to_csv",
+    "with_host",
+]
 
 RECOVERABLE = ("interrupted", "stopped")  # runs offered "Resume from checkpoint"
 
@@ -55,12 +123,35 @@ def user_errors() -> Iterator[None]:
         raise ServiceError(str(msg)) from e
 
 
+class StoredRuns:
+    """What the pages and their exports read of the run store (read-only; the store's own errors)."""
+
+    def __init__(self, store: RunStore):
+        self._store = store
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        return self._store.get_run(run_id)
+
+    def steps(self, run_id: str) -> list[int]:
+        return self._store.steps(run_id)
+
+    def snapshot(self, run_id: str, step: int) -> dict[str, np.ndarray]:
+        return self._store.snapshot(run_id, step)
+
+    def statics(self, run_id: str) -> dict[str, np.ndarray]:
+        return self._store.statics(run_id)
+
+    def scalars(self, run_id: str, metrics: list[str] | None = None, since_step: int | None = None) -> pd.DataFrame:
+        return self._store.scalars(run_id, metrics=metrics, since_step=since_step)
+
+
 class LabService:
     """Runs and reproductions of one data directory, for many sessions at once (thread-safe)."""
 
     def __init__(self, jobs: JobManager):
         self.jobs = jobs
         self.store: RunStore = jobs.store
+        self.stored = StoredRuns(self.store)
         self.reproductions = Reproductions(self.store.data_dir)
 
     # ----------------------------------------------------------------- reading
@@ -84,6 +175,21 @@ class LabService:
 
     def is_live(self, run_id: str) -> bool:
         return self.jobs.is_live(run_id)
+
+    def wait_for(self, run_id: str, done: Callable[[JobStatus], bool], timeout: float) -> None:
+        """Wait at most ``timeout`` s until the run's job is gone or ``done(status)`` (a control took effect)."""
+        jobs = self.jobs
+        with jobs.changed:
+            jobs.changed.wait_for(lambda: (s := jobs.status(run_id)) is None or done(s), timeout)
+
+    def owner_salt(self) -> bytes:
+        """The salt of this data directory's owner ids (:func:`engine.service.access.owner_salt`)."""
+        return owner_salt(str(self.store.data_dir.resolve()))
+
+    def export_zip(self, run_id: str, fmt: str) -> bytes:
+        """The run's export files in one zip (:func:`engine.service.export.zipped_export`)."""
+        with user_errors():
+            return zipped_export(self.store, run_id, fmt)
 
     def watch(self, run_id: str) -> None:
         """A page shows this run now: a run that no page shows for ``SCANSNAP_IDLE_PAUSE_S`` pauses itself."""

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.service.export import atomic_write, write_table
+from engine.service.files import atomic_write, write_table
 from engine.service.text_runs import layer_head_frame
 
 MAPS_FILE = "attn_maps.npz"

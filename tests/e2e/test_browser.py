@@ -16,7 +16,7 @@ import pytest
 from bench.webserver import launch_chromium, serve
 from engine.paper.presets import get_preset
 from tests.service.test_health import damage_a_middle_page, store_with_runs
-from ui.live.lab_charts import CHARTS
+from ui.lab_chart_list import CHARTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a Chromium and a server per test: the slow tier
 ROOT = Path(__file__).resolve().parents[2]

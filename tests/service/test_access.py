@@ -19,11 +19,12 @@ import pytest
 from engine.paper.presets import get_preset
 from engine.service import access
 from engine.service.access import browser_owner, can_manage, operator_configured, operator_ok, owner_salt, xsrf_token
+from engine.service.export import zipped_export
 from engine.service.jobs import get_manager
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from tests.apphelp import run_app as app
-from ui.exports import html_report, zipped_export
+from ui.exports import html_report
 from ui.text import WORD_JOINER, plain
 
 QUICK = get_preset("syn-small").config.with_overrides({"optim.steps": "20"})

@@ -12,7 +12,7 @@ from tests.apphelp import live_figure
 from tests.apphelp import run_app as app
 from tests.ui.test_app import figure, start_and_finish, widget
 from ui.knobs import SPEEDS
-from ui.live.lab_charts import CHART_KEYS
+from ui.lab_chart_list import CHART_KEYS
 
 
 @pytest.fixture(scope="module")

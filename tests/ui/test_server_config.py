@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py"))]
+PAGES = [ROOT / "app.py", *sorted(p for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")]
 
 
 def _bare_expressions(path: Path) -> list[int]:

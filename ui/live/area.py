@@ -30,9 +30,10 @@ from engine.paper.verdicts import Verdict
 from ui import run_actions
 from ui.caches import BOUNDS_MB
 from ui.errors import boundary
+from ui.lab_chart_list import CHARTS
 from ui.live import view
 from ui.live.figure import live_payload, live_plot_ui
-from ui.live.lab_charts import CHARTS, figure
+from ui.live.lab_charts import figure
 from ui.live.run_data import run_statics
 from ui.live.slots import SLOTS
 from ui.live.tickbudget import TickBudget
@@ -81,7 +82,7 @@ def _history(rid: str) -> RunHistory:
     h = ss.get("lab.hist")
     if h is None or h.run_id != rid:
         h = ss["lab.hist"] = RunHistory(rid)
-    h.update(service().store)
+    h.update(service().stored)
     return h
 
 

@@ -8,7 +8,6 @@ conditions hold, dotted grey (indicative) otherwise, with the first failed condi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,28 +19,8 @@ from engine.paper.theory_view import calibrated_overlay, measured_snap, twin_agr
 from ui import charts
 from ui.caches import byte_lru
 from ui.chart_style import LECTURE_FONT, Spec, fit_top, lecture_layout
+from ui.lab_chart_list import TITLES
 
-
-@dataclass(frozen=True)
-class Chart:
-    key: str
-    file: str  # PNG download name
-    shows: str  # the selection it depends on: "n", "q" or ""
-    title: str  # what it shows, in words (the chart picker; the placeholder before the first snapshot)
-    tokens: bool = False  # needs the per-token history (absent for top-k runs)
-
-
-CHARTS = (
-    Chart("cn", "c_n-over-time", "n", "Attention c(l | n) over time", tokens=True),
-    Chart("B", "snap-vs-theorem4", "n", "The snap: the common token's logit drop and B̂"),
-    Chart("H", "entropy_distinct", "", "Attention entropy on distinct tokens"),
-    Chart("cnh", "c_n-heatmap", "", "Attention c_n of every next token", tokens=True),
-    Chart("z", "z-trajectories", "q", "Attention logits z(m, l)", tokens=True),
-    Chart("bracket", "theorem3-bracket", "n", "Theorem 3: the winner's Δz inside its bracket"),
-    Chart("loss", "loss-accuracy", "", "Loss and accuracy"),
-)
-TITLES = {c.key: c.title for c in CHARTS}
-CHART_KEYS = tuple(c.key for c in CHARTS)
 CAPTIONS = {
     "cn": "Grey common tokens fade; the dark, most likely distinct tokens take the attention.",
     "cnh": "Each row is one next token: its attention concentrates on a few distinct tokens.",

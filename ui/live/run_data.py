@@ -7,7 +7,7 @@ import threading
 import numpy as np
 from cachetools import LRUCache
 
-from engine.service.jobs import TERMINAL
+from engine.service.facade import TERMINAL
 from ui.caches import BOUNDS_MB
 from ui.resources import service
 
@@ -24,7 +24,7 @@ def run_statics(run_id: str) -> dict[str, np.ndarray]:
         found = _STATICS.get(run_id)
     if found is not None:
         return found
-    arrays = service().store.statics(run_id)
+    arrays = service().stored.statics(run_id)
     info = service().run(run_id)
     if "mf_steps" in arrays or (info is not None and info["status"] in TERMINAL):
         with _STATICS_LOCK:
