@@ -186,7 +186,9 @@ def _drives(G: float, u: float, c: Theorem4Constants) -> tuple[float, float, flo
 
 
 class _Stepper:
-    """engine/core/optim.py's rules (torch.optim.SGD / Adam) on a vector of scalar coordinates."""
+    """:func:`engine.core.optim.finish_update_` (torch.optim's SGD / Adam) in numpy, on a vector of scalar
+    coordinates with weight decay λ·``decay`` per coordinate: the web process draws this theory and loads no
+    torch (tests/core/test_optim.py holds the two to float64 rounding)."""
 
     def __init__(self, rule: OptimRule, lr: NDArray, decay: NDArray):
         self.rule, self.lr, self.decay = rule, lr, decay * rule.weight_decay

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.core.config import OptimConfig
+from engine.core.optim import finish_update_
 from engine.core.roles import RoleBatch
 
 
@@ -84,11 +85,10 @@ def decoder_grad_into(
 
 @dataclass
 class BlockOptimizer:
-    """SGD (momentum) / Adam on the decoder's role blocks, the same rules as :class:`ReplicaOptimizer`.
+    """SGD (momentum) / Adam on the decoder's role blocks: :func:`engine.core.optim.finish_update_`.
 
-    ``begin()`` once per step; then per chunk ``sinks`` says where ∂L/∂Y goes (and with which β) and ``update``
-    applies  SGD: buf ← μ·buf + g + λp, p ← p − η·buf  (buf = g + λp on the first step; no buf without μ)
-             Adam: d = g + λp; m ← β₁m + (1−β₁)d; v ← β₂v + (1−β₂)d²; p ← p − η/(1−β₁ᵗ)·m/(√v/√(1−β₂ᵗ) + ε).
+    ``begin()`` once per step; then per chunk ``sink`` says where ∂L/∂Y goes (the momentum buffer, accumulated
+    with β = μ after the first step, or a scratch) and ``update`` applies the rule to the block's rows.
     ``state`` holds "buf.<block>" (SGD with momentum) or "m.<block>", "v.<block>" (Adam), in group order.
     """
 
@@ -120,17 +120,8 @@ class BlockOptimizer:
 
     def update(self, block: str, rows: slice, p: torch.Tensor, g: torch.Tensor) -> None:
         """Finish the step of ``p`` (the block's rows) whose gradient sits in ``g`` (its sink)."""
-        cfg, lr = self.cfg, self.lr[rows].view(-1, *([1] * (p.dim() - 1)))
-        if cfg.weight_decay:
-            g.add_(p, alpha=cfg.weight_decay)
-        if cfg.method == "sgd":
-            p.addcmul_(g, lr, value=-1)
-            return
-        m, v = self.state["m." + block][rows], self.state["v." + block][rows]
-        b1, b2 = cfg.beta1, cfg.beta2
-        m.lerp_(g, 1 - b1)
-        v.mul_(b2).addcmul_(g, g, value=1 - b2)
-        torch.sqrt(v, out=g)
-        g.div_((1 - b2**self.t) ** 0.5).add_(cfg.eps)
-        torch.div(m, g, out=g)
-        p.addcmul_(g, lr, value=-1 / (1 - b1**self.t))
+        lr = self.lr[rows].view(-1, *([1] * (p.dim() - 1)))
+        if self.cfg.weight_decay:  # d = g + λp (with momentum: the buffer μ·buf + g + λp)
+            g.add_(p, alpha=self.cfg.weight_decay)
+        m, v = self.state.get("m." + block), self.state.get("v." + block)
+        finish_update_(self.cfg, self.t, p, g, lr, None if m is None else m[rows], None if v is None else v[rows])
