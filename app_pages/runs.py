@@ -12,10 +12,11 @@ from engine.service.facade import OPERATOR_ENV, RECOVERABLE, operator_configured
 from ui import session
 from ui.errors import guarded, show_callback_error
 from ui.exports import html_report
+from ui.kind_views import view_of
 from ui.resources import service
 from ui.schedule_view import schedule_ui
 from ui.text import plain
-from ui.widgets import recovery_ui, run_page
+from ui.widgets import recovery_ui
 
 ss = st.session_state
 
@@ -61,14 +62,6 @@ if not runs:
     st.stop()
 
 
-def replicas(r: dict) -> int:
-    """Models trained side by side in run ``r`` (a text run trains one)."""
-    if r["kind"] == "text":
-        return 1
-    rep = json.loads(r["config_json"])["replicas"]
-    return len(rep["seeds"]) * len(rep.get("lr_pairs") or [0])
-
-
 table = pd.DataFrame(
     [
         {
@@ -77,7 +70,7 @@ table = pd.DataFrame(
             "status": r["status"],
             "step": r["last_step"],
             "kind": r["kind"],
-            "replicas": replicas(r),
+            "replicas": view_of(r).models(r),
             "yours": r["owner"] == me,
             "created": pd.to_datetime(r["created"], unit="s").strftime("%Y-%m-%d %H:%M:%S"),
             "device": r["device"],
@@ -98,8 +91,7 @@ def _label(i: str) -> str:
 rid = st.selectbox("run", list(by_id), key="runs.pick", format_func=_label)
 run = by_id[rid]
 allowed = session.may_manage(run)
-is_text = run["kind"] == "text"
-is_sweep = not is_text and bool(json.loads(run["config_json"])["replicas"].get("lr_pairs"))
+view = view_of(run)
 
 
 @guarded
@@ -123,9 +115,9 @@ def resume() -> None:
 
 
 c = st.columns(4)
-if c[0].button("Open in Real text" if is_text else "Open in the Lab", key="runs.open", type="primary"):
-    st.switch_page(run_page(run), query_params={"run": rid})
-if is_sweep and c[1].button("Open in Sweep", key="runs.sweep"):
+if view.page and c[0].button(f"Open in {view.page_title}", key="runs.open", type="primary"):
+    st.switch_page(view.page, query_params={"run": rid})
+if view.is_sweep(run) and c[1].button("Open in Sweep", key="runs.sweep"):
     st.switch_page("app_pages/sweep.py", query_params={"run": rid})
 if service().is_live(rid):
     c[2].button("⏹ Stop", key="runs.stop", disabled=not allowed, on_click=stop)
@@ -175,19 +167,12 @@ d[2].download_button(
 )
 d[3].download_button(
     "HTML report",
-    disabled=is_text,
-    help="the charts of a synthetic run; a real-text run exports its tables and attention maps (zips)"
-    if is_text
-    else None,
+    disabled=not view.report,
+    help=None if view.report else "the charts of a synthetic run; this run exports its tables (zips)",
     data=lambda: html_report(service().stored, rid),
     file_name=f"scansnap-{rid}-report.html",
     mime="text/html",
     on_click="ignore",
     key="runs.html",
 )
-st.caption(
-    "A real-text run's zip holds config.json, scalars (step, layer, head, metric, value) and attn_maps.npz "
-    "(README: export schema)."
-    if is_text
-    else "The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera button."
-)
+st.caption(view.export_note)

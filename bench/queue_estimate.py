@@ -2,7 +2,7 @@
 with as many slots as cores, as the dashboard trains it in a hall: every slot busy with a copy of the
 run (worker start, snapshots, the mean-field twin, the store, one torch thread each).  Each run's slot
 time (from its start to its end) is set beside the estimate the queue uses
-(``engine.service.text_runs.run_seconds``).  A queued visitor's stated wait is a sum of these
+(``engine.service.run_kinds.run_seconds``).  A queued visitor's stated wait is a sum of these
 estimates, so a ratio measured/estimate above 1 means a wait stated too short.
 
     .venv/bin/python -m bench.queue_estimate          # prints JSON (bench.run_all keeps it)
@@ -21,8 +21,8 @@ from typing import Any
 from engine.paper.presets import get_preset
 from engine.paper.text_presets import get_text_preset
 from engine.service.jobs import JobManager
+from engine.service.run_kinds import run_seconds
 from engine.service.store import RunStore
-from engine.service.text_runs import run_seconds
 
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "syn-small (the Lab's default, 100 steps)": ("syn-small", {}),

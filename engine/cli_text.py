@@ -61,11 +61,11 @@ def run_text(args: argparse.Namespace, sets: dict[str, str]) -> tuple[Any, str, 
     from tqdm import tqdm
 
     from engine.service.export import export_run
+    from engine.service.runner import RunJob  # torch: only on this path
     from engine.service.store import RunStore
-    from engine.service.text_runner import TextRunJob  # torch: only on this path
 
     cfg = load_text_config(args, sets)
-    job = TextRunJob(cfg, RunStore(args.data_dir), name=args.name)
+    job = RunJob(cfg, RunStore(args.data_dir), name=args.name)
     bar = tqdm(total=cfg.optim.steps, unit="step", disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr)
     first: dict[str, np.ndarray] = {}
     last: dict[str, np.ndarray] = {}

@@ -18,6 +18,7 @@ from engine.paper.claims import verdict_text
 from engine.paper.verdicts import Verdict
 from engine.service.facade import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from ui.chart_style import FONT, LECTURE_FONT, plot_config
+from ui.kind_views import view_of
 from ui.knobs import Knob, eta_options
 from ui.resources import service
 from ui.session import actor
@@ -177,9 +178,6 @@ def recovery_ui(info: dict[str, Any], prefix: str, allowed: bool) -> None:
         target = service().rerun(info["id"], actor())
     else:
         return
-    st.switch_page(run_page(info), query_params={"run": str(target)})
-
-
-def run_page(info: dict[str, Any]) -> str:
-    """The page that shows a stored run: Real text for a text run, else the Lab."""
-    return "app_pages/text.py" if info.get("kind") == "text" else "app_pages/lab.py"
+    page = view_of(info).page
+    if page is not None:
+        st.switch_page(page, query_params={"run": str(target)})

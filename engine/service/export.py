@@ -44,6 +44,7 @@ import pandas as pd
 from engine.core.config import ConfigError, RunConfig
 from engine.paper.history import RunHistory, run_verdicts
 from engine.service.files import atomic_write, write_table
+from engine.service.run_kinds import kind_named, resolve
 
 FORMATS = ("parquet", "csv")
 KIND_CATEGORIES = ("distinct", "common")
@@ -185,8 +186,9 @@ def _verdicts_or_none(store: Any, run_id: str) -> str | None:
 
 
 def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
-    """Write config.json, verdicts.json, trajectory.<fmt> and scalars.<fmt> into ``out_dir``; each file is
-    written to a temporary name in the same directory and moved into place atomically."""
+    """Write the run's export files into ``out_dir`` with its kind's writer (a synthetic run: config.json,
+    verdicts.json, trajectory.<fmt>, scalars.<fmt>; a real-text run: config.json, scalars.<fmt>,
+    attn_maps.npz); each file is written to a temporary name in the same folder and moved into place."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
     run = store.get_run(run_id)
@@ -195,10 +197,12 @@ def export_run(store: Any, run_id: str, out_dir: str | Path, fmt: str = "parquet
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     config = json.dumps(json.loads(run["config_json"]), indent=2) + "\n"
-    if run.get("kind") == "text":  # config.json, scalars, attn_maps.npz
-        from engine.service.text_export import export_text_run
+    written: list[Path] = resolve(kind_named(run["kind"]).export)(store, run_id, out, config, fmt)
+    return written
 
-        return export_text_run(store, run_id, out, config, fmt)
+
+def export_synthetic_run(store: Any, run_id: str, out: Path, config: str, fmt: str) -> list[Path]:
+    """A synthetic run's config.json, verdicts.json (when its claims can be judged), trajectory and scalars."""
     verdicts = _verdicts_or_none(store, run_id)
     return [
         atomic_write(out / "config.json", lambda p: p.write_text(config, encoding="utf-8")),

@@ -43,9 +43,10 @@ from engine.service.export import zipped_export
 from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.reproductions import DamagedError, Reproductions, StoredReproduction, StoredSummary, check_id
+from engine.service.run_kinds import kind_of, stored_config
 from engine.service.store import RunStore, StoreError
 from engine.service.text_budget import TextEstimate
-from engine.service.text_runs import HEAD_MEAN, check_text_run, is_text, layer_head_frame
+from engine.service.text_runs import HEAD_MEAN, check_text_run, layer_head_frame
 from engine.service.uploads import (
     CONFIG_UPLOAD,
     MAX_CONFIG_BYTES,
@@ -211,11 +212,10 @@ class LabService:
     def submit(
         self, cfg: RunConfig | TextRunConfig, actor: Actor, name: str | None = None, paused: bool = False
     ) -> str:
-        """Train ``cfg`` as ``actor``'s new run (queued if every slot is busy); returns its id.  A
-        real-text run may read only the corpora the dashboard offers (:func:`check_dashboard_data`)."""
+        """Train ``cfg`` as ``actor``'s new run (queued if every slot is busy); returns its id.  The
+        run's kind admits the config first (a real-text run reads only the corpora the dashboard offers)."""
         with user_errors():
-            if isinstance(cfg, TextRunConfig):
-                cfg = cfg.model_copy(update={"data": check_dashboard_data(cfg.data)})
+            cfg = kind_of(cfg).admit(cfg)
             return self.jobs.submit(cfg, name=name, owner=actor.owner, paused=paused, limited=not actor.operator)
 
     # ----------------------------------------------------------------- real text
@@ -243,8 +243,7 @@ class LabService:
         """Train a stored run's config again (seed included) as ``actor``'s own new run."""
         info = self._info(run_id)
         with user_errors():
-            cls = TextRunConfig if is_text(info) else RunConfig
-            return self.submit(cls.from_json(info["config_json"]), actor, name=info["name"])
+            return self.submit(stored_config(info), actor, name=info["name"])
 
     def resume_stored(self, run_id: str, actor: Actor) -> str:
         """Continue an interrupted or stopped run from its last checkpoint (owner or operator)."""

@@ -37,11 +37,10 @@ from engine.service.janitor import abandoned, run_janitor
 from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
 from engine.service.limits import Limits, check_visitor_run
 from engine.service.reproductions import new_id
-from engine.service.runs import create_run
+from engine.service.run_kinds import kind_named, kind_of, run_seconds, stored_cost
 from engine.service.scheduling import FULL, IDLE, Scheduler
 from engine.service.store import RunStore, StoreError
 from engine.service.supervision import supervise
-from engine.service.text_runs import create_text_run, run_seconds, stored_cost
 from engine.service.worker import parse_cpus, warm_up
 
 
@@ -80,17 +79,16 @@ class JobManager:
         Raises RuntimeError when ``owner`` already has its quota of live runs, or, when ``limited``
         (a visitor, not the operator), when the run asks for more steps than a visitor may or the
         server's queue of training would grow past its limit (:class:`~engine.service.limits.Limits`).
-        A real-text run (TextRunConfig) has its corpus measured and its budget checked first, outside
-        the lock (the first measurement of a corpus takes about a second)."""
+        The run's seconds are estimated first, outside the lock (a real-text run has its corpus measured
+        and its budget checked: the first measurement of a corpus takes about a second)."""
         seconds = run_seconds(self.store.data_dir, cfg)
         with self.changed:
             self._check_open(owner)
             if limited:
                 check_visitor_run(self.limits, cfg.optim.steps, seconds, self.scheduler.queued_seconds())
-            create = create_text_run if isinstance(cfg, TextRunConfig) else create_run
-            status = "paused" if paused else "queued"
-            run_id = create(self.store, cfg, name, owner, status=status)  # type: ignore[arg-type]
-            job = self._jobs[run_id] = Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (), seconds)
+            kind = kind_of(cfg)
+            run_id = kind.create(self.store, cfg, name, owner, "paused" if paused else "queued")
+            job = self._jobs[run_id] = Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (kind.training_module,), seconds)
             self._start_or_park(job, paused)
             return run_id
 
@@ -118,7 +116,8 @@ class JobManager:
                 raise KeyError(f"no stored run {run_id!r}")
             steps, seconds = stored_cost(self.store.data_dir, info)
             self.store.set_status(run_id, "queued", None)
-            job = self._jobs[run_id] = Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (), seconds)
+            module = kind_named(info["kind"]).training_module
+            job = self._jobs[run_id] = Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (module,), seconds)
             self._start_or_park(job, False)
             return run_id
 

@@ -1,6 +1,7 @@
 """Where training meets storage: run a config, write its snapshots to the run store.
 
-The trainer never does I/O; :class:`RunJob` owns one trainer and one store run, advances in
+The trainer never does I/O; :class:`RunJob` owns one trainer (of the run's kind:
+:mod:`engine.service.run_kinds`) and one store run, advances in
 short chunks (so pause/stop act within a fraction of a second), and writes every scheduled
 snapshot in its own transaction.  Final statuses: finished, stopped, diverged, failed.
 """
@@ -11,20 +12,14 @@ import os
 import time
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
-import numpy as np
-
-from engine.core.config import RunConfig
 from engine.core.device import describe_device
-from engine.core.train import DivergedError, Snapshot, Trainer
-from engine.paper.run_theory import theory_scalars
-from engine.service.budget import check_budget
+from engine.core.train import DivergedError
 from engine.service.control import FULL, IDLE, LIGHT, RunControl, is_light
 from engine.service.pacing import Anchor, pace
-from engine.service.runs import create_run
+from engine.service.run_kinds import kind_named, kind_of, open_training
 from engine.service.store import RunStore
-from engine.service.twin import BackgroundTwin
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 POLL_S = 0.05  # how often a paused run, or one waiting for a slot, looks at its controls
@@ -45,10 +40,10 @@ class Parked(Exception):  # noqa: N818 - a state the run reaches, not an error
 
 
 class RunJob:
-    """One run: a trainer plus its row in the store (created in the constructor, or, with
-    ``resume_id``, an existing run continued from its last checkpoint)."""
+    """One run of any kind (:mod:`engine.service.run_kinds`): its kind's trainer plus its row in the
+    store (created in the constructor, or, with ``resume_id``, an existing run continued from its last
+    checkpoint)."""
 
-    CONFIG: ClassVar[type[Any]] = RunConfig  # what its stored config_json is
     # Set by a worker process: its scheduler hears what the run needs (FULL, LIGHT, IDLE), and a run
     # paused this long ends its worker (:class:`Parked`).  Without them (the command line) it never parks.
     on_demand: Callable[[str], None] | None = None
@@ -57,11 +52,11 @@ class RunJob:
     _demand: str | None = None
     _paused_since: float | None = None
     _pace: Anchor | None = None  # the wall-clock schedule of a throttled run (engine/service/pacing.py)
-    _twin: BackgroundTwin | None = None  # the mean-field twin being computed beside the training
+    _twin: Any = None  # what the kind computes beside the training (the mean-field twin), until stored
 
     def __init__(
         self,
-        cfg: RunConfig,
+        cfg: Any,
         store: RunStore,
         name: str | None = None,
         owner: str | None = None,
@@ -70,18 +65,17 @@ class RunJob:
     ):
         self.cfg = cfg
         self.store = store
-        self.estimate = check_budget(cfg)
-        self.trainer = Trainer(cfg)
+        self.training = open_training(cfg, store)
+        self.trainer = self.training.trainer
         self.device = describe_device(self.trainer.device)
         self.status = status
         self.message: str | None = None
         # called after every status change is stored (a worker process tells the server this way)
         self.on_status: Callable[[str, str | None], None] | None = None
         self._last_checkpoint = time.monotonic()
-        z0 = self.trainer.Z0.double().cpu().numpy()  # Theorem 4 calibrated on the run's own start
-        self.theory = theory_scalars(cfg, self.trainer.problem, z0, np.asarray(self.trainer.schedule))
-        self.run_id = resume_id or create_run(store, cfg, name, owner, status)
+        self.run_id = resume_id or kind_of(cfg).create(store, cfg, name, owner, status)
         store.set_device(self.run_id, self.device)
+        self.training.started(store, self.run_id)
         if resume_id is not None:
             self._restore(resume_id, status)
 
@@ -101,13 +95,13 @@ class RunJob:
         run = store.get_run(run_id)
         if run is None:
             raise KeyError(f"no stored run {run_id!r}")
-        return cls(cls.CONFIG.from_json(run["config_json"]), store, status=status, resume_id=run_id)
+        return cls(kind_named(run["kind"]).config.from_json(run["config_json"]), store, status=status, resume_id=run_id)
 
     @property
     def step(self) -> int:
         return self.trainer.step_count
 
-    def run(self, control: RunControl | None = None, on_snapshot: Callable[[Snapshot], None] | None = None) -> str:
+    def run(self, control: RunControl | None = None, on_snapshot: Callable[[Any], None] | None = None) -> str:
         """Train to the end (or until stopped); returns the final status, or ``"parked"`` when a paused
         run ended its worker (its checkpoint stored: it resumes exactly where it paused)."""
         control = control or RunControl()
@@ -150,29 +144,22 @@ class RunJob:
         self._set_status("finished")
         return self.status
 
-    def _append(self, snap: Snapshot, checkpoint: bool) -> None:
+    def _append(self, snap: Any, checkpoint: bool) -> None:
         """One snapshot (and, if due, the training state) in one transaction; a run that vanished from
         the store (deleted while it trained) raises :class:`RunDeletedError`."""
-        at = int(np.searchsorted(self.trainer.schedule, snap.step))
-        for name, values in self.theory.items():  # B_theory, dz_common_theory: NaN where Thm 4 does not apply
-            snap.scalars[name] = values[at]
+        arrays, scalars = self.training.stored(snap)
         try:
             self.store.append_snapshot(
-                self.run_id,
-                snap.step,
-                snap.arrays,
-                snap.scalar_blocks(),
-                checkpoint=self.trainer.checkpoint() if checkpoint else None,
+                self.run_id, snap.step, arrays, scalars, checkpoint=self.trainer.checkpoint() if checkpoint else None
             )
         except KeyError as e:
             raise RunDeletedError(self.run_id) from e
 
     def _store_meanfield_twin(self) -> None:
-        """The theory lines of the token charts, once per run, after its first snapshot is stored (so
-        the first chart does not wait for it), computed beside the training (so its first step does
-        not wait for it either: engine/service/twin.py); ``finished`` is stored once it is stored."""
-        if self._twin is None and "mf_steps" not in self.store.statics(self.run_id):
-            self._twin = BackgroundTwin(self.cfg, self.store, self.run_id)
+        """Once per run, after its first snapshot is stored (so the first chart does not wait for it):
+        what the kind computes beside the training; ``finished`` is stored once it is stored."""
+        if self._twin is None:
+            self._twin = self.training.after_first_snapshot(self.store, self.run_id)
 
     def _advance_to(self, target: int, control: RunControl) -> bool:
         """Step until ``target``, honouring stop/pause/throttle and the scheduler's slot; False when stopped.

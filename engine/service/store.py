@@ -14,7 +14,8 @@ Schema::
     scalar_blocks(...)  -- one row per (run, metric, step): see engine.service.scalar_table
     checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest; none once finished
 
-``kind``: ``synthetic`` (a RunConfig) or ``text`` (a TextRunConfig, :mod:`engine.service.text_runs`).
+``kind``: the run kind's name (:mod:`engine.service.run_kinds`): ``synthetic`` (a RunConfig) or ``text`` (a
+TextRunConfig, :mod:`engine.service.text_runs`).
 ``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
 anyone with its link watches it live (:meth:`RunStore.list_published` lists them).
 ``created``/``updated`` are Unix times; ``pid`` and ``host`` identify the writer process so
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 import time
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
     from engine.core.scalar_columns import ScalarBlocks
 
 STATUSES = ("queued", "running", "paused", "finished", "stopped", "diverged", "failed", "interrupted")
-RUN_KINDS = ("synthetic", "text")
+KIND_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")  # a run kind's name (the kinds: engine/service/run_kinds.py)
 LIVE_STATUSES = ("queued", "running", "paused")  # a run some process is (or will be) writing
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
 MAX_SNAPSHOTS_PER_RUN = 2000
@@ -166,8 +168,8 @@ class RunStore(SqliteDB):
     ) -> str:
         """Insert a run (and its static arrays) in one transaction; returns its id."""
         self._check_status(status)
-        if kind not in RUN_KINDS:
-            raise ValueError(f"unknown run kind {kind!r}; allowed: {', '.join(RUN_KINDS)}")
+        if not KIND_NAME.fullmatch(kind):
+            raise ValueError(f"run kind {kind!r} is not a kind's name: 1-32 of a-z, 0-9, _; first a letter")
         try:
             json.loads(config_json)
         except (TypeError, ValueError) as exc:

@@ -48,9 +48,9 @@ def supervise(m: JobManager, j: Job) -> None:
 
 def _worker_args(m: JobManager, j: Job, send: Any) -> tuple[Callable[..., None], tuple]:
     data_dir, me = str(m.store.data_dir.resolve()), os.getpid()
-    if j.kind == TRAIN:
+    if j.kind == TRAIN:  # args: the module of the run kind's worker side
         return train_stored_run, (data_dir, j.id, j.control, send, m.torch_threads, me, m.worker_cpus,
-                                  m.limits.park_after_s)  # fmt: skip
+                                  m.limits.park_after_s, *j.args)  # fmt: skip
     names, quick = j.args
     return reproduce, (data_dir, j.id, names, quick, j.control, send, me, m.worker_cpus)
 

@@ -21,16 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from engine.core.config import RunConfig
 from engine.core.text.config import TextRunConfig, check_corpus_fits
 from engine.paper.environment import environment
 from engine.service.corpus_access import measured_corpus
-from engine.service.limits import estimated_seconds
 from engine.service.runs import PENDING_DEVICE
 from engine.service.store import RunStore
 from engine.service.text_budget import ASSUMED_CPU_FLOPS, TextEstimate, check_text_budget
@@ -52,19 +49,11 @@ def check_text_run(data_dir: str | Path, cfg: TextRunConfig) -> TextEstimate:
     return check_text_budget(cfg, len(corpus.vocab), len(corpus.train_ids))
 
 
-def run_seconds(data_dir: str | Path, cfg: RunConfig | TextRunConfig) -> float:
-    """Slot seconds of a whole run of either kind, for the queue (a text run is checked first:
-    :func:`check_text_run`; a start, then its floating-point work at one slot's share of the assumed
-    CPU speed: bench/queue_estimate.py measured a 30-step Fig. 7 run at 0.9-1.0 of this)."""
-    if isinstance(cfg, TextRunConfig):
-        return TEXT_START_S + check_text_run(data_dir, cfg).flop / (ASSUMED_CPU_FLOPS / 2)
-    return estimated_seconds(cfg)
-
-
-def stored_cost(data_dir: str | Path, info: dict[str, Any]) -> tuple[int, float]:
-    """(steps, estimated seconds) of a stored run of either kind."""
-    cfg = TextRunConfig.from_json(info["config_json"]) if is_text(info) else RunConfig.from_json(info["config_json"])
-    return cfg.optim.steps, run_seconds(data_dir, cfg)
+def text_seconds(data_dir: str | Path, cfg: TextRunConfig) -> float:
+    """Slot seconds of a whole real-text run, for the queue (the run is checked first:
+    :func:`check_text_run`): a start, then its floating-point work at one slot's share of the assumed
+    CPU speed (bench/queue_estimate.py measured a 30-step Fig. 7 run at 0.9-1.0 of this)."""
+    return TEXT_START_S + check_text_run(data_dir, cfg).flop / (ASSUMED_CPU_FLOPS / 2)
 
 
 def create_text_run(
@@ -77,10 +66,6 @@ def create_text_run(
     return store.create_run(
         name or cfg.name or "text run", cfg.to_json(), PENDING_DEVICE, versions, owner=owner, status=status, kind=TEXT
     )
-
-
-def is_text(info: dict | None) -> bool:
-    return info is not None and info.get("kind") == TEXT
 
 
 # ----------------------------------------------------------------- the store layout

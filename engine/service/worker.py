@@ -18,6 +18,7 @@ writing to the store; the run is marked ``interrupted`` when the store is next o
 from __future__ import annotations
 
 import contextlib
+import importlib
 import multiprocessing as mp
 import os
 import select
@@ -29,14 +30,16 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
 
 from engine.service.control import RunControl
+from engine.service.run_kinds import KINDS
 from engine.service.store import RunStore, pid_alive
 
 WorkerContext = ForkServerContext | SpawnContext
+# torch and the trainers (each run kind's worker side), loaded once by the forkserver
 PRELOAD = [
     "engine.service.runner",
-    "engine.service.text_runner",
+    *(k.training.split(":")[0] for k in KINDS.values()),
     "engine.service.reproduction_run",
-]  # torch and the trainer, loaded once
+]
 _CONTEXT: WorkerContext | None = None
 
 
@@ -115,21 +118,22 @@ def train_stored_run(
     server_pid: int,
     cpus: frozenset[int] | None = None,
     park_after_s: float | None = None,
+    kind_module: str | None = None,
 ) -> None:
-    """Worker entry point: train stored run ``run_id`` (synthetic or real text, by its ``kind``) from its
+    """Worker entry point: train stored run ``run_id`` (of any registered kind: ``kind_module``, the
+    module of its worker side, is imported first, and registers the kind if it is not built in) from its
     last checkpoint, sending ``("status", status, message)`` on ``report`` after every status change
     and ``("demand", d)`` when what it asks of the scheduler changes (FULL, LIGHT, IDLE); it ends at a
     terminal status, or, paused for ``park_after_s``, after storing a checkpoint and sending
     ``("parked", step)``."""
     from engine.service.runner import RunJob
-    from engine.service.text_runner import TextRunJob
 
     try:
         _enter(server_pid, torch_threads, cpus)
+        if kind_module is not None:
+            importlib.import_module(kind_module)
         store = RunStore(data_dir)
-        info = store.get_run(run_id)
-        job_class = TextRunJob if info is not None and info["kind"] == "text" else RunJob
-        job = job_class.resume(store, run_id, status="running")
+        job = RunJob.resume(store, run_id, status="running")
     except Exception as e:  # nothing trained: say why, in the store if it can be reached
         message = f"the worker could not start the run: {type(e).__name__}: {e}"
         with contextlib.suppress(Exception):

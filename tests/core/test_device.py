@@ -16,7 +16,7 @@ from engine.core import device, train
 from engine.core.optim import ReplicaOptimizer
 from engine.core.train import Trainer
 from engine.paper.presets import get_preset
-from engine.service import runner
+from engine.service import runner, yz_training
 from engine.service.store import RunStore
 
 
@@ -80,7 +80,7 @@ def test_the_run_records_the_device_its_trainer_chose(monkeypatch, tmp_path):
             super().__init__(cfg)  # built on the CPU; only the device it reports is faked
             self.device = torch.device("cuda", 1)
 
-    monkeypatch.setattr(runner, "Trainer", OnSecondGpu)
+    monkeypatch.setattr(yz_training, "Trainer", OnSecondGpu)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: f"Fake GPU {torch.device(d).index}")
     with RunStore(tmp_path) as store:
         job = runner.RunJob(get_preset("syn-small").config.with_overrides({"optim.steps": 2}), store)

@@ -13,6 +13,7 @@ from engine.paper.text_presets import get_text_preset
 from engine.service import runner
 from engine.service.control import RunControl
 from engine.service.export import export_run
+from engine.service.run_kinds import kind_named
 from engine.service.store import RunStore
 from engine.service.text_runs import (
     HEAD_MEAN,
@@ -88,8 +89,10 @@ def test_text_runs_have_their_kind_and_old_databases_read_as_synthetic(tmp_path)
     assert store.get_run("old1")["kind"] == "synthetic"
     rid = create_text_run(store, small_cfg())
     assert store.get_run(rid)["kind"] == "text" and store.get_run(rid)["status"] == "queued"
-    with pytest.raises(ValueError, match="unknown run kind"):
-        store.create_run("x", "{}", "cpu", {}, kind="poetry")
+    with pytest.raises(ValueError, match="is not a kind's name"):
+        store.create_run("x", "{}", "cpu", {}, kind="Poetry!")
+    with pytest.raises(ValueError, match="unknown run kind 'poetry'; allowed: synthetic, text"):
+        kind_named("poetry")
 
 
 def test_stored_maps_keep_the_first_positions_and_per_head_maps_while_small():
@@ -111,19 +114,19 @@ def _all(store: RunStore, rid: str) -> tuple[list[int], dict[int, dict], pd.Data
 def test_stopped_then_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
     """Checkpoint at every snapshot; stop after step 15; resume from the store: every stored number
     equals the uninterrupted run's, bit for bit (dropout 0.3 draws from the trainer's own RNG)."""
-    from engine.service.text_runner import TextRunJob
+    from engine.service.runner import RunJob
 
     monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)
     cfg = small_cfg()
-    whole = TextRunJob(cfg, RunStore(tmp_path / "a"), name="whole")
+    whole = RunJob(cfg, RunStore(tmp_path / "a"), name="whole")
     assert whole.run() == "finished"
 
     store = RunStore(tmp_path / "b")
-    first = TextRunJob(cfg, store, name="cut")
+    first = RunJob(cfg, store, name="cut")
     control = RunControl()
     status = first.run(control, on_snapshot=lambda s: control.stop() if s.step >= 15 else None)
     assert status == "stopped" and store.checkpoint(first.run_id)[0] == 15
-    again = TextRunJob.resume(store, first.run_id)
+    again = RunJob.resume(store, first.run_id)
     assert again.step == 15
     assert again.run() == "finished"
 
@@ -138,9 +141,9 @@ def test_stopped_then_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypa
 
 
 def test_export_of_a_text_run(tmp_path):
-    from engine.service.text_runner import TextRunJob
+    from engine.service.runner import RunJob
 
-    job = TextRunJob(small_cfg(), RunStore(tmp_path / "data"), name="export")
+    job = RunJob(small_cfg(), RunStore(tmp_path / "data"), name="export")
     assert job.run() == "finished"
     files = export_run(job.store, job.run_id, tmp_path / "out", "csv")
     assert [p.name for p in files] == ["config.json", "scalars.csv", "attn_maps.npz"]

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from engine.service.runner import RunJob
 from engine.service.store import RunStore
-from engine.service.text_runner import TextRunJob
 from tests.service.test_text_runs import small_cfg
 from ui import text_live
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 def text_run(tmp_path_factory):
     """A small real-text run (40 steps, a snapshot every 5), stored."""
     store = RunStore(tmp_path_factory.mktemp("text-one-step"))
-    job = TextRunJob(small_cfg(), store, name="one-step")
+    job = RunJob(small_cfg(), store, name="one-step")
     assert job.run() == "finished"
     yield store, job.run_id
     store.close()
@@ -33,7 +33,7 @@ def test_the_line_charts_end_at_the_step_the_tick_read(text_run, monkeypatch):
     ``last`` too: they were read again from the store and went one snapshot further than the maps."""
     store, rid = text_run
     last = store.steps(rid)[-2]  # the page read this; the worker has stored one snapshot more since
-    monkeypatch.setattr(text_live, "service", lambda: SimpleNamespace(store=store))
+    monkeypatch.setattr(text_live, "service", lambda: SimpleNamespace(stored=store))
     _, charts = text_live._charts(rid, last, 15, None)
     assert [k for k, _, _ in charts] == ["H", "share", "loss"]
     for key, payload, _ in charts:
