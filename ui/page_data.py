@@ -50,7 +50,6 @@ def compare_series(run_id: str, metric: str, last_step: int) -> tuple[tuple[str,
 
 
 @byte_lru("theory curves")
-@byte_lru("theory curves")
 def preset_constants(name: str) -> Theorem4Constants | None:
     """Theorem 4's ρ_0, C_0, M, K of preset ``name``'s initial state (None without a common token)."""
     return initial_constants(load_presets()[name].config)

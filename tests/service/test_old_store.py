@@ -1,0 +1,87 @@
+"""A run store written by the previous release (tests/fixtures/store-2026-11-26: main at 2cca0e0, by the
+``make_store.py`` beside it) opens, compares, exports and resumes with this code: a finished and a
+stopped synthetic run, a stopped real-text run, each stopped one with its checkpoint."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.core.text.config import TextRunConfig
+from engine.paper.history import RunHistory
+from engine.service.export import zipped_export
+from engine.service.run_kinds import stored_config
+from engine.service.runner import RunJob
+from engine.service.store import RunStore
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "store-2026-11-26"
+
+
+@pytest.fixture
+def old_store(tmp_path):
+    shutil.copytree(FIXTURE, tmp_path / "data", ignore=shutil.ignore_patterns("*.py"))
+    with RunStore(tmp_path / "data") as store:
+        yield store
+
+
+def _by_name(store: RunStore) -> dict[str, dict]:
+    return {r["name"]: r for r in store.list_runs()}
+
+
+def test_the_old_runs_open_with_their_configs_and_histories(old_store):
+    runs = _by_name(old_store)
+    assert {n: (r["kind"], r["status"], r["last_step"]) for n, r in runs.items()} == {
+        "finished synthetic": ("synthetic", "finished", 40),
+        "stopped synthetic": ("synthetic", "stopped", 30),
+        "stopped text": ("text", "stopped", 7),
+    }
+    assert isinstance(stored_config(runs["stopped text"]), TextRunConfig)
+    hist = RunHistory(runs["finished synthetic"]["id"])
+    hist.update(old_store)
+    entropy = hist.scalars[hist.scalars["metric"] == "entropy_distinct"]["value"]
+    assert hist.steps[-1] == 40 and len(hist.c) == len(hist.steps) and len(entropy) and np.isfinite(entropy).all()
+    text = runs["stopped text"]["id"]
+    maps = old_store.snapshot(text, old_store.steps(text)[-1])["attn_map_mean"]
+    assert maps.shape[0] == 2 and np.allclose(maps.sum(-1), 1, atol=1e-5)  # 2 layers, rows of attention
+
+
+def test_the_old_runs_compare_on_their_shared_metric(old_store, monkeypatch):
+    from types import SimpleNamespace
+
+    from ui import page_data
+
+    monkeypatch.setattr(page_data, "service", lambda: SimpleNamespace(stored=old_store))
+    runs = _by_name(old_store)
+    for name in ("finished synthetic", "stopped text"):
+        ((_, steps, values),) = page_data.compare_series.__wrapped__(runs[name]["id"], "train_loss", 0)
+        assert len(steps) > 1 and np.isfinite(values[1:]).all(), name
+
+
+def test_the_old_runs_export(old_store):
+    runs = _by_name(old_store)
+    want = {
+        "finished synthetic": {"config.json", "verdicts.json", "trajectory.csv", "scalars.csv"},
+        "stopped text": {"config.json", "scalars.csv", "attn_maps.npz"},
+    }
+    for name, files in want.items():
+        rid = runs[name]["id"]
+        with zipfile.ZipFile(io.BytesIO(zipped_export(old_store, rid, "csv"))) as zf:
+            assert {Path(n).name for n in zf.namelist()} == files, name
+            assert json.loads(zf.read(f"{rid}/config.json")) == json.loads(runs[name]["config_json"])
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+@pytest.mark.parametrize(("name", "steps"), [("stopped synthetic", 80), ("stopped text", 12)])
+def test_the_old_stopped_runs_resume_from_their_checkpoints_to_the_end(old_store, name, steps):
+    rid = _by_name(old_store)[name]["id"]
+    job = RunJob.resume(old_store, rid)
+    assert job.step > 0  # from the checkpoint, not from scratch
+    assert job.run() == "finished"
+    info = old_store.get_run(rid)
+    assert info["status"] == "finished" and info["last_step"] == steps
