@@ -78,18 +78,25 @@ class RunActions:
         if rid and owns(rid) and service().is_live(rid):
             service().stop(rid, actor())
 
+    # Pause and Resume are two actions, each bound to the label the user saw and each a no-op when its run
+    # is already so: a click whose callback runs twice (Streamlit re-applies a button's trigger when a
+    # fragment's rerun interrupts the click's run) cannot pause and then resume the run.
     @guarded
-    def pause_resume(self) -> None:
+    def pause(self) -> None:
         s = self.live_status()
-        if s is None or s.status in TERMINAL:
+        if s is None or s.status in TERMINAL or s.status == "paused":
             return
-        if s.status == "paused":
-            st.session_state[self._k("target")] = 0
-            service().resume(s.run_id, actor())
-            self.settle(s.run_id, lambda x: x.status != "paused")
-        else:
-            service().pause(s.run_id, actor())
-            self.settle(s.run_id, lambda x: x.status == "paused" or x.status in TERMINAL)
+        service().pause(s.run_id, actor())
+        self.settle(s.run_id, lambda x: x.status == "paused" or x.status in TERMINAL)
+
+    @guarded
+    def resume(self) -> None:
+        s = self.live_status()
+        if s is None or s.status != "paused":
+            return
+        st.session_state[self._k("target")] = 0
+        service().resume(s.run_id, actor())
+        self.settle(s.run_id, lambda x: x.status != "paused")
 
     @guarded
     def step_n(self, key: str) -> None:

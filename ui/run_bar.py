@@ -39,7 +39,7 @@ def control_bar(
         st.button("▶ Start", key=k("start"), type="primary", disabled=not valid or (live and mine),
                   on_click=run.start, help=tip)  # fmt: skip
         st.button("▶ Resume" if paused else "⏸ Pause", key=k("pause"), disabled=not live or not mine,
-                  on_click=run.pause_resume)  # fmt: skip
+                  on_click=run.resume if paused else run.pause)  # fmt: skip
         st.number_input("N", min_value=1, max_value=100000, value=10, key=wkey("stepn"), label_visibility="collapsed",
                         width=90, help="how many steps Step N takes")  # fmt: skip
         st.button("Step N", key=k("step"), disabled=(not valid and not live) or (live and not mine),

@@ -58,3 +58,42 @@ def test_a_paused_sweep_is_resumed_from_the_sweep_page(data_dir):
     finally:
         m.stop(rid)
         m.wait(rid, 60)
+
+
+def _pause_then_resume_each_twice() -> None:
+    """Each of the Lab's Pause and Resume callbacks run twice, as Streamlit may run a click's callback
+    when a fragment's rerun interrupts the click's run (test_lab_live_pause_reload saw the run resume)."""
+    import time
+
+    import streamlit as st
+
+    from ui.lab_actions import RUN
+
+    action = st.session_state["do"]
+    getattr(RUN, action)()
+    deadline = time.monotonic() + 20  # the second call comes once the first has taken effect
+    while (RUN.live_status().status == "paused") != (action == "pause") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    getattr(RUN, action)()
+
+
+def test_a_pause_or_resume_run_twice_acts_once(data_dir):
+    """Pause twice leaves the run paused (the old Pause/Resume toggle resumed it); Resume twice leaves it
+    training."""
+    from streamlit.testing.v1 import AppTest
+
+    m = get_manager(data_dir)
+    rid = m.submit(get_preset("syn-small").config.with_overrides(LONG), name="twice", owner="session-twice")
+    try:
+        wait_for(lambda: m.status(rid).step > 0)
+        for action, want in (("pause", "paused"), ("resume", "running")):
+            at = AppTest.from_function(_pause_then_resume_each_twice, default_timeout=30)
+            for key, value in (("owner", "session-twice"), ("lab.run", rid), ("do", action)):
+                at.session_state[key] = value
+            at.run()
+            assert not at.exception, [e.value for e in at.exception]
+            assert m.status(rid).pause_requested == (action == "pause"), action  # what the last call left asked
+            wait_for(lambda want=want: m.status(rid).status == want)  # resumed: queued for its slot, then running
+    finally:
+        m.stop(rid)
+        m.wait(rid, 60)
