@@ -68,9 +68,25 @@ def _wait_step_above(pg, value: int, timeout_s: float = 20) -> int:
     pytest.fail(f"the c_n chart's step did not pass {value} in {timeout_s} s (last: {_step_of_chart(pg)})")
 
 
+SCRIPT_IDLE = (
+    "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+)
+
+
 def _pick_preset(pg, title: str) -> None:
-    pg.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
-    pg.get_by_role("option", name=title).click()
+    """Open the preset box once the page's script has finished (a rerun redraws the box and closes a list
+    opened meanwhile: then it is opened again), and pick ``title``."""
+    for _ in range(3):
+        pg.wait_for_function(SCRIPT_IDLE)
+        pg.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
+        option = pg.get_by_role("option", name=title)
+        try:
+            option.wait_for(timeout=5_000)
+        except Exception:  # playwright's TimeoutError: the list was closed by a redraw
+            pg.keyboard.press("Escape")
+            continue
+        option.click()
+        break
     pg.wait_for_function("() => window.location.search.includes('preset=syn-small-fast-decoder')")
 
 
