@@ -416,9 +416,10 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
     snapshots intact, and "Resume from checkpoint" takes it to the end."""
     from engine.service.store import RunStore
 
+    STEPS = 3000  # 75 s at 40 steps/s: the kill comes long before the end; the resumed run trains at full speed
     data = tmp_path / "data"
     with serve(data, tmp_path / "first.log") as srv:
-        page.goto(f"{srv.url}/?preset=syn-small&optim.steps=400&speed=40")
+        page.goto(f"{srv.url}/?preset=syn-small&optim.steps={STEPS}&speed=40")
         page.get_by_role("button", name="▶ Start").click()
         page.wait_for_function("() => window.location.search.includes('run=')")
         run_id = re.search(r"run=(\w+)", page.url).group(1)
@@ -444,7 +445,7 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
         assert f"run={run_id}" in page.url
         with RunStore(data) as store:
             _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
-            assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == 400
+            assert store.get_run(run_id)["status"] == "finished" and store.get_run(run_id)["last_step"] == STEPS
             assert set(kept) <= set(store.steps(run_id))
 
 
