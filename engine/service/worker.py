@@ -37,7 +37,7 @@ WorkerContext = ForkServerContext | SpawnContext
 # torch and the trainers (each run kind's worker side), loaded once by the forkserver
 PRELOAD = [
     "engine.service.runner",
-    *(k.training.split(":")[0] for k in KINDS.values()),
+    *(k.training_module for k in KINDS.values()),
     "engine.service.reproduction_run",
 ]
 _CONTEXT: WorkerContext | None = None
