@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -33,11 +33,53 @@ class ConfigError(ValueError):
         self.places = places or (("", message),)
 
 
-class _Frozen(BaseModel):
+class FrozenConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
 
-class DataConfig(_Frozen):
+class RootConfig(FrozenConfig):
+    """A run's whole config (every kind's): the JSON round trip and dotted overrides, every problem
+    raised as a :class:`ConfigError` that names its place and what is allowed."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def check_keys(cls, d: Any) -> None:
+        """Raise ConfigError for what pydantic's messages would not name well (a kind may add checks)."""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Self:
+        cls.check_keys(d)
+        try:
+            return cls.model_validate(d)
+        except ValidationError as e:
+            raise config_error(e) from None
+
+    @classmethod
+    def from_json(cls, text: str) -> Self:
+        try:
+            d = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise ConfigError(f"config is not valid JSON: {e}") from None
+        except ValueError as e:  # an integer literal of more than 4300 digits
+            raise ConfigError(f"config JSON has a number too long to read: {e}") from None
+        if not isinstance(d, dict):
+            raise ConfigError("config JSON must be an object with keys: " + ", ".join(cls.model_fields))
+        return cls.from_dict(d)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> Self:
+        """Apply dotted overrides, e.g. ``{"optim.eta_y": "10", "data.T": "inf"}``."""
+        d = self.to_dict()
+        for key, value in overrides.items():
+            set_dotted(d, key, value)
+        return type(self).from_dict(d)
+
+
+class DataConfig(FrozenConfig):
     """Sequence classes: the paper's ``Dataset2`` generator or an explicit P(l|n) table.
 
     Generator layout (science §1.3): ``num_common`` global common tokens, then
@@ -163,7 +205,7 @@ def _check_table(table: tuple[tuple[float, ...], ...] | None, psi: tuple[int, ..
         raise ValueError(f"{shown}: psi must use every query index 0..Q-1 at least once (Q = {max(psi) + 1})")
 
 
-class ModelConfig(_Frozen):
+class ModelConfig(FrozenConfig):
     """``yz``: sampled finite-T contexts; ``yz-meanfield``: T→∞ expected dynamics over all
     classes (``meanfield_decoder='lemma3'`` keeps Y in span(F) as the paper's analysis does);
     ``standard``: embeddings U, W_Q, W_K, W_V (d dims) with ℓ2 normalisation."""
@@ -183,7 +225,7 @@ class ModelConfig(_Frozen):
         return self
 
 
-class OptimConfig(_Frozen):
+class OptimConfig(FrozenConfig):
     """Two optimisers as in the paper's code: one on Y (η_Y), one on Z (η_Z)."""
 
     method: Literal["sgd", "adam"] = "sgd"
@@ -198,7 +240,7 @@ class OptimConfig(_Frozen):
     steps: int = Field(100, ge=0, le=MAX_STEPS)
 
 
-class ReplicaConfig(_Frozen):
+class ReplicaConfig(FrozenConfig):
     """Replicas trained together on one replica axis: every (η_Y, η_Z) pair × every seed.
     ``lr_pairs=None`` uses the optimiser's single (η_Y, η_Z)."""
 
@@ -213,7 +255,7 @@ class ReplicaConfig(_Frozen):
         return v
 
 
-class SnapshotConfig(_Frozen):
+class SnapshotConfig(FrozenConfig):
     """Snapshot schedule: every ``linear_every`` steps plus ``log_count`` log-spaced steps,
     thinned to at most ``max_count`` (step 0 and the last step always included)."""
 
@@ -222,7 +264,7 @@ class SnapshotConfig(_Frozen):
     max_count: int = Field(300, ge=2, le=2000)
 
 
-class RunConfig(_Frozen):
+class RunConfig(RootConfig):
     name: str = Field("", max_length=200)
     data: DataConfig = DataConfig()
     model: ModelConfig = ModelConfig()
@@ -237,38 +279,6 @@ class RunConfig(_Frozen):
     @property
     def n_replicas(self) -> int:
         return len(self.lr_pairs) * len(self.replicas.seeds)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunConfig:
-        try:
-            return cls.model_validate(d)
-        except ValidationError as e:
-            raise config_error(e) from None
-
-    @classmethod
-    def from_json(cls, text: str) -> RunConfig:
-        try:
-            d = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as e:
-            raise ConfigError(f"config is not valid JSON: {e}") from None
-        except ValueError as e:  # an integer literal of more than 4300 digits
-            raise ConfigError(f"config JSON has a number too long to read: {e}") from None
-        if not isinstance(d, dict):
-            raise ConfigError("config JSON must be an object with keys: " + ", ".join(RunConfig.model_fields))
-        return cls.from_dict(d)
-
-    def with_overrides(self, overrides: dict[str, Any]) -> RunConfig:
-        """Apply dotted overrides, e.g. ``{"optim.eta_y": "10", "data.T": "inf"}``."""
-        d = self.to_dict()
-        for key, value in overrides.items():
-            set_dotted(d, key, value)
-        return RunConfig.from_dict(d)
 
 
 # ---------------------------------------------------------------------------- dotted keys

@@ -11,23 +11,18 @@ batch 20 × bptt 35.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, model_validator
 
-from engine.core.config import ConfigError, SnapshotConfig, config_error, set_dotted
+from engine.core.config import ConfigError, FrozenConfig, RootConfig, SnapshotConfig
 
 LearningRate = Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)]
 MAX_TEXT_VOCAB = 300_000
 HF_DATASETS = ("wikitext-2-v1", "wikitext-2-raw-v1", "wikitext-103-v1", "wikitext-103-raw-v1")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
-
-
-class TextDataConfig(_Frozen):
+class TextDataConfig(FrozenConfig):
     """Which corpus.  ``builtin``: the default corpus shipped as a dependency (see
     ``engine.service.corpora``); ``wikitext-dir``: ``wiki.train.tokens`` / ``wiki.valid.tokens``
     in the folder ``path``; ``huggingface``: ``hf_dataset`` through the ``datasets`` package
@@ -55,7 +50,7 @@ class TextDataConfig(_Frozen):
         return self
 
 
-class TextModelConfig(_Frozen):
+class TextModelConfig(FrozenConfig):
     """A causal Transformer LM: embedding (× √d) + positional encoding, ``n_layers`` blocks of
     multi-head causal self-attention and an MLP (ReLU / linear / none) with residuals and
     LayerNorm (``post``: x ← LN(x + f(x)), nn.TransformerEncoderLayer's default; ``pre``:
@@ -79,7 +74,7 @@ class TextModelConfig(_Frozen):
         return self
 
 
-class TextOptimConfig(_Frozen):
+class TextOptimConfig(FrozenConfig):
     """Separate learning rates: ``lr_attention`` (W_Q, W_K, W_V, output projection), ``lr_mlp``
     (both MLP layers), ``lr_other`` (embedding, positional table, LayerNorms, decoder).  StepLR:
     every rate × ``gamma`` after each epoch.  ``clip_norm``: global gradient-norm clip (None: off)."""
@@ -101,7 +96,7 @@ class TextOptimConfig(_Frozen):
     seed: int = Field(1, ge=0, le=2**31 - 1)
 
 
-class TextProbeConfig(_Frozen):
+class TextProbeConfig(FrozenConfig):
     """What a snapshot measures.  The probe set is the validation stream batchified into
     ``eval_batch`` streams, window ``probe_window`` (the notebook's offset 100·bptt), clipped to
     the last full window; the map is its first sequence.  Validation loss: the first
@@ -118,7 +113,7 @@ def _text_snapshots() -> SnapshotConfig:
     return SnapshotConfig(linear_every=100, log_count=20, max_count=300)
 
 
-class TextRunConfig(_Frozen):
+class TextRunConfig(RootConfig):
     name: str = Field("", max_length=200)
     data: TextDataConfig = TextDataConfig()
     model: TextModelConfig = TextModelConfig()
@@ -126,38 +121,9 @@ class TextRunConfig(_Frozen):
     probe: TextProbeConfig = TextProbeConfig()
     snapshots: SnapshotConfig = Field(default_factory=_text_snapshots)
 
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
-
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TextRunConfig:
+    def check_keys(cls, d: Any) -> None:
         _reject_unknown_keys(d, cls, "")
-        try:
-            return cls.model_validate(d)
-        except ValidationError as e:
-            raise config_error(e) from None
-
-    @classmethod
-    def from_json(cls, text: str) -> TextRunConfig:
-        try:
-            d = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as e:
-            raise ConfigError(f"config is not valid JSON: {e}") from None
-        except ValueError as e:
-            raise ConfigError(f"config JSON has a number too long to read: {e}") from None
-        if not isinstance(d, dict):
-            raise ConfigError("config JSON must be an object with keys: " + ", ".join(cls.model_fields))
-        return cls.from_dict(d)
-
-    def with_overrides(self, overrides: dict[str, Any]) -> TextRunConfig:
-        """Apply dotted overrides, e.g. ``{"model.n_layers": "3", "optim.lr_mlp": "10"}``."""
-        d = self.to_dict()
-        for key, value in overrides.items():
-            set_dotted(d, key, value)
-        return TextRunConfig.from_dict(d)
 
 
 def check_corpus_fits(cfg: TextRunConfig, train_tokens: int, val_tokens: int) -> None:
