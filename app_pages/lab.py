@@ -9,7 +9,7 @@ from engine.paper.presets import load_presets
 from engine.service.facade import MAX_CONFIG_BYTES, table_to_csv
 from ui import lab_actions, run_bar, session
 from ui.errors import show_callback_error
-from ui.knobs import KNOBS, RATIOS, validate, visible
+from ui.knobs import KNOBS, RATIOS, visible
 from ui.lab_chart_list import CHART_KEYS, TITLES
 from ui.live.area import live_area
 from ui.page_data import p_preview
@@ -119,7 +119,7 @@ def uploads_ui() -> None:
             help="one row per next token n: psi (its query index), then P(l|n) for each contextual "
             "token l; an optional header row starts with psi",
         )
-        valid, _ = validate(cfg)
+        valid, _ = session.validate(cfg)
         if valid is not None and valid.data.table and valid.data.psi:
             table, psi = [list(r) for r in valid.data.table], list(valid.data.psi)
             st.download_button(
@@ -186,7 +186,7 @@ def charts_picker_ui() -> None:
     )
 
 
-run_cfg, error = validate(cfg)
+run_cfg, error = session.validate(cfg)
 on_screen = bool(ss.get("lab.run"))  # a run's story and first chart fit the first screen (1440×900, sidebar open)
 if not lecture and not on_screen:  # a lecture's screen, and a run's, start with the control bar
     st.title("Lab")
@@ -212,7 +212,7 @@ if ss.get("lab.error"):
 if cfg["data"].get("source") == "table" and (show is None or "data.table" in show):
     with st.expander("P(l|n) table", expanded=True):
         table_ui()
-    run_cfg, error = validate(cfg)  # the table just edited: the preview shows it now, not a rerun later
+    run_cfg, error = session.validate(cfg)  # the table just edited: the preview shows it now, not a rerun later
 
 
 def preview_ui() -> None:

@@ -24,6 +24,8 @@ class KindView:
     name: str
     page: str | None = None  # the page that opens a stored run of the kind (``?run=<id>``)
     page_title: str = ""  # its name on the "Open in …" button
+    noun: str = ""  # what a run of the kind is called in a sentence ("a real-text run")
+    where: str = "no page opens it"  # where to open one, as said to someone on another page
     replicas: Callable[[dict[str, Any]], int] = one_model  # models trained side by side, from the config
     report: bool = False  # an HTML report of its charts
     sweep: Callable[[dict[str, Any]], bool] = no_sweep  # a sweep the Sweep page opens, from the config
@@ -48,7 +50,7 @@ def register_view(view: KindView) -> KindView:
 
 def view_of(info: dict[str, Any]) -> KindView:
     """The view of a stored run's kind (a bare one for a kind with none registered)."""
-    return VIEWS.get(info.get("kind", ""), KindView(info.get("kind", "")))
+    return VIEWS.get(info.get("kind", ""), KindView(info.get("kind", ""), noun=info.get("kind", "")))
 
 
 def _replicas(config: dict[str, Any]) -> int:
@@ -65,6 +67,8 @@ register_view(
         "synthetic",
         "app_pages/lab.py",
         "the Lab",
+        "synthetic",
+        "open it in the Lab",
         _replicas,
         report=True,
         sweep=_sweep,
@@ -77,6 +81,8 @@ register_view(
         "text",
         "app_pages/text.py",
         "Real text",
+        "real-text",
+        "open it on the Real text page",
         export_note="A real-text run's zip holds config.json, scalars (step, layer, head, metric, value) and "
         "attn_maps.npz (README: export schema).",
     )

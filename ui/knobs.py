@@ -1,23 +1,17 @@
-"""Every knob of the Lab, declared once, and the Lab's config to and from URL parameters.
+"""Every knob of the Lab, declared once, and the Lab's URL parameters that are not config keys.
 
-The URL holds ``preset=<name>`` plus one ``<dotted.key>=<value>`` for every setting that
-differs from the preset (seed included), so ``preset.with_overrides(params)`` rebuilds the
-exact config.  UI-only params: ``run`` (a run id to reopen), ``lecture=1``, ``show`` (a
-comma list of knob keys to show), ``speed`` (steps/s), ``lock`` (η_Y/η_Z ratio lock) and the view
-(``n``, ``q``, ``replica``, ``at`` = the scrubbed step, ``charts`` = the charts shown).
-Parsing and writing are pure functions (no Streamlit here); :mod:`ui.session` applies them to
-``st.query_params``.
+The URL ⇄ config table itself is :class:`ui.url_state.UrlState` (one for every kind's page).  The
+Lab's UI-only params: ``run`` (a run id to reopen), ``lecture=1``, ``show`` (a comma list of knob keys
+to show), ``speed`` (steps/s), ``lock`` (η_Y/η_Z ratio lock) and the view (``n``, ``q``,
+``replica``, ``at`` = the scrubbed step, ``charts`` = the charts shown).  No Streamlit here.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core.config import ConfigError, RunConfig, flatten_dotted, get_dotted
-from engine.paper.presets import get_preset, load_presets
-from ui.links import link_settings
+from engine.core.config import get_dotted
 from ui.text import shown
 
 VIEW_PARAMS = ("n", "q", "replica", "at", "charts")  # what the live area shows: ui.session.view_from_params
@@ -115,36 +109,6 @@ KNOBS: tuple[Knob, ...] = (
 )
 
 
-def encode(value: Any) -> str:
-    """A URL value that ``engine.core.config.set_dotted`` reads back as ``value``: text as is (it keeps
-    text for text fields), everything else as compact JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, separators=(",", ":"))
-
-
-def config_params(preset: str, cfg: dict[str, Any]) -> dict[str, str]:
-    """``preset`` + the dotted keys where ``cfg`` differs from the preset (all leaves)."""
-    base = flatten_dotted(get_preset(preset).config.to_dict())
-    out = {"preset": preset}
-    for key, value in flatten_dotted(cfg).items():
-        if key not in base or json.dumps(base[key]) != json.dumps(value):
-            out[key] = encode(value)
-    return out
-
-
-def parse_params(params: dict[str, str], default: str = DEFAULT_PRESET) -> tuple[str, dict[str, Any], list[str]]:
-    """(preset, config dict, problems) from URL params (``default``: the preset when none is named): the
-    preset's config with the link's settings that validate together (:func:`ui.links.link_settings`)."""
-    problems = []
-    preset = params.get("preset", default)
-    if preset not in load_presets():
-        problems.append(f"unknown preset {shown(preset)}: using {default} (allowed: {', '.join(load_presets())})")
-        preset = default
-    cfg, found = link_settings(get_preset(preset).config.to_dict(), params, RunConfig, UI_PARAMS)
-    return preset, cfg, problems + found
-
-
 def choice(value: str | None, options: tuple, name: str, default: Any, problems: list[str]) -> Any:
     """A URL value that must be one of a slider's ``options`` (compared as numbers where they are):
     the option, or ``default`` with a problem naming what is allowed."""
@@ -163,14 +127,6 @@ def _as_float(value: str) -> float | None:
         return float(value)
     except (TypeError, ValueError, OverflowError):
         return None
-
-
-def validate(cfg: dict[str, Any], config_type: type[Any] = RunConfig) -> tuple[Any, str | None]:
-    """(the validated config, None) or (None, what is wrong)."""
-    try:
-        return config_type.from_dict(cfg), None
-    except ConfigError as e:
-        return None, str(e)
 
 
 def eta_options(value: float) -> list[float]:

@@ -27,10 +27,10 @@ from engine.service.facade import (
     table_from_csv,
 )
 from ui.errors import guarded
-from ui.knobs import RATIOS, Knob, validate
+from ui.knobs import RATIOS, Knob
 from ui.resources import service
 from ui.run_actions import RunActions
-from ui.session import bump, preset_speed, stale, write_url
+from ui.session import LAB, bump, preset_speed, stale, validate, write_url
 
 ss = st.session_state
 MAX_TABLE_EDIT = 20_000  # P(l|n) entries copied into an editable table (and the URL)
@@ -173,7 +173,7 @@ def on_table_upload(wk: str) -> None:
 
 
 # ------------------------------------------------------------------------------ the run
-RUN = RunActions("lab", validate, write_url, stale)
+RUN = RunActions(LAB, write_url)
 
 
 @guarded

@@ -7,7 +7,6 @@ refusal (ownership, budget) shows as its message."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import streamlit as st
 
@@ -15,6 +14,7 @@ from engine.service.facade import TERMINAL, JobStatus
 from ui.errors import guarded
 from ui.resources import service
 from ui.session import actor, owns
+from ui.url_state import UrlState
 
 CONTROL_WAIT_S = 0.5  # a button's rerun waits (bounded) until the worker has acted on it
 
@@ -28,14 +28,9 @@ def active(rid: str, prefix: str) -> bool:
 
 
 class RunActions:
-    def __init__(
-        self,
-        prefix: str,
-        validate: Callable[[dict[str, Any]], tuple[Any, str | None]],
-        write_url: Callable[[], None],
-        stale: Callable[[str], bool],
-    ):
-        self.prefix, self.validate, self.write_url, self.stale = prefix, validate, write_url, stale
+    def __init__(self, state: UrlState, write_url: Callable[[], None]):
+        self.prefix, self.validate, self.stale = state.prefix, state.validate, state.stale
+        self.write_url = write_url
 
     def _k(self, name: str) -> str:
         return f"{self.prefix}.{name}"

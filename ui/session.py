@@ -1,13 +1,11 @@
-"""One browser session: who it is (owner, operator), its widget revision, and the Lab's state in
-the URL (URL ⇄ session state; the knobs and their parsing are in :mod:`ui.knobs`).
+"""One browser session: who it is (owner, operator), and the Lab's state in the URL (its
+:class:`~ui.url_state.UrlState` ``LAB``; the knobs are in :mod:`ui.knobs`).
 
 Session keys: ``owner`` (this browser's owner id), ``operator`` (the operator key was typed),
-``lab.preset`` (name), ``lab.cfg`` (config dict, possibly invalid: the page shows why and blocks
-Start), ``lab.run`` (the run on screen), ``lab.rev`` (bumped on every programmatic change so that
-widgets are rebuilt with the new values), ``lab.sig`` (the URL this session last wrote or
-applied), ``lab.speed``, ``lab.lock``, ``lab.view`` (what the live area shows: n, q, replica, the
-scrubbed step ``at``, the ``charts`` shown; :func:`view_from_params`), ``lab.origin`` (the run whose
-own config is on screen, when one was opened by link).
+``lab.preset``, ``lab.cfg``, ``lab.run``, ``lab.rev``, ``lab.sig`` (:mod:`ui.url_state`),
+``lab.speed``, ``lab.lock``, ``lab.view`` (what the live area shows: n, q, replica, the scrubbed
+step ``at``, the ``charts`` shown; :func:`view_from_params`), ``lab.origin`` (the run whose own
+config is on screen, when one was opened by link).
 """
 
 from __future__ import annotations
@@ -21,13 +19,16 @@ import streamlit as st
 from engine.core.config import RunConfig
 from engine.paper.presets import load_presets
 from engine.service.facade import OPERATOR_GATE, XSRF_COOKIE, Actor, browser_owner, operator_configured
-from ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, choice, config_params, parse_params, validate
+from ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, UI_PARAMS, choice
 from ui.lab_chart_list import CHART_KEYS
 from ui.resources import service
 from ui.text import shown
+from ui.url_state import UrlState
 
 ss = st.session_state
 PAGE_ONLY = ("lecture", "show")
+LAB = UrlState("lab", "w", "synthetic", RunConfig, load_presets, UI_PARAMS, PAGE_ONLY, DEFAULT_PRESET)
+bump, wkey, stale, validate = LAB.bump, LAB.wkey, LAB.stale, LAB.validate
 
 
 # ------------------------------------------------------------------------------ who
@@ -78,33 +79,12 @@ def owns(rid: str | None) -> bool:
     return info is None or may_manage(info)
 
 
-# ------------------------------------------------------------------------------ widget revisions
-def bump() -> None:
-    ss["lab.rev"] = ss.get("lab.rev", 0) + 1
-
-
-def wkey(name: str) -> str:
-    return f"w{ss.get('lab.rev', 0)}.{name}"
-
-
-def stale(key: str) -> bool:
-    """Whether widget ``key`` belongs to an earlier rev than the one on screen.
-
-    After a ``bump()`` the browser can still send an event from the previous rev's widget (a
-    click that landed before the rerun redrew it, or its old state re-sent with a later rerun):
-    such an event carries an old value; it is ignored, and the rerun redraws the widget."""
-    return not key.startswith(f"w{ss.get('lab.rev', 0)}.")
-
-
 # ------------------------------------------------------------------------------ URL ⇄ state
 def init_state() -> list[str]:
     """Apply the URL when it is new to this session (a link, a reload, another page's button);
     otherwise keep the session's state.  Then write the canonical URL.  Returns problems."""
-    params = st.query_params.to_dict()
-    lab = {k: v for k, v in params.items() if k not in PAGE_ONLY}
-    problems: list[str] = []
-    if "lab.cfg" not in ss or (lab and lab != ss.get("lab.sig")):
-        problems = apply_params(lab)
+    lab = {k: v for k, v in st.query_params.to_dict().items() if k not in PAGE_ONLY}
+    problems = LAB.init_state(lab, apply_params)
     write_url()
     return problems
 
@@ -113,13 +93,11 @@ def apply_params(params: dict[str, str]) -> list[str]:
     """Apply a link: the preset (the Lecture preset for ``?lecture=1`` alone) and its settings, or a
     stored run's own config; its speed (else the preset's narrated one); the view."""
     default = LECTURE_PRESET if ss.get("lecture") and LECTURE_PRESET in load_presets() else DEFAULT_PRESET
-    preset, cfg, problems = parse_params(params, default)
+    preset, cfg, problems = LAB.parse_params(params, default)
     run, origin = params.get("run"), None
     if run:
-        info = service().run(run)
-        if info is None or info["kind"] != "synthetic":
-            what = "is not in the run store" if info is None else "is a real-text run: open it on the Real text page"
-            problems.append(f"run {shown(run)} {what}")
+        info = LAB.stored_run(run, problems)
+        if info is None:
             run = None
         else:
             cfg = json.loads(info["config_json"])
@@ -204,9 +182,7 @@ def view_in_range(view: dict[str, Any], cfg: RunConfig, whose: str, problems: li
 
 
 def canonical_params() -> dict[str, str]:
-    p = config_params(ss["lab.preset"], ss["lab.cfg"])
-    if ss.get("lab.run"):
-        p["run"] = ss["lab.run"]
+    p = LAB.own_params()
     if ss.get("lab.speed", "max") != preset_speed(ss["lab.preset"]):
         p["speed"] = str(ss["lab.speed"]) if ss.get("lab.speed") == "max" else f"{ss['lab.speed']:g}"
     if ss.get("lab.lock"):
@@ -218,11 +194,7 @@ def canonical_params() -> dict[str, str]:
 
 def write_url() -> None:
     """Write the canonical URL (never called from a run_every tick)."""
-    lab = canonical_params()
-    full = {**lab, **{k: v for k, v in st.query_params.to_dict().items() if k in PAGE_ONLY}}
-    if st.query_params.to_dict() != full:
-        st.query_params.from_dict(full)
-    ss["lab.sig"] = lab
+    LAB.write_url(canonical_params())
 
 
 def speed_options(cur: Any) -> list[Any]:

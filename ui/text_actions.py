@@ -18,7 +18,7 @@ from ui.errors import guarded
 from ui.knobs import Knob
 from ui.resources import service
 from ui.run_actions import RunActions
-from ui.text_state import bump, stale, validate, write_url
+from ui.text_state import TEXT, bump, stale, write_url
 
 ss = st.session_state
 
@@ -67,7 +67,7 @@ def on_preset(key: str) -> None:
 
 
 # ------------------------------------------------------------------------------ the run
-RUN = RunActions("text", validate, write_url, stale)
+RUN = RunActions(TEXT, write_url)
 
 
 @guarded

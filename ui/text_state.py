@@ -1,29 +1,23 @@
-"""The Real text page's knobs and its state in the URL (URL ⇄ session state), as the Lab's
-(:mod:`ui.knobs`, :mod:`ui.session`) but for a :class:`~engine.core.text.config.TextRunConfig`.
+"""The Real text page's knobs and its state in the URL: its :class:`~ui.url_state.UrlState`
+``TEXT`` (the same machinery as the Lab's) for a :class:`~engine.core.text.config.TextRunConfig`.
 
-The URL holds ``preset=<text preset>`` plus one ``<dotted.key>=<value>`` for every setting that
-differs from the preset, and ``run`` (a text run to reopen) and ``speed``; ``lecture`` is kept as
-it is.  Session keys: ``text.preset``, ``text.cfg`` (config dict, possibly invalid: the page says
-why and blocks Start), ``text.run``, ``text.rev`` (bumped to rebuild the widgets), ``text.sig``
-(the URL last written or applied), ``text.speed``, ``text.target`` (the step Step N runs to).
+The URL holds the preset and the settings that differ from it, ``run`` (a text run to reopen) and
+``speed``; ``lecture`` is kept as it is.  Session keys: ``text.preset``, ``text.cfg``, ``text.run``,
+``text.rev``, ``text.sig`` (:mod:`ui.url_state`), ``text.speed``, ``text.target`` (the step Step N
+runs to).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import streamlit as st
 
-from engine.core.config import flatten_dotted
 from engine.core.text.config import TextRunConfig
 from engine.paper.presets import load_presets
-from engine.paper.text_presets import get_text_preset, load_text_presets
-from ui import knobs
-from ui.knobs import SPEEDS, Knob, choice, encode
-from ui.links import link_settings
-from ui.resources import service
-from ui.text import shown
+from engine.paper.text_presets import load_text_presets
+from ui.knobs import SPEEDS, Knob, choice
+from ui.url_state import UrlState
 
 ss = st.session_state
 DEFAULT_PRESET = "text-fig7-1layer"
@@ -53,48 +47,9 @@ TEXT_KNOBS: tuple[Knob, ...] = (
 )
 
 
-# ------------------------------------------------------------------------------ pure: URL ⇄ config
-def config_params(preset: str, cfg: dict[str, Any]) -> dict[str, str]:
-    """``preset`` + the dotted keys where ``cfg`` differs from the preset."""
-    base = flatten_dotted(get_text_preset(preset).config.to_dict())
-    out = {"preset": preset}
-    for key, value in flatten_dotted(cfg).items():
-        if key not in base or json.dumps(base[key]) != json.dumps(value):
-            out[key] = encode(value)
-    return out
-
-
-def parse_params(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]]:
-    """(preset, config dict, problems): the link's settings that validate together (:mod:`ui.links`)."""
-    problems = []
-    preset = params.get("preset", DEFAULT_PRESET)
-    if preset not in load_text_presets():
-        allowed = ", ".join(load_text_presets())
-        problems.append(f"unknown text preset {shown(preset)}: using {DEFAULT_PRESET} (allowed: {allowed})")
-        preset = DEFAULT_PRESET
-    cfg, found = link_settings(get_text_preset(preset).config.to_dict(), params, TextRunConfig, UI_PARAMS)
-    return preset, cfg, problems + found
-
-
+TEXT = UrlState("text", "t", "text", TextRunConfig, load_text_presets, UI_PARAMS, ("lecture",), DEFAULT_PRESET)
 SCHEMA = TextRunConfig  # the config class of a real-text run: the widgets' bounds
-
-
-def validate(cfg: dict[str, Any]) -> tuple[TextRunConfig | None, str | None]:
-    return knobs.validate(cfg, TextRunConfig)
-
-
-# ------------------------------------------------------------------------------ session
-def bump() -> None:
-    ss["text.rev"] = ss.get("text.rev", 0) + 1
-
-
-def wkey(name: str) -> str:
-    return f"t{ss.get('text.rev', 0)}.{name}"
-
-
-def stale(key: str) -> bool:
-    """A widget event of an earlier rev than the one on screen (see :func:`ui.session.stale`)."""
-    return not key.startswith(f"t{ss.get('text.rev', 0)}.")
+bump, wkey, stale, validate = TEXT.bump, TEXT.wkey, TEXT.stale, TEXT.validate
 
 
 def init_state() -> list[str]:
@@ -102,21 +57,17 @@ def init_state() -> list[str]:
     params = {k: v for k, v in st.query_params.to_dict().items() if k != "lecture"}
     if params.get("preset") in load_presets():  # the Lab's URL, kept by a page switch that did not clear it
         params = {}
-    problems: list[str] = []
-    if "text.cfg" not in ss or (params and params != ss.get("text.sig")):
-        problems = apply_params(params)
+    problems = TEXT.init_state(params, apply_params)
     write_url()
     return problems
 
 
 def apply_params(params: dict[str, str]) -> list[str]:
-    preset, cfg, problems = parse_params(params)
+    preset, cfg, problems = TEXT.parse_params(params)
     run = params.get("run")
     if run:
-        info = service().run(run)
-        if info is None or info["kind"] != "text":
-            what = "is not in the run store" if info is None else "is not a real-text run: open it in the Lab"
-            problems.append(f"run {shown(run)} {what}")
+        info = TEXT.stored_run(run, problems)
+        if info is None:
             run = None
         else:
             cfg = json.loads(info["config_json"])
@@ -127,9 +78,7 @@ def apply_params(params: dict[str, str]) -> list[str]:
 
 
 def canonical_params() -> dict[str, str]:
-    p = config_params(ss["text.preset"], ss["text.cfg"])
-    if ss.get("text.run"):
-        p["run"] = ss["text.run"]
+    p = TEXT.own_params()
     if ss.get("text.speed", "max") != "max":
         p["speed"] = f"{ss['text.speed']:g}"
     return p
@@ -137,8 +86,4 @@ def canonical_params() -> dict[str, str]:
 
 def write_url() -> None:
     """Write the canonical URL (never from a run_every tick)."""
-    params = canonical_params()
-    full = {**params, **{k: v for k, v in st.query_params.to_dict().items() if k == "lecture"}}
-    if st.query_params.to_dict() != full:
-        st.query_params.from_dict(full)
-    ss["text.sig"] = params
+    TEXT.write_url(canonical_params())

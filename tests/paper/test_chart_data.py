@@ -17,8 +17,9 @@ from engine.paper.presets import get_preset, load_presets
 from engine.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
 from engine.paper.theory_view import calibrated_overlay
 from ui import chart_style, charts, token_lines
-from ui.knobs import config_params, encode, parse_params
 from ui.live import lab_charts
+from ui.session import LAB
+from ui.url_state import encode
 
 
 def test_decimate_keeps_ends_and_bounds_count():
@@ -96,9 +97,9 @@ def test_sweep_config_and_summary():
 def test_url_round_trip_is_exact(over):
     cfg = get_preset("syn-small").config.with_overrides(over)
     cfg = RunConfig.from_dict({**cfg.to_dict(), "name": "123"})  # a name that looks like JSON stays a string
-    params = config_params("syn-small", cfg.to_dict())
+    params = LAB.config_params("syn-small", cfg.to_dict())
     assert all(isinstance(v, str) for v in params.values())
-    preset, back, problems = parse_params(params)
+    preset, back, problems = LAB.parse_params(params)
     assert preset == "syn-small" and not problems and RunConfig.from_dict(back) == cfg
 
 

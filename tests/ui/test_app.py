@@ -13,7 +13,7 @@ from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
 from tests.apphelp import live_figure, wait_for
 from tests.apphelp import run_app as app
-from ui.knobs import parse_params
+from ui.session import LAB
 
 PAGES = [f"app_pages/{name}.py" for name in ("lab", "text", "compare", "sweep", "theory", "reproduce", "runs")]
 
@@ -112,7 +112,7 @@ def test_url_params_in_config_out(data_dir):
     want = get_preset("syn-small").config.with_overrides({k: v for k, v in params.items() if k != "preset"})
     assert at.session_state["lab.cfg"] == want.to_dict()
     out = {k: v if isinstance(v, str) else v[-1] for k, v in dict(at.query_params).items()}
-    assert RunConfig.from_dict(parse_params(out)[1]) == want  # and the URL written back restores it exactly
+    assert RunConfig.from_dict(LAB.parse_params(out)[1]) == want  # and the URL written back restores it exactly
     shown = [c.value for c in at.code if c.language == "json"]
     assert json.loads(shown[0]) == want.to_dict()
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from engine.paper.presets import get_preset
-from ui import lab_actions, session
+from ui import lab_actions, session, url_state
 
 
 @pytest.fixture
@@ -28,6 +28,7 @@ def state(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     }
     monkeypatch.setattr(lab_actions, "ss", ss)
     monkeypatch.setattr(session, "ss", ss)
+    monkeypatch.setattr(url_state, "ss", ss)
     monkeypatch.setattr(lab_actions, "write_url", lambda: None)
     monkeypatch.setattr(lab_actions.RUN, "stop_current", lambda: None)
     return ss

@@ -19,7 +19,7 @@ from engine.service.jobs import get_manager
 from engine.service.runs import create_run
 from engine.service.store import DB_NAME, RunStore, StoreError
 from tests.apphelp import APP, run_app
-from ui import page_data, session
+from ui import page_data, session, url_state
 from ui.text import WORD_JOINER, plain
 
 GENERIC = "This app has encountered an error"
@@ -72,6 +72,7 @@ def test_a_replica_count_past_the_maximum_builds_no_list(data_dir, monkeypatch):
     ss = {"lab.rev": 1, "lab.cfg": get_preset("syn-small").config.to_dict(), "lab.lock": None}
     monkeypatch.setattr(lab_actions, "ss", ss)
     monkeypatch.setattr(session, "ss", ss)
+    monkeypatch.setattr(url_state, "ss", ss)
     monkeypatch.setattr(lab_actions, "write_url", lambda: None)
     knob = next(k for k in KNOBS if k.kind == "replicas")
     lab_actions.on_knob(knob, 10**8, key="w1.replicas.count")
@@ -192,6 +193,7 @@ def test_fresh_sessions_get_no_extra_operator_key_guesses(data_dir, monkeypatch,
         fresh = {"runs.opkey": f"guess-{i}"}  # a new browser session's state
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(session, "ss", fresh)
+            mp.setattr(url_state, "ss", fresh)
             session.on_operator_key("runs.opkey")
         assert not fresh.get("operator")
         if "operator_wait" in fresh:
