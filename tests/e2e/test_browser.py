@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from bench.webserver import launch_chromium, serve
 from engine.paper.presets import get_preset
@@ -71,6 +72,26 @@ def _wait_step_above(pg, value: int, timeout_s: float = 20) -> int:
 SCRIPT_IDLE = (
     "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
 )
+
+
+def _pick_preset(pg, name: str) -> None:
+    """Pick preset ``name`` by its title in the sidebar's box, as a user does.  The box is opened once the
+    page's script has finished; a rerun that lands meanwhile redraws the box and closes its list (or
+    swallows the pick), so each try waits for the URL to name the preset and tries again if it does not."""
+    title, landed = get_preset(name).title, f"() => window.location.search.includes('preset={name}')"
+    for _ in range(5):
+        pg.wait_for_function(SCRIPT_IDLE, timeout=30_000)
+        pg.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
+        try:
+            pg.get_by_role("option", name=title).click(timeout=10_000)
+            pg.wait_for_function(landed, timeout=10_000)
+            return
+        except PlaywrightTimeout:  # the list was closed, or the pick swallowed, by a redraw
+            pg.keyboard.press("Escape")
+    pytest.fail(f"five tries did not pick the preset {title!r}")
+
+
+IDLE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
 
 
 def _pick_preset(pg, title: str) -> None:
@@ -151,10 +172,10 @@ LONG_RUN = 20_000  # steps at full speed: still training after the three picks o
 def test_lab_live_pause_reload(server, page):
     url, t_launch = server
     pg = page
-    pg.goto(f"{url}/?speed=40")
+    pg.goto(f"{url}/?speed=50")  # a speed on the slider (50 steps/s)
     pg.wait_for_selector("[data-testid=stPlotlyChart]")  # the P(l|n) preview
     first_chart_s = time.monotonic() - t_launch
-    _pick_preset(pg, get_preset("syn-small-fast-decoder").title)
+    _pick_preset(pg, "syn-small-fast-decoder")
     _set_steps(pg, LONG_RUN)
     pg.screenshot(path=str(ARTIFACTS / "lab-designer.png"), full_page=True)
     pg.get_by_role("button", name="▶ Start").click()
@@ -416,10 +437,10 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
     snapshots intact, and "Resume from checkpoint" takes it to the end."""
     from engine.service.store import RunStore
 
-    STEPS = 3000  # 75 s at 40 steps/s: the kill comes long before the end; the resumed run trains at full speed
+    STEPS = 3000  # 60 s at 50 steps/s: the kill comes long before the end; the resumed run trains at full speed
     data = tmp_path / "data"
     with serve(data, tmp_path / "first.log") as srv:
-        page.goto(f"{srv.url}/?preset=syn-small&optim.steps={STEPS}&speed=40")
+        page.goto(f"{srv.url}/?preset=syn-small&optim.steps={STEPS}&speed=50")
         page.get_by_role("button", name="▶ Start").click()
         page.wait_for_function("() => window.location.search.includes('run=')")
         run_id = re.search(r"run=(\w+)", page.url).group(1)
