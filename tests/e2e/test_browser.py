@@ -173,7 +173,7 @@ def test_lab_live_pause_reload(server, page):
     url, t_launch = server
     pg = page
     pg.goto(f"{url}/?speed=50")  # a speed on the slider (50 steps/s)
-    pg.wait_for_selector("[data-testid=stPlotlyChart]")  # the P(l|n) preview
+    pg.wait_for_selector("[data-testid=stPlotlyChart]", timeout=60_000)  # the P(l|n) preview (a cold start)
     first_chart_s = time.monotonic() - t_launch
     _pick_preset(pg, "syn-small-fast-decoder")
     _set_steps(pg, LONG_RUN)
