@@ -82,8 +82,7 @@ def table_ui() -> None:
 def controls_ui(valid: bool) -> None:
     """The control bar (:mod:`ui.run_bar`) and, before a run is on screen, the publish switch below it (a
     run's first screen is for its story and charts: publishing is below them)."""
-    s = run_bar.control_bar(lab_actions.RUN, lab_actions.new_seed, W, "btn", valid)
-    ss["lab.ctl_paused"] = bool(s and s.status == "paused")  # the live fragment reruns the page when this goes stale
+    run_bar.control_bar(lab_actions.RUN, lab_actions.new_seed, W, "btn", valid)
     if not lecture and not on_screen:
         run_bar.publish_switch(lab_actions.RUN, "pub.", valid)
 

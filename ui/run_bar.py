@@ -29,7 +29,7 @@ def control_bar(
     ss = st.session_state
     live, s = run.is_live(), run.live_status()
     mine = session.owns(ss.get(f"{run.prefix}.run"))  # viewers of someone else's run watch it, never control it
-    paused = bool(s and s.status == "paused")
+    paused = ss[f"{run.prefix}.ctl_paused"] = bool(s and s.status == "paused")  # the live frame reruns when stale
 
     def k(name: str) -> str:
         return f"{button_key}.{name}"

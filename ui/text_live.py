@@ -10,7 +10,6 @@ run's iterations 0, ¼, ½ and its end (the snapshot schedule always holds them)
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,11 +18,11 @@ from cachetools import LRUCache
 
 from engine.core.text.config import TextRunConfig
 from engine.paper.text_view import drop_rebound, summary
-from ui import run_actions, text_charts
+from ui import text_charts
 from ui.caches import BOUNDS_MB, byte_lru
-from ui.live.area import plotly_loader_ui, session_id, tick_budget
+from ui.live.area import plotly_loader_ui
 from ui.live.figure import live_payload, live_plot_ui
-from ui.live.slots import SLOTS
+from ui.live.frame import Watched, live_frame
 from ui.resources import service
 from ui.text import plain
 from ui.text_history import TextHistory
@@ -35,10 +34,6 @@ STATICS = ("probe_window_tokens", "uniform_entropy", "uniform_share_frequent", "
 Charts = tuple[tuple[str, str, int], ...]  # (key, live_payload JSON, bytes)
 
 
-def active(rid: str) -> bool:
-    return run_actions.active(rid, "text")
-
-
 def text_live_area() -> None:
     rid = ss.get("text.run")
     if not rid:
@@ -46,32 +41,13 @@ def text_live_area() -> None:
         return
     plotly_loader_ui()
     st.html(f"<style>{_STYLE}</style>")
-    ss["text.active"] = active(rid)
-    tick = tick_budget().tick(session_id()) if ss["text.active"] else None
-    if tick is None:
-        tick_budget().forget(session_id())
-    st.fragment(_live, run_every=tick)(rid)
+    live_frame(rid, "text", _area)
 
 
-def _live(rid: str) -> None:
-    with SLOTS.slot():  # a fragment rerun does not pass through app.py: take a slot here too
-        _area(rid)
-
-
-def _area(rid: str) -> None:
-    t0 = time.perf_counter()
-    service().watch(rid)  # a run that no page shows pauses itself after SCANSNAP_IDLE_PAUSE_S
-    now_active = active(rid)
-    s = service().status(rid)
-    if ss.get("text.active") and not now_active:
-        ss["text.active"] = False
-        st.rerun()  # once: the controls follow the new state
-    info = service().run(rid)
-    if info is None:
-        st.warning(f"run {plain(rid)} was deleted")
-        return
+def _area(rid: str, watched: Watched) -> None:
+    s, info = watched.status, watched.info
     cfg = TextRunConfig.from_json(info["config_json"])
-    status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
+    status, step = watched.state
     last = info["last_step"] if info["last_step"] is not None else -1
     st.markdown(f"**{status}** · step {step} / {cfg.optim.steps} · last snapshot {max(last, 0)} · run `{rid}`")
     if (s and s.message) or (not s and info["message"]):
@@ -80,14 +56,12 @@ def _area(rid: str) -> None:
     if last < 0 or statics is None:
         st.caption("The worker is loading the corpus and building the model: the first snapshot comes next.")
         return
-    cursor = None if now_active else _scrub(rid)
+    cursor = None if watched.active else _scrub(rid)
     caption, charts = _charts(rid, last, font(), cursor)
     st.markdown(caption)
     tick = (f"{rid}@{last}", f"{cursor}/{font()}")  # built at step `last`; the view: scrubbed step, font
     _grid(charts, "text-charts-wide" if lecture_on() else "text-charts", tick)
     _maps(rid, cfg, (cursor if cursor is not None else last, last), tick)
-    if now_active:
-        tick_budget().record(session_id(), time.perf_counter() - t0)
 
 
 # ------------------------------------------------------------------------------ cached, shared

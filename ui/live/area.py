@@ -9,16 +9,13 @@ first, sized by the browser to fill the screen under the control bar (``ui/live/
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import streamlit as st
 from cachetools import LRUCache
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.core.config import RunConfig
 from engine.core.schedule import topk_note
@@ -27,38 +24,18 @@ from engine.paper.history import RunHistory, observed
 from engine.paper.run_theory import short_condition
 from engine.paper.story import Story, run_story
 from engine.paper.verdicts import Verdict
-from ui import run_actions
 from ui.caches import BOUNDS_MB
-from ui.errors import boundary
 from ui.lab_chart_list import CHARTS
 from ui.live import view
 from ui.live.figure import live_payload, live_plot_ui
+from ui.live.frame import Watched, live_frame
 from ui.live.lab_charts import figure
 from ui.live.run_data import run_statics
-from ui.live.slots import SLOTS
-from ui.live.tickbudget import TickBudget
 from ui.resources import service
 from ui.text import plain
 from ui.widgets import font, lecture_on, verdicts_ui
 
 ss = st.session_state
-TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # the fastest refresh; the budget stretches it under load
-
-
-@st.cache_resource(show_spinner=False)
-def tick_budget() -> TickBudget:
-    """One budget for the whole server: the live areas of all sessions share one core (ui/tickbudget.py)."""
-    return TickBudget(base=TICK_S)
-
-
-def session_id() -> str:
-    """This browser session's id: the tick budget's key."""
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else "no-session"
-
-
-def active(rid: str) -> bool:
-    return run_actions.active(rid, "lab")
 
 
 def live_area(title: str) -> None:
@@ -71,11 +48,7 @@ def live_area(title: str) -> None:
             st.info("Pick a preset (sidebar), then press **▶ Start**: the charts appear here and update live.")
         return
     plotly_loader_ui()
-    ss["lab.active"] = active(rid)
-    ss["lab.tick"] = tick_budget().tick(session_id()) if ss["lab.active"] else None
-    if not ss["lab.active"]:
-        tick_budget().forget(session_id())
-    st.fragment(_live, run_every=ss["lab.tick"])(rid)
+    live_frame(rid, "lab", _live_area)
 
 
 def _history(rid: str) -> RunHistory:
@@ -86,28 +59,11 @@ def _history(rid: str) -> RunHistory:
     return h
 
 
-def _live(rid: str) -> None:
-    with SLOTS.slot(), boundary():  # a fragment rerun does not pass through app.py: slot and boundary here too
-        _live_area(rid)
-
-
-def _live_area(rid: str) -> None:
-    t0 = time.perf_counter()
-    service().watch(rid)  # a run that no page shows pauses itself after SCANSNAP_IDLE_PAUSE_S
-    now_active = active(rid)
-    s = service().status(rid)
-    stale = s is not None and ss.get("lab.ctl_paused") is not None and (s.status == "paused") != ss["lab.ctl_paused"]
-    retick = now_active and ss.get("lab.tick") is not None and tick_budget().off_by(ss["lab.tick"], session_id())
-    if (ss.get("lab.active") and not now_active) or (stale and now_active) or retick:
-        ss["lab.active"] = now_active
-        st.rerun()  # once: the controls and run_every follow the new state (also when another tab acted)
-    info = service().run(rid)
-    if info is None:
-        st.warning(f"run {plain(rid)} was deleted")
-        return
+def _live_area(rid: str, watched: Watched) -> None:
+    now_active, s, info = watched.active, watched.status, watched.info
     hist, statics = _history(rid), run_statics(rid)
     cfg = RunConfig.from_json(info["config_json"])
-    status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
+    status, step = watched.state
     story_ui = st.container(key="lab-story")
     lecture = lecture_on()
     hero = st.container(key="lab-hero") if lecture else None
@@ -132,8 +88,6 @@ def _live_area(rid: str) -> None:
         if hist.topk:
             K, M = statics["P"].shape
             st.info(topk_note(cfg.n_replicas, len(statics["query_tokens"]), K, M))
-    if now_active:
-        tick_budget().record(session_id(), time.perf_counter() - t0)
 
 
 HERO = ("cn", "B", "H", "cnh")  # lecture mode: c_n over time, the snap, the entropy (and the heatmap)
