@@ -114,7 +114,7 @@ def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
     except ServiceError as e:
         st.error(f"Start is off: {plain(str(e))}", icon="🚫")
         return False
-    ss["text.estimate"] = f"This run needs {est.describe()} and ~{est.flop:.1e} floating-point operations."
+    ss["text.estimate"] = f"This run needs {est.describe()} and ~{est.work:.1e} floating-point operations."
     return True
 
 

@@ -1,6 +1,11 @@
 """Size limits derived from a memory budget: refuse a config before it allocates anything.
 
-The estimate counts the tensors the trainer keeps (parameters and optimiser state; for ``yz`` and
+One machinery for every kind of run: an :class:`Estimate` (bytes held, by part, and the work of the
+whole run), the per-run memory limit ``SCANSNAP_MAX_RUN_MB`` and :func:`check_within`, which refuses a
+run over either limit with what it needs and what to reduce.  Each kind supplies its estimate (the
+synthetic kind's is here, the text kind's in :mod:`engine.service.text_budget`).
+
+The synthetic estimate counts the tensors the trainer keeps (parameters and optimiser state; for ``yz`` and
 the plain mean field no decoder gradient: it is written straight into the optimiser's buffer), the
 step's workspace (one chunk of replicas' logits, the scratch gradient of Adam or momentum-free SGD),
 the numpy copies a checkpoint makes, the tracking of Z(0) and f(0), times a safety factor of 1.5.
@@ -23,26 +28,66 @@ DEFAULT_MAX_RUN_WORK = 2e13  # element-operations; ≈ hours of CPU at the top e
 
 
 @dataclass(frozen=True)
+class WorkLimit:
+    """A cap on one run's work, read from ``env`` (default ``default``), in ``unit``s."""
+
+    env: str
+    default: float
+    unit: str
+
+    def value(self) -> float:
+        return float(os.environ.get(self.env, self.default))
+
+
 class Estimate:
+    """What a run will hold, as (what, bytes) ``parts``, and its ``work`` (in its kind's
+    :class:`WorkLimit` units); the total is their sum × ``SAFETY``."""
+
+    work: float
+    note: str = ""  # what dominates, when that is worth saying
+
+    def parts(self) -> tuple[tuple[str, float], ...]:
+        raise NotImplementedError
+
+    @property
+    def total_mb(self) -> float:
+        return SAFETY * sum(b for _, b in self.parts()) / 2**20
+
+    def describe(self) -> str:
+        mb = 2**20
+        parts = ", ".join(f"{what} {b / mb:,.1f} MB" for what, b in self.parts())
+        return f"~{self.total_mb:,.1f} MB ({parts}, ×{SAFETY} safety)" + (f"; {self.note}" if self.note else "")
+
+
+def check_within(est: Estimate, what: str, limit: WorkLimit, memory_advice: str, work_advice: str) -> None:
+    """Raise ConfigError when ``est`` exceeds the memory limit or ``limit`` (``what``: "this run")."""
+    if est.total_mb > max_run_mb():
+        raise ConfigError(
+            f"{what} needs {est.describe()}, over the limit of {max_run_mb():,.0f} MB per run "
+            f"(SCANSNAP_MAX_RUN_MB): {memory_advice}"
+        )
+    if est.work > limit.value():
+        raise ConfigError(
+            f"{what} needs ~{est.work:.2e} {limit.unit}, over the limit of {limit.value():.2e} ({limit.env}): "
+            + work_advice
+        )
+
+
+@dataclass(frozen=True)
+class SyntheticEstimate(Estimate):
     bytes_params: float
     bytes_step: float
     bytes_tracking: float
     work: float  # element-operations for the whole run
     bytes_checkpoint: float = 0.0
-    decoder_note: str = ""  # why the decoder is large, when it is most of the estimate
+    note: str = ""  # why the decoder is large, when it is most of the estimate
 
-    @property
-    def total_mb(self) -> float:
-        return SAFETY * (self.bytes_params + self.bytes_step + self.bytes_checkpoint + self.bytes_tracking) / 2**20
-
-    def describe(self) -> str:
-        mb = 2**20
+    def parts(self) -> tuple[tuple[str, float], ...]:
         return (
-            f"~{self.total_mb:,.1f} MB (parameters+optimiser {self.bytes_params / mb:,.1f} MB, "
-            f"per-step temporaries {self.bytes_step / mb:,.1f} MB, "
-            f"checkpoint copies {self.bytes_checkpoint / mb:,.1f} MB, "
-            f"tracking {self.bytes_tracking / mb:,.1f} MB, ×{SAFETY} safety)"
-            + (f"; {self.decoder_note}" if self.decoder_note else "")
+            ("parameters+optimiser", self.bytes_params),
+            ("per-step temporaries", self.bytes_step),
+            ("checkpoint copies", self.bytes_checkpoint),
+            ("tracking", self.bytes_tracking),
         )
 
 
@@ -62,7 +107,7 @@ def problem_sizes(cfg: RunConfig) -> tuple[int, int, int, int, int]:
     return K, Q, M_ctx, M_out, s
 
 
-def estimate(cfg: RunConfig) -> Estimate:
+def estimate(cfg: RunConfig) -> SyntheticEstimate:
     K, Q, M_ctx, M_out, s = problem_sizes(cfg)
     R, B = cfg.n_replicas, cfg.optim.batch
     el = 8 if cfg.model.dtype == "float64" else 4
@@ -94,7 +139,7 @@ def estimate(cfg: RunConfig) -> Estimate:
             f"held once more by each optimiser buffer ({opt_state}) and copied into every checkpoint"
             + (" (layout='paper' maps onto all M tokens; 'compact' onto the K next tokens)" if M_out > K else "")
         )
-    return Estimate(el * kept, el * step, el * tracking + 8 * R * K * 4, work, el * checkpoint, note)
+    return SyntheticEstimate(el * kept, el * step, el * tracking + 8 * R * K * 4, work, el * checkpoint, note)
 
 
 def role_step(cfg: RunConfig, K: int, Q: int, M_ctx: int, M_out: int, s: int, opt_state: int) -> float:
@@ -113,21 +158,17 @@ def max_run_mb() -> float:
     return float(os.environ.get("SCANSNAP_MAX_RUN_MB", DEFAULT_MAX_RUN_MB))
 
 
-def max_run_work() -> float:
-    return float(os.environ.get("SCANSNAP_MAX_RUN_WORK", DEFAULT_MAX_RUN_WORK))
+WORK = WorkLimit("SCANSNAP_MAX_RUN_WORK", DEFAULT_MAX_RUN_WORK, "element-operations")
 
 
-def check_budget(cfg: RunConfig) -> Estimate:
+def check_budget(cfg: RunConfig) -> SyntheticEstimate:
     """Raise ConfigError when the run would exceed the memory or work budget; else the estimate."""
     est = estimate(cfg)
-    if est.total_mb > max_run_mb():
-        raise ConfigError(
-            f"this run needs {est.describe()}, over the limit of {max_run_mb():,.0f} MB per run "
-            "(SCANSNAP_MAX_RUN_MB): reduce the vocabulary (M), replicas, batch, or use layout='compact'"
-        )
-    if est.work > max_run_work():
-        raise ConfigError(
-            f"this run needs ~{est.work:.2e} element-operations, over the limit of {max_run_work():.2e} "
-            "(SCANSNAP_MAX_RUN_WORK): reduce steps, replicas, batch or the vocabulary"
-        )
+    check_within(
+        est,
+        "this run",
+        WORK,
+        "reduce the vocabulary (M), replicas, batch, or use layout='compact'",
+        "reduce steps, replicas, batch or the vocabulary",
+    )
     return est

@@ -19,13 +19,11 @@ backward matmuls), plus the snapshots' evaluation passes, against ``SCANSNAP_MAX
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from engine.core.config import ConfigError
 from engine.core.text.config import TextRunConfig
 from engine.core.text.schedule import EVAL_CHUNK_LOGITS, schedule
-from engine.service.budget import SAFETY, max_run_mb
+from engine.service.budget import Estimate, WorkLimit, check_within
 
 DEFAULT_MAX_TEXT_FLOP = 5e14
 ASSUMED_CPU_FLOPS = 4e10  # for the "≈ hours" hint only
@@ -33,24 +31,20 @@ DEFAULT_TRAIN_TOKENS = 1_000_000  # the built-in corpus holds ≈ 0.8 M training
 
 
 @dataclass(frozen=True)
-class TextEstimate:
+class TextEstimate(Estimate):
     n_params: int
     bytes_params: float  # parameters, gradients and optimiser state
     bytes_step: float  # training temporaries of one step
     bytes_eval: float
     bytes_corpus: float
-    flop: float  # whole run
+    work: float  # floating-point operations of the whole run
 
-    @property
-    def total_mb(self) -> float:
-        return SAFETY * (self.bytes_params + self.bytes_step + self.bytes_eval + self.bytes_corpus) / 2**20
-
-    def describe(self) -> str:
-        mb = 2**20
+    def parts(self) -> tuple[tuple[str, float], ...]:
         return (
-            f"~{self.total_mb:,.0f} MB ({self.n_params:,} parameters: {self.bytes_params / mb:,.0f} MB with gradients "
-            f"and optimiser state; one step's temporaries {self.bytes_step / mb:,.0f} MB; evaluation "
-            f"{self.bytes_eval / mb:,.0f} MB; corpus {self.bytes_corpus / mb:,.0f} MB; ×{SAFETY} safety)"
+            (f"{self.n_params:,} parameters with gradients and optimiser state", self.bytes_params),
+            ("one step's temporaries", self.bytes_step),
+            ("evaluation", self.bytes_eval),
+            ("corpus", self.bytes_corpus),
         )
 
 
@@ -81,24 +75,19 @@ def estimate(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | N
     return TextEstimate(n_params, 4.0 * n_params * copies, 4.0 * step, 4.0 * evaluation, 24.0 * N, float(flop))
 
 
-def max_text_flop() -> float:
-    return float(os.environ.get("SCANSNAP_MAX_TEXT_FLOP", DEFAULT_MAX_TEXT_FLOP))
+FLOP = WorkLimit("SCANSNAP_MAX_TEXT_FLOP", DEFAULT_MAX_TEXT_FLOP, "floating-point operations")
 
 
 def check_text_budget(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | None = None) -> TextEstimate:
     """Raise ConfigError when the run would exceed the memory or work budget; else the estimate."""
     est = estimate(cfg, vocab, train_tokens)
-    if est.total_mb > max_run_mb():
-        raise ConfigError(
-            f"this text run needs {est.describe()}, over the limit of {max_run_mb():,.0f} MB per run "
-            "(SCANSNAP_MAX_RUN_MB): reduce data.vocab_size, data.max_train_tokens, optim.batch, optim.bptt "
-            "or model.d_model"
-        )
-    if est.flop > max_text_flop():
-        hours = est.flop / ASSUMED_CPU_FLOPS / 3600
-        raise ConfigError(
-            f"this text run needs ~{est.flop:.2e} floating-point operations (≈ {hours:,.1f} h on 2 CPU cores), over "
-            f"the limit of {max_text_flop():.2e} (SCANSNAP_MAX_TEXT_FLOP): reduce optim.steps, data.vocab_size, "
-            "optim.batch × optim.bptt or the model size"
-        )
+    hours = est.work / ASSUMED_CPU_FLOPS / 3600
+    check_within(
+        est,
+        "this text run",
+        FLOP,
+        "reduce data.vocab_size, data.max_train_tokens, optim.batch, optim.bptt or model.d_model",
+        f"it would take ≈ {hours:,.1f} h on 2 CPU cores; reduce optim.steps, data.vocab_size, "
+        "optim.batch × optim.bptt or the model size",
+    )
     return est

@@ -53,7 +53,7 @@ def text_seconds(data_dir: str | Path, cfg: TextRunConfig) -> float:
     """Slot seconds of a whole real-text run, for the queue (the run is checked first:
     :func:`check_text_run`): a start, then its floating-point work at one slot's share of the assumed
     CPU speed (bench/queue_estimate.py measured a 30-step Fig. 7 run at 0.9-1.0 of this)."""
-    return TEXT_START_S + check_text_run(data_dir, cfg).flop / (ASSUMED_CPU_FLOPS / 2)
+    return TEXT_START_S + check_text_run(data_dir, cfg).work / (ASSUMED_CPU_FLOPS / 2)
 
 
 def create_text_run(

@@ -22,6 +22,8 @@ def pytest_runtest_makereport(item, call):
     stem = re.sub(r"[^\w.-]+", "_", item.name)
     try:
         page.screenshot(path=str(FAILURES / f"{stem}.png"), full_page=True)
-        (FAILURES / f"{stem}.txt").write_text(f"url: {page.url}\n\n{page.inner_text('body')}")
+        (FAILURES / f"{stem}.txt").write_text(
+            f"url: {page.url}\n\n{report.longreprtext[-4000:]}\n\n--- the page's text ---\n{page.inner_text('body')}"
+        )
     except Exception as exc:  # the page may be gone with the failure: say so, do not hide the test's own error
         (FAILURES / f"{stem}.txt").write_text(f"no page capture: {exc!r}")
