@@ -91,26 +91,6 @@ def _pick_preset(pg, name: str) -> None:
     pytest.fail(f"five tries did not pick the preset {title!r}")
 
 
-IDLE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
-
-
-def _pick_preset(pg, title: str) -> None:
-    """Open the preset box once the page's script has finished (a rerun redraws the box and closes a list
-    opened meanwhile: then it is opened again), and pick ``title``."""
-    for _ in range(3):
-        pg.wait_for_function(SCRIPT_IDLE)
-        pg.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
-        option = pg.get_by_role("option", name=title)
-        try:
-            option.wait_for(timeout=5_000)
-        except Exception:  # playwright's TimeoutError: the list was closed by a redraw
-            pg.keyboard.press("Escape")
-            continue
-        option.click()
-        break
-    pg.wait_for_function("() => window.location.search.includes('preset=syn-small-fast-decoder')")
-
-
 IDLE = (
     "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') "
     "=== 'notRunning' && document.querySelectorAll('input[aria-label=steps]').length === 1"
