@@ -4,7 +4,8 @@ and the c_n heat-map figure used by Figs. 4 and 5."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,15 +23,27 @@ HEATMAP_STEPS = (0, 2, 4, 6, 8, 10)  # Fig. 4/5 rows, then "Final"
 KIND_NAMES = {0: "none", 1: "distinct", 2: "common"}
 
 
-def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, list[Snapshot]]:
-    """Run ``cfg`` fresh (all replicas in one Trainer) and keep every scheduled snapshot."""
-    tr = Trainer(cfg)
-    snaps: list[Snapshot] = []
-    for s in tr.run():
+class Stepped(Protocol):
+    step: int
+
+
+S = TypeVar("S", bound=Stepped)  # a kind's snapshot
+
+
+def collect(snapshots: Iterable[S], progress: Progress | None = None) -> list[S]:
+    """Every snapshot of a run (any kind's: each has a ``step``), telling ``progress`` the steps taken."""
+    snaps: list[S] = []
+    for s in snapshots:
         if progress is not None:
             progress(s.step - (snaps[-1].step if snaps else 0))
         snaps.append(s)
-    return tr, snaps
+    return snaps
+
+
+def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, list[Snapshot]]:
+    """Run ``cfg`` fresh (all replicas in one Trainer) and keep every scheduled snapshot."""
+    tr = Trainer(cfg)
+    return tr, collect(tr.run(), progress)
 
 
 def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int = 0) -> Observed:

@@ -18,6 +18,7 @@ from plotly.subplots import make_subplots
 from engine.core.text.config import TextDataConfig, TextRunConfig
 from engine.core.text.data import EncodedCorpus
 from engine.core.text.trainer import TextSnapshot, TextTrainer
+from engine.paper.items.common import collect
 from engine.paper.items.result import Progress
 from engine.paper.items.text_configs import preset_text_config
 
@@ -41,12 +42,7 @@ def train_text(
 ) -> tuple[TextTrainer, list[TextSnapshot]]:
     """Run ``cfg`` fresh on its corpus and keep every scheduled snapshot."""
     tr = TextTrainer(cfg, loader(cfg.data))
-    snaps: list[TextSnapshot] = []
-    for s in tr.run():
-        if progress is not None:
-            progress(s.step - (snaps[-1].step if snaps else 0))
-        snaps.append(s)
-    return tr, snaps
+    return tr, collect(tr.run(), progress)
 
 
 def layer_entropy(snaps: Sequence[TextSnapshot]) -> np.ndarray:
