@@ -18,7 +18,7 @@ from engine.core.theory import B_exact, joma_default_mu, joma_simulate, theory_c
 from engine.core.theory import t0 as theory_t0
 from engine.paper.presets import load_presets
 from engine.paper.run_theory import initial_constants
-from engine.service.facade import HEAD_MEAN, StoredReproduction
+from engine.service.facade import StoredReproduction
 from ui import preview_chart
 from ui.caches import byte_lru
 from ui.resources import service
@@ -36,16 +36,17 @@ def p_preview(data_json: str, font_size: int) -> go.Figure:
 def compare_series(run_id: str, metric: str, last_step: int) -> tuple[tuple[str, np.ndarray, np.ndarray], ...]:
     """A run's lines of ``metric`` as (what the line is, steps, values) (``last_step`` keys a growing run):
     a synthetic run's class mean averaged over replicas (one line); a real-text run's run-level metric
-    (one line), or a per-layer one's mean over heads, one line per layer (the store layout of
-    :mod:`engine.service.text_runs`: n = layer, replica = head, −1 for the mean)."""
+    (one line), or a per-layer one's mean over heads, one line per layer.  A kind's frame names its two
+    index columns (replica, n; layer, head); <NA> in one is "none": no class, run-level, mean over heads."""
     df = service().stored.scalars(run_id, metrics=[metric])
     if metric in METRICS and METRICS[metric].per_layer:
-        df = df[df["n"].notna() & (df["replica"] == HEAD_MEAN)]
+        df = df[df["layer"].notna() & df["head"].isna()]
         return tuple(
             (f"layer {int(layer)}", g["step"].to_numpy(), g["value"].to_numpy())
-            for layer, g in df.sort_values("step").groupby("n")
+            for layer, g in df.sort_values("step").groupby("layer")
         )
-    df = df[df["n"].isna()].groupby("step", as_index=False)["value"].mean()
+    nullable = [c for c in df.columns[1:3] if df[c].dtype == "Int64"]  # the class (synthetic), the layer (text)
+    df = df[df[nullable[0]].isna()].groupby("step", as_index=False)["value"].mean()
     return (("", df["step"].to_numpy(), df["value"].to_numpy()),)
 
 

@@ -1,5 +1,5 @@
 """A stored real-text run as chart data, read incrementally from the run store (only new steps each
-tick; no streamlit here).  Rows are those of :func:`engine.service.text_runs.layer_head_frame`."""
+tick; no streamlit here).  Rows are the text kind's scalar frame (step, layer, head, metric, value)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from engine.service.facade import layer_head_frame
 
 EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -33,7 +31,7 @@ class TextHistory:
         new = [s for s in store.steps(self.run_id) if s > last and (upto is None or s <= upto)]
         if not new:
             return False
-        rows = layer_head_frame(store.scalars(self.run_id, since_step=last))
+        rows = store.scalars(self.run_id, since_step=last)
         common = min(new[-1], int(rows["step"].max())) if len(rows) else last
         new = [s for s in new if s <= common]
         if not new:

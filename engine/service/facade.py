@@ -46,7 +46,7 @@ from engine.service.reproductions import DamagedError, Reproductions, StoredRepr
 from engine.service.run_kinds import kind_of, stored_config
 from engine.service.store import RunStore, StoreError
 from engine.service.text_budget import TextEstimate
-from engine.service.text_runs import HEAD_MEAN, check_text_run, layer_head_frame
+from engine.service.text_runs import check_text_run
 from engine.service.uploads import (
     CONFIG_UPLOAD,
     MAX_CONFIG_BYTES,
@@ -63,7 +63,6 @@ from engine.service.uploads import (
 __all__ = [
     "CONFIG_UPLOAD",
     "CORPUS_DIR_ENV",
-    "HEAD_MEAN",
     "MAX_CONFIG_BYTES",
     "MAX_UPLOAD_BYTES",
     "MIN_UPLOAD_TOKENS",
@@ -89,7 +88,6 @@ __all__ = [
     "get_service",
     "is_loopback",
     "lan_address",
-    "layer_head_frame",
     "operator_configured",
     "public_base",
     "table_from_csv",

@@ -1,14 +1,16 @@
-"""The store's scalar table: one row per (run, metric, step) holding that metric's values as columns.
+"""The store's scalar tables: one row per (run, metric, step) holding that metric's values as columns.
 
-Schema::
+Each run kind has its table (:class:`ScalarTable`), its two index columns named for what they hold;
+the synthetic kind's (and any kind's that declares none) is::
 
     scalar_blocks(run_id TEXT, metric TEXT, step INTEGER, seq INTEGER,
                   replica BLOB, n BLOB, value BLOB, PRIMARY KEY (run_id, metric, step)) WITHOUT ROWID
 
-``seq`` is the metric's position in its snapshot (the order the metrics were written); the BLOBs
-are little-endian ``int32`` (replica, n; n = -1 for a row of no class) and ``float64`` (value, NaN
-and ±inf as they are).  A 160-replica snapshot is ~40 table rows instead of ~35,000, so writing
-it is one B-tree insert per metric and reading a metric reads its blocks only.
+and the real-text kind's ``text_scalars`` has ``layer`` and ``head`` in their place.  ``seq`` is the
+metric's position in its snapshot (the order the metrics were written); the BLOBs are little-endian
+``int32`` (the index columns; -1 = none: no class, a run-level metric, the mean over heads) and
+``float64`` (value, NaN and ±inf as they are).  A 160-replica snapshot is ~40 table rows instead of
+~35,000, so writing it is one B-tree insert per metric and reading a metric reads its blocks only.
 
 Databases written before this table kept one row per value in ``scalars(run_id, step, replica,
 n, metric, value)`` (NaN stored as NULL); :func:`migrate_one_run` converts them, one run per call.
@@ -16,8 +18,10 @@ n, metric, value)`` (NaN stored as NULL); :func:`migrate_one_run` converts them,
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,14 +31,111 @@ from engine.core.scalar_columns import NO_CLASS, ScalarBlocks, blocks_from_rows
 if TYPE_CHECKING:
     import pandas as pd
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS scalar_blocks (
-    run_id TEXT NOT NULL, metric TEXT NOT NULL, step INTEGER NOT NULL, seq INTEGER NOT NULL,
-    replica BLOB NOT NULL, n BLOB NOT NULL, value BLOB NOT NULL,
-    PRIMARY KEY (run_id, metric, step)) WITHOUT ROWID
+Rows = Iterable[tuple[int, int | None, str, float]]  # tidy rows (first, second or None, metric, value)
+
+
+@dataclass(frozen=True)
+class ScalarTable:
+    """A kind's scalar table ``name``: its index columns ``first`` and ``second`` (-1 = none, read as
+    <NA>; the first is read as plain int64 unless ``first_nullable``)."""
+
+    name: str
+    first: str
+    second: str
+    first_nullable: bool = False
+
+    def __post_init__(self) -> None:
+        for word in (self.name, self.first, self.second):
+            if not IDENTIFIER.fullmatch(word) or word in ("run_id", "metric", "step", "seq", "value"):
+                raise ValueError(f"{word!r} cannot name a scalar table or column: a-z, 0-9, _ (first a letter)")
+
+    @property
+    def schema(self) -> str:
+        return (
+            f"CREATE TABLE IF NOT EXISTS {self.name} (run_id TEXT NOT NULL, metric TEXT NOT NULL, "
+            f"step INTEGER NOT NULL, seq INTEGER NOT NULL, {self.first} BLOB NOT NULL, {self.second} BLOB NOT NULL, "
+            "value BLOB NOT NULL, PRIMARY KEY (run_id, metric, step)) WITHOUT ROWID"
+        )
+
+    @property
+    def insert(self) -> str:
+        return (
+            f"INSERT INTO {self.name} (run_id, metric, step, seq, {self.first}, {self.second}, value) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)"
+        )
+
+    def select(self, run_id: str, metrics: list[str] | None, since_step: int | None) -> tuple[str, list[Any]]:
+        """The query (and its arguments) of a run's blocks, in step order, then write order."""
+        sql = f"SELECT step, metric, {self.first}, {self.second}, value FROM {self.name} WHERE run_id = ?"
+        args: list[Any] = [run_id]
+        if metrics is not None:
+            sql += f" AND metric IN ({','.join('?' * len(metrics))})"
+            args += list(metrics)
+        if since_step is not None:
+            sql += " AND step > ?"
+            args.append(int(since_step))
+        return sql + " ORDER BY step, seq", args
+
+    def frame(self, rows: list[tuple[int, str, bytes, bytes, bytes]]) -> pd.DataFrame:
+        """Table rows (step, metric, first, second, value), in order, as one frame: step, first (int64, or
+        Int64 when nullable), second (Int64), metric (object), value (float64); -1 is <NA>."""
+        import pandas as pd  # here: a training worker that only writes never pays for its import
+
+        sizes = np.array([len(r[4]) // _FLOAT_LE.dtype.itemsize for r in rows], dtype=np.int64)
+        first = _INT_LE.unpack(r[2] for r in rows).astype(np.int64)
+        second = _INT_LE.unpack(r[3] for r in rows).astype(np.int64)
+        return pd.DataFrame(
+            {
+                "step": np.repeat(np.array([r[0] for r in rows], dtype=np.int64), sizes),
+                self.first: pd.arrays.IntegerArray(first, first == NO_CLASS) if self.first_nullable else first,
+                self.second: pd.arrays.IntegerArray(second, second == NO_CLASS),
+                "metric": np.repeat(np.array([r[1] for r in rows], dtype=object), sizes),
+                "value": _FLOAT_LE.unpack(r[4] for r in rows).astype(np.float64),
+            }
+        )
+
+
+IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,62}")
+SHARED = ScalarTable("scalar_blocks", "replica", "n")  # the synthetic kind's, and any kind's that names none
+REGISTRY = """
+CREATE TABLE IF NOT EXISTS scalar_tables (
+    kind TEXT PRIMARY KEY, name TEXT NOT NULL, first TEXT NOT NULL, second TEXT NOT NULL,
+    first_nullable INTEGER NOT NULL)
 """
-Rows = Iterable[tuple[int, int | None, str, float]]  # tidy rows (replica, n or None, metric, value)
-INSERT = "INSERT INTO scalar_blocks (run_id, metric, step, seq, replica, n, value) VALUES (?, ?, ?, ?, ?, ?, ?)"
+SCHEMA = SHARED.schema + ";" + REGISTRY
+
+
+DECLARED: dict[str, ScalarTable] = {}  # a kind's own table, declared by the kind's module
+
+
+def declare(kind: str, table: ScalarTable) -> ScalarTable:
+    """Kind ``kind`` keeps its scalars in ``table`` (its runs are created with it)."""
+    DECLARED[kind] = table
+    return table
+
+
+def table_of(con: sqlite3.Connection, kind: str) -> ScalarTable:
+    """Kind ``kind``'s table, as the database records it (:data:`SHARED` when it records none)."""
+    sql = "SELECT name, first, second, first_nullable FROM scalar_tables WHERE kind = ?"
+    row = con.execute(sql, (kind,)).fetchone()
+    return SHARED if row is None else ScalarTable(row[0], row[1], row[2], bool(row[3]))
+
+
+def record_table(con: sqlite3.Connection, kind: str, table: ScalarTable) -> None:
+    """Inside the caller's write transaction: create ``table`` for ``kind`` and record it; a kind keeps
+    the table it was first given (another one raises ValueError: its stored runs would be lost)."""
+    if table == SHARED:
+        return
+    have = table_of(con, kind)
+    if have == table:
+        return
+    if have != SHARED:
+        raise ValueError(f"run kind {kind!r} stores its scalars in {have}, not {table}")
+    con.execute(table.schema)
+    con.execute(
+        "INSERT INTO scalar_tables (kind, name, first, second, first_nullable) VALUES (?, ?, ?, ?, ?)",
+        (kind, table.name, table.first, table.second, int(table.first_nullable)),
+    )
 
 
 def as_blocks(scalars: ScalarBlocks | Rows) -> ScalarBlocks:
@@ -74,22 +175,16 @@ class _Column:
 _INT_LE, _FLOAT_LE = _Column("<i4"), _Column("<f8")
 
 
-def frame(rows: list[tuple[int, str, bytes, bytes, bytes]]) -> pd.DataFrame:
-    """Table rows (step, metric, replica, n, value), in order, as one frame: step, replica (int64),
-    n (Int64, <NA> for no class), metric (object), value (float64)."""
-    import pandas as pd  # here: a training worker that only writes never pays for its import
-
-    sizes = np.array([len(r[4]) // _FLOAT_LE.dtype.itemsize for r in rows], dtype=np.int64)
-    n = _INT_LE.unpack(r[3] for r in rows).astype(np.int64)
-    return pd.DataFrame(
-        {
-            "step": np.repeat(np.array([r[0] for r in rows], dtype=np.int64), sizes),
-            "replica": _INT_LE.unpack(r[2] for r in rows).astype(np.int64),
-            "n": pd.arrays.IntegerArray(n, n == NO_CLASS),
-            "metric": np.repeat(np.array([r[1] for r in rows], dtype=object), sizes),
-            "value": _FLOAT_LE.unpack(r[4] for r in rows).astype(np.float64),
-        }
+def move_run(con: sqlite3.Connection, run_id: str, dst: ScalarTable, columns: tuple[str, str]) -> None:
+    """Inside the caller's write transaction: move run ``run_id``'s blocks from the shared table into
+    ``dst``, its ``columns`` of the shared table (each as it is) becoming ``dst``'s first and second."""
+    a, b = columns
+    con.execute(
+        f"INSERT INTO {dst.name} (run_id, metric, step, seq, {dst.first}, {dst.second}, value) "
+        f"SELECT run_id, metric, step, seq, {a}, {b}, value FROM {SHARED.name} WHERE run_id = ?",
+        (run_id,),
     )
+    con.execute(f"DELETE FROM {SHARED.name} WHERE run_id = ?", (run_id,))
 
 
 def has_row_table(con: sqlite3.Connection) -> bool:
@@ -113,19 +208,6 @@ def migrate_one_run(con: sqlite3.Connection) -> bool:
     for step, replica, n, metric, value in rows:
         by_step.setdefault(int(step), []).append((replica, n, metric, np.nan if value is None else value))
     for step, got in by_step.items():
-        con.executemany(INSERT, encode(first[0], step, blocks_from_rows(got)))
+        con.executemany(SHARED.insert, encode(first[0], step, blocks_from_rows(got)))
     con.execute("DELETE FROM scalars WHERE run_id = ?", first)
     return True
-
-
-def select(run_id: str, metrics: list[str] | None, since_step: int | None) -> tuple[str, list[Any]]:
-    """The query (and its arguments) of a run's blocks, in step order, then write order."""
-    sql = "SELECT step, metric, replica, n, value FROM scalar_blocks WHERE run_id = ?"
-    args: list[Any] = [run_id]
-    if metrics is not None:
-        sql += f" AND metric IN ({','.join('?' * len(metrics))})"
-        args += list(metrics)
-    if since_step is not None:
-        sql += " AND step > ?"
-        args.append(int(since_step))
-    return sql + " ORDER BY step, seq", args

@@ -90,6 +90,10 @@ _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json"
 _READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind")
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
 _MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"))
+# Kinds whose scalars an older release kept in the shared table, and where they go on open: (kind, its
+# table, the shared table's columns that held its first and second index).  Until 2026-11-26 a real-text
+# run kept its layer in ``n`` and its head in ``replica``.
+_MOVED_OUT = (("text", scalar_table.ScalarTable("text_scalars", "layer", "head", True), ("n", "replica")),)
 
 
 def default_data_dir() -> Path:
@@ -127,6 +131,7 @@ class RunStore(SqliteDB):
         self.max_snapshot_bytes = MAX_SNAPSHOT_BYTES
         self.max_snapshots_per_run = MAX_SNAPSHOTS_PER_RUN
         self._host = socket.gethostname()
+        self._tables: dict[str, scalar_table.ScalarTable] = {}
         with self._write("creating the schema") as con:
             for stmt in filter(str.strip, _SCHEMA.split(";")):
                 con.execute(stmt)
@@ -135,6 +140,7 @@ class RunStore(SqliteDB):
                 if col not in have:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {col} {decl}")
         self._migrate_scalar_rows()
+        self._move_out_kind_scalars()
         with suppress(StoreError):  # best effort: if locked right now, the next open retries
             self.recover_interrupted()
 
@@ -147,6 +153,36 @@ class RunStore(SqliteDB):
         while moved:
             with self._write("converting stored scalars to the block table") as con:
                 moved = scalar_table.has_row_table(con) and scalar_table.migrate_one_run(con)
+
+    def _move_out_kind_scalars(self) -> None:
+        """Move the scalars of the kinds in ``_MOVED_OUT`` from the shared table into their own, one run
+        per transaction (a run is moved whole or not at all; an interrupted move goes on at the next open)."""
+        for kind, table, columns in _MOVED_OUT:
+            pending = (
+                f"SELECT DISTINCT b.run_id FROM {scalar_table.SHARED.name} b JOIN runs r ON r.id = b.run_id "
+                "WHERE r.kind = ?"
+            )
+            for (rid,) in self._read(pending, (kind,)):
+                with self._write(f"moving run {rid}'s scalars to {table.name}") as con:
+                    scalar_table.record_table(con, kind, table)
+                    scalar_table.move_run(con, rid, table, columns)
+
+    def _table(self, run_id: str) -> scalar_table.ScalarTable:
+        """The scalar table of run ``run_id``'s kind (runs never change kind: kept per store)."""
+        table = self._tables.get(run_id)
+        if table is None:
+            rows = self._read(
+                "SELECT t.name, t.first, t.second, t.first_nullable FROM runs r "
+                "LEFT JOIN scalar_tables t ON t.kind = r.kind WHERE r.id = ?",
+                (run_id,),
+            )
+            if not rows:
+                return scalar_table.SHARED  # no such run: it has no scalars in any table
+            name, first, second, nullable = rows[0]
+            own = name is not None
+            table = scalar_table.ScalarTable(name, first, second, bool(nullable)) if own else scalar_table.SHARED
+            self._tables[run_id] = table
+        return table
 
     def __enter__(self) -> RunStore:
         return self
@@ -166,7 +202,8 @@ class RunStore(SqliteDB):
         status: str = "running",
         kind: str = "synthetic",
     ) -> str:
-        """Insert a run (and its static arrays) in one transaction; returns its id."""
+        """Insert a run (and its static arrays) in one transaction; returns its id.  The kind's scalar
+        table (:func:`engine.service.scalar_table.declare`) is created with its first run."""
         self._check_status(status)
         if not KIND_NAME.fullmatch(kind):
             raise ValueError(f"run kind {kind!r} is not a kind's name: 1-32 of a-z, 0-9, _; first a letter")
@@ -178,6 +215,7 @@ class RunStore(SqliteDB):
         run_id = secrets.token_hex(6)
         now = time.time()
         with self._write("creating a run") as con:
+            scalar_table.record_table(con, kind, scalar_table.DECLARED.get(kind, scalar_table.SHARED))
             row = (run_id, name, config_json, status, device, json.dumps(dict(versions), sort_keys=True), now, now,
                    None, owner, os.getpid(), self._host, None, kind)  # fmt: skip
             con.execute(f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}, kind) VALUES ({','.join('?' * 14)})", row)
@@ -207,6 +245,7 @@ class RunStore(SqliteDB):
                 "store fewer arrays (e.g. top-k instead of full rows) or fewer replicas"
             )
         rows = scalar_table.encode(run_id, step, scalar_table.as_blocks(scalars))
+        table = self._table(run_id)
         with self._write(f"writing the snapshot of step {step}") as con:
             if con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
                 raise KeyError(f"no run {run_id!r}")
@@ -217,7 +256,7 @@ class RunStore(SqliteDB):
                     "snapshot less often (a larger snapshot interval)"
                 )
             con.execute("INSERT INTO snapshots (run_id, step, arrays) VALUES (?, ?, ?)", (run_id, step, blob))
-            con.executemany(scalar_table.INSERT, rows)
+            con.executemany(table.insert, rows)
             con.execute(
                 "UPDATE runs SET last_step = max(coalesce(last_step, ?), ?), updated = ? WHERE id = ?",
                 (step, step, time.time(), run_id),
@@ -247,7 +286,7 @@ class RunStore(SqliteDB):
     def truncate_after(self, run_id: str, step: int, status: str = "running") -> None:
         """Drop snapshots and scalars after ``step`` (before resuming from a checkpoint there)."""
         with self._write(f"rewinding run {run_id} to step {step}") as con:
-            for table in ("snapshots", "scalar_blocks"):
+            for table in ("snapshots", self._table(run_id).name):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ? AND step > ?", (run_id, step))
             con.execute(
                 "UPDATE runs SET last_step = ?, status = ?, message = NULL, pid = ?, host = ?, updated = ? "
@@ -297,8 +336,9 @@ class RunStore(SqliteDB):
 
     def delete(self, run_id: str) -> bool:
         """Delete a run and all its rows in one transaction; False if it did not exist."""
+        scalars = self._table(run_id).name
         with self._write("deleting a run") as con:
-            for table in ("scalar_blocks", "snapshots", "statics", "checkpoints"):
+            for table in (scalars, "snapshots", "statics", "checkpoints"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             return con.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0
 
@@ -382,17 +422,20 @@ class RunStore(SqliteDB):
         return (rows[0][0], unpack_npz(rows[0][1])) if rows else None
 
     def scalars(self, run_id: str, metrics: list[str] | None = None, since_step: int | None = None) -> pd.DataFrame:
-        """Scalar rows as a frame (step, replica, n, metric, value) sorted by step, then by metric in
-        write order, each metric's rows in write order; ``since_step`` keeps step > since_step."""
-        return scalar_table.frame(self._read(*scalar_table.select(run_id, metrics, since_step)))
+        """Scalar rows as a frame (step, the kind's two index columns: replica, n for a synthetic run,
+        layer, head for a text run; metric, value) sorted by step, then by metric in write order, each
+        metric's rows in write order; ``since_step`` keeps step > since_step."""
+        table = self._table(run_id)
+        return table.frame(self._read(*table.select(run_id, metrics, since_step)))
 
     def size_bytes(self, run_id: str) -> int:
         """Stored bytes of the run's arrays and scalar columns (SQLite's page overhead not counted)."""
+        t = self._table(run_id)
         ((total,),) = self._read(
             "SELECT (SELECT coalesce(sum(length(arrays)), 0) FROM snapshots WHERE run_id = ?1)"
             " + (SELECT coalesce(sum(length(array)), 0) FROM statics WHERE run_id = ?1)"
-            " + (SELECT coalesce(sum(length(replica) + length(n) + length(value)), 0)"
-            " FROM scalar_blocks WHERE run_id = ?1)",
+            f" + (SELECT coalesce(sum(length({t.first}) + length({t.second}) + length(value)), 0)"
+            f" FROM {t.name} WHERE run_id = ?1)",
             (run_id,),
         )
         return int(total)

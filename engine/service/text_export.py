@@ -10,14 +10,13 @@ import numpy as np
 import pandas as pd
 
 from engine.service.files import atomic_write, write_table
-from engine.service.text_runs import layer_head_frame
 
 MAPS_FILE = "attn_maps.npz"
 
 
 def text_scalars_frame(store: Any, run_id: str) -> pd.DataFrame:
-    """step, layer, head, metric, value (:func:`engine.service.text_runs.layer_head_frame`)."""
-    return layer_head_frame(store.scalars(run_id))
+    """step, layer, head, metric, value (the text kind's table, :data:`engine.service.text_runs.TEXT_SCALARS`)."""
+    return store.scalars(run_id)
 
 
 def attention_arrays(store: Any, run_id: str) -> dict[str, np.ndarray]:

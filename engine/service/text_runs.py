@@ -23,10 +23,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from engine.core.scalar_columns import NO_CLASS
 from engine.core.text.config import TextRunConfig, check_corpus_fits
 from engine.paper.environment import environment
+from engine.service import scalar_table
 from engine.service.corpus_access import measured_corpus
 from engine.service.runs import PENDING_DEVICE
 from engine.service.store import RunStore
@@ -35,7 +36,7 @@ from engine.service.text_budget import ASSUMED_CPU_FLOPS, TextEstimate, check_te
 TEXT = "text"
 MAP_MAX_T = 64  # positions of the probe window kept in the stored attention maps
 MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most this
-HEAD_MEAN = -1  # the store's replica value of a head-mean (or run-level) row
+TEXT_SCALARS = scalar_table.declare(TEXT, scalar_table.ScalarTable("text_scalars", "layer", "head", True))
 TEXT_START_S = 3.0  # a text worker's start: the corpus read and encoded, the model built
 
 TextRow = tuple[int | None, int | None, str, float]  # (layer, head, metric, value), as the trainer gives them
@@ -70,24 +71,9 @@ def create_text_run(
 
 # ----------------------------------------------------------------- the store layout
 def store_rows(rows: Iterable[TextRow]) -> list[tuple[int, int | None, str, float]]:
-    """Trainer rows (layer, head, metric, value) → store rows (replica = head, n = layer)."""
-    return [(HEAD_MEAN if head is None else head, layer, metric, value) for layer, head, metric, value in rows]
-
-
-def layer_head_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """The store's scalar rows (step, replica, n, metric, value) of a text run as step (int64),
-    layer (Int64, <NA> for a run-level metric), head (Int64, <NA> for the mean over heads), metric
-    (string), value (float64)."""
-    head = df["replica"].to_numpy(dtype=np.int64)
-    return pd.DataFrame(
-        {
-            "step": df["step"].to_numpy(dtype=np.int64),
-            "layer": df["n"].astype("Int64").array,
-            "head": pd.Series(head, dtype="Int64").mask(head == HEAD_MEAN).array,
-            "metric": df["metric"].astype("string").array,
-            "value": df["value"].to_numpy(dtype=np.float64),
-        }
-    )
+    """Trainer rows (layer, head, metric, value) → the text table's rows (layer, head; None → -1: a
+    run-level metric, the mean over heads), read back as <NA> (:data:`TEXT_SCALARS`)."""
+    return [(NO_CLASS if layer is None else layer, head, metric, value) for layer, head, metric, value in rows]
 
 
 def stored_maps(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

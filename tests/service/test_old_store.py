@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import sqlite3
 import zipfile
 from pathlib import Path
 
@@ -85,3 +86,75 @@ def test_the_old_stopped_runs_resume_from_their_checkpoints_to_the_end(old_store
     assert job.run() == "finished"
     info = old_store.get_run(rid)
     assert info["status"] == "finished" and info["last_step"] == steps
+
+
+def _shared_rows(db: Path, run_id: str) -> list[tuple]:
+    """The run's scalar blocks in the shared table, as the old release wrote them (raw bytes)."""
+    con = sqlite3.connect(db)
+    rows = con.execute(
+        "SELECT metric, step, seq, replica, n, value FROM scalar_blocks WHERE run_id = ? ORDER BY metric, step",
+        (run_id,),
+    ).fetchall()
+    con.close()
+    return rows
+
+
+def test_the_old_text_run_moves_to_its_own_table_with_every_value(tmp_path):
+    """The old release kept a text run's head in ``replica`` and its layer in ``n`` of the shared table;
+    opening moves them, byte for byte, into the text kind's table (layer, head), and nothing stays behind."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE, data, ignore=shutil.ignore_patterns("*.py"))
+    con = sqlite3.connect(data / "runs.sqlite")
+    (text,) = con.execute("SELECT id FROM runs WHERE kind = 'text'").fetchone()
+    con.close()
+    before = _shared_rows(data / "runs.sqlite", text)
+    assert before  # the fixture holds the old layout
+    with RunStore(data) as store:
+        frame = store.scalars(text)
+    con = sqlite3.connect(data / "runs.sqlite")
+    after = con.execute(
+        "SELECT metric, step, seq, head, layer, value FROM text_scalars WHERE run_id = ? ORDER BY metric, step",
+        (text,),
+    ).fetchall()
+    con.close()
+    assert after == before and _shared_rows(data / "runs.sqlite", text) == []
+    assert list(frame.columns) == ["step", "layer", "head", "metric", "value"]
+    entropy = frame[(frame["metric"] == "attn_entropy") & frame["head"].isna()]
+    assert sorted(entropy["layer"].unique()) == [0, 1]  # per layer, the mean over its 2 heads
+    assert frame[frame["metric"] == "val_loss"]["layer"].isna().all()  # a run-level metric has no layer
+
+
+def test_a_move_cut_short_goes_on_at_the_next_open(tmp_path, monkeypatch):
+    """Two old text runs: the move of the second fails (a kill); the first moved whole, the second is
+    still whole in the shared table, and the next open moves it."""
+    from engine.service import scalar_table
+
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE, data, ignore=shutil.ignore_patterns("*.py"))
+    con = sqlite3.connect(data / "runs.sqlite")  # a second old text run: a copy of the first, under another id
+    (text,) = con.execute("SELECT id FROM runs WHERE kind = 'text'").fetchone()
+    cols = [r[1] for r in con.execute("PRAGMA table_info(runs)")]
+    con.execute(f"INSERT INTO runs SELECT {', '.join('?' if c == 'id' else c for c in cols)} FROM runs WHERE id = ?",
+                ("copy", text))  # fmt: skip
+    con.execute("INSERT INTO scalar_blocks SELECT 'copy', metric, step, seq, replica, n, value FROM scalar_blocks "
+                "WHERE run_id = ?", (text,))  # fmt: skip
+    con.commit()
+    con.close()
+    real, calls = scalar_table.move_run, []
+
+    def fail_on_the_second_run(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("killed mid-way")
+        return real(*args)
+
+    monkeypatch.setattr(scalar_table, "move_run", fail_on_the_second_run)
+    with pytest.raises(RuntimeError, match="killed"):
+        RunStore(data)
+    left = {rid for rid in (text, "copy") if _shared_rows(data / "runs.sqlite", rid)}
+    assert len(left) == 1  # one moved whole, the other rolled back whole
+    monkeypatch.setattr(scalar_table, "move_run", real)
+    with RunStore(data) as store:
+        frames = [store.scalars(rid) for rid in (text, "copy")]
+    assert not any(_shared_rows(data / "runs.sqlite", rid) for rid in (text, "copy"))
+    assert frames[0].equals(frames[1]) and len(frames[0])

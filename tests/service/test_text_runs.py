@@ -16,11 +16,10 @@ from engine.service.export import export_run
 from engine.service.run_kinds import kind_named
 from engine.service.store import RunStore
 from engine.service.text_runs import (
-    HEAD_MEAN,
     MAP_MAX_T,
     MAX_HEAD_MAPS,
+    TEXT_SCALARS,
     create_text_run,
-    layer_head_frame,
     store_rows,
     stored_maps,
 )
@@ -50,7 +49,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_scalar_rows_round_trip_through_the_store_and_the_export_frame(tmp_path):
-    """(layer, head, metric, value) → store (replica = head, −1 for the mean; n = layer) → back."""
+    """(layer, head, metric, value) → the text table (layer, head; −1 for none) → back, <NA> for none."""
     rows = [
         (0, None, "attn_entropy", 2.5),  # layer 0, mean over heads
         (0, 0, "attn_entropy", 2.4),
@@ -59,14 +58,20 @@ def test_scalar_rows_round_trip_through_the_store_and_the_export_frame(tmp_path)
         (None, None, "val_loss", 6.0),  # run-level
         (None, None, "train_loss", float("nan")),
     ]
-    assert store_rows(rows)[0] == (HEAD_MEAN, 0, "attn_entropy", 2.5)
-    assert store_rows(rows)[4] == (HEAD_MEAN, None, "val_loss", 6.0)
+    assert store_rows(rows)[0] == (0, None, "attn_entropy", 2.5)
+    assert store_rows(rows)[4] == (-1, None, "val_loss", 6.0)
     store = RunStore(tmp_path)
     rid = create_text_run(store, small_cfg())
     store.append_snapshot(rid, 7, {"attn_map_mean": np.zeros((2, 3, 3), np.float32)}, store_rows(rows))
-    back = layer_head_frame(store.scalars(rid))
+    back = store.scalars(rid)
     assert list(back.columns) == ["step", "layer", "head", "metric", "value"]
-    assert [str(t) for t in back.dtypes] == ["int64", "Int64", "Int64", "string", "float64"]
+    assert [str(back[c].dtype) for c in ("step", "layer", "head", "value")] == ["int64", "Int64", "Int64", "float64"]
+    assert pd.api.types.is_string_dtype(back["metric"])
+    con = sqlite3.connect(tmp_path / "runs.sqlite")  # the text kind's own table, not the synthetic one
+    count = "SELECT count(*) FROM {} WHERE run_id = ?"
+    assert con.execute(count.format(TEXT_SCALARS.name), (rid,)).fetchone()[0] == 4  # one block per metric (4)
+    assert con.execute(count.format("scalar_blocks"), (rid,)).fetchone()[0] == 0
+    con.close()
     got = [
         (None if pd.isna(r.layer) else int(r.layer), None if pd.isna(r.head) else int(r.head), r.metric, r.value)
         for r in back.itertuples()
@@ -108,7 +113,7 @@ def test_stored_maps_keep_the_first_positions_and_per_head_maps_while_small():
 
 def _all(store: RunStore, rid: str) -> tuple[list[int], dict[int, dict], pd.DataFrame]:
     steps = store.steps(rid)
-    return steps, {s: store.snapshot(rid, s) for s in steps}, layer_head_frame(store.scalars(rid))
+    return steps, {s: store.snapshot(rid, s) for s in steps}, store.scalars(rid)
 
 
 def test_stopped_then_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
