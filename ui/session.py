@@ -10,7 +10,6 @@ config is on screen, when one was opened by link).
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
@@ -93,16 +92,11 @@ def apply_params(params: dict[str, str]) -> list[str]:
     """Apply a link: the preset (the Lecture preset for ``?lecture=1`` alone) and its settings, or a
     stored run's own config; its speed (else the preset's narrated one); the view."""
     default = LECTURE_PRESET if ss.get("lecture") and LECTURE_PRESET in load_presets() else DEFAULT_PRESET
-    preset, cfg, problems = LAB.parse_params(params, default)
-    run, origin = params.get("run"), None
-    if run:
-        info = LAB.stored_run(run, problems)
-        if info is None:
-            run = None
-        else:
-            cfg = json.loads(info["config_json"])
-            preset = preset_of(cfg, preset) if "preset" not in params else preset
-            origin = {"id": run, "name": info["name"] or run}
+    link = LAB.read_link(params, default)
+    preset, cfg, run, problems, origin = link.preset, link.cfg, link.run, link.problems, None
+    if link.info is not None:
+        preset = preset_of(cfg, preset) if "preset" not in params else preset
+        origin = {"id": run, "name": link.info["name"] or run}
     valid, _ = validate(cfg)
     cfg = valid.to_dict() if valid else cfg  # canonical types (10 → 10.0) when it is a valid config
     ss["lab.preset"], ss["lab.cfg"], ss["lab.run"], ss["lab.origin"] = preset, cfg, run, origin

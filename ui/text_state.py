@@ -9,8 +9,6 @@ runs to).
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from engine.core.text.config import TextRunConfig
@@ -63,15 +61,9 @@ def init_state() -> list[str]:
 
 
 def apply_params(params: dict[str, str]) -> list[str]:
-    preset, cfg, problems = TEXT.parse_params(params)
-    run = params.get("run")
-    if run:
-        info = TEXT.stored_run(run, problems)
-        if info is None:
-            run = None
-        else:
-            cfg = json.loads(info["config_json"])
-    ss["text.preset"], ss["text.cfg"], ss["text.run"] = preset, cfg, run
+    link = TEXT.read_link(params)
+    problems = link.problems
+    ss["text.preset"], ss["text.cfg"], ss["text.run"] = link.preset, link.cfg, link.run
     ss["text.speed"] = choice(params.get("speed"), SPEEDS, "speed", "max", problems)
     bump()
     return problems

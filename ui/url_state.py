@@ -36,6 +36,18 @@ def encode(value: Any) -> str:
 
 
 @dataclass(frozen=True)
+class Link:
+    """What a link opens: its preset, the config (a stored run's own when it names one), the run and
+    its stored row (None when it names none, or one that cannot open here), and the problems found."""
+
+    preset: str
+    cfg: dict[str, Any]
+    run: str | None
+    info: dict[str, Any] | None
+    problems: list[str]
+
+
+@dataclass(frozen=True)
 class UrlState:
     """A page's table: its session prefix, its widget-key letter, the run kind it opens, the config
     class of that kind, its presets (name → preset with a ``.config``), and the URL parameters that are
@@ -112,6 +124,18 @@ class UrlState:
             problems.append(f"run {shown(run)} is a {view.noun} run: {view.where}")
             return None
         return info
+
+    def read_link(self, params: dict[str, str], default: str | None = None) -> Link:
+        """The preset and settings of a link, or, when it names a stored run of this kind, that run's own config."""
+        preset, cfg, problems = self.parse_params(params, default)
+        run, info = params.get("run"), None
+        if run:
+            info = self.stored_run(run, problems)
+            if info is None:
+                run = None
+            else:
+                cfg = json.loads(info["config_json"])
+        return Link(preset, cfg, run, info, problems)
 
     def init_state(self, params: dict[str, str], apply: Callable[[dict[str, str]], list[str]]) -> list[str]:
         """Apply the URL's ``params`` when they are new to this session (a link, a reload, another page's

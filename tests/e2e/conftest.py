@@ -1,5 +1,7 @@
-"""On a browser test's failure, keep what the page showed: a screenshot and the page's text under
-test-artifacts/failures/, so a failure seen once in a full run can be read afterwards."""
+"""The browser tests' shared fixtures: a dashboard server and a Chromium per module (a module may
+define its own).  On a browser test's failure, what the page showed is kept: a screenshot, the
+traceback and the page's text under test-artifacts/failures/, so a failure seen once in a full run can
+be read afterwards."""
 
 from __future__ import annotations
 
@@ -8,7 +10,28 @@ from pathlib import Path
 
 import pytest
 
-FAILURES = Path(__file__).resolve().parents[2] / "test-artifacts" / "failures"
+from bench.webserver import launch_chromium, serve
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+FAILURES = ARTIFACTS / "failures"
+
+
+@pytest.fixture(scope="module")
+def server(request, tmp_path_factory):
+    """``streamlit run`` of this checkout on a free port, with a fresh data directory: its URL."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    with serve(tmp_path_factory.mktemp(f"{name}-data"), tmp_path_factory.mktemp("log") / "streamlit.log") as srv:
+        yield srv.url
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from bench.webserver import launch_chromium, serve
+from bench.webserver import serve
 from engine.paper.presets import get_preset
 from tests.service.test_health import damage_a_middle_page, store_with_runs
 from ui.lab_chart_list import CHARTS
@@ -43,15 +43,11 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as p:
-        browser = launch_chromium(p)
-        pg = browser.new_page(viewport={"width": 1600, "height": 2300})
-        pg.set_default_timeout(15_000)
-        yield pg
-        browser.close()
+def page(browser):
+    pg = browser.new_page(viewport={"width": 1600, "height": 2300})
+    pg.set_default_timeout(15_000)
+    yield pg
+    pg.close()
 
 
 def _step_of_chart(pg) -> int:

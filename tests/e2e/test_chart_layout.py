@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.webserver import launch_chromium, serve
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -98,22 +96,6 @@ def chart_problems(c: dict) -> list[str]:
     if any(overlap(legend, area, 2) for area in c["plotArea"]):
         out.append(f"{name}: the legend is over the plot area")
     return out
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with serve(tmp_path_factory.mktemp("layout-data"), tmp_path_factory.mktemp("log") / "streamlit.log") as srv:
-        yield srv.url
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
 
 
 def _page(browser, w: int, h: int):

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.webserver import launch_chromium, serve
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -24,22 +22,6 @@ README_SHOTS = {  # test artifact → the README's copy
     "text-1920x1080-fig7.png": "text-fig7.png",
 }
 H_CHART = ".st-key-text-charts-H .js-plotly-plot, .st-key-text-charts-wide-H .js-plotly-plot"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with serve(tmp_path_factory.mktemp("text-browser"), tmp_path_factory.mktemp("log") / "streamlit.log") as srv:
-        yield srv.url
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
 
 
 def _run_to_the_end(pg, url: str, steps: int) -> None:
