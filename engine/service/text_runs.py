@@ -4,9 +4,8 @@ checked before anything is queued), and the store layout of its snapshots.
 Layout (:mod:`engine.service.export` documents it for readers): a text run is a ``runs`` row of
 ``kind = 'text'`` whose ``config_json`` is a :class:`~engine.core.text.config.TextRunConfig`.
 
-* scalars: a trainer row (layer, head, metric, value) is stored as ``n = layer`` (NULL for a
-  run-level metric: train_loss, val_loss, val_ppl) and ``replica = head`` (−1 for the mean over
-  heads, and for run-level metrics);
+* scalars: the kind's own table :data:`TEXT_SCALARS` (``text_scalars``: layer, head; −1, read
+  as <NA>, for a run-level metric: train_loss, val_loss, val_ppl, and for the mean over heads);
 * snapshot arrays: ``attn_map_mean`` (L, T′, T′) and, when L·H ≤ :data:`MAX_HEAD_MAPS`,
   ``attn_map`` (L, H, T′, T′): the probe window's attention a_ij, query i, key j, cut to its
   first T′ = min(T, :data:`MAP_MAX_T`) positions (a causal map's first T′ rows only attend to its
