@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.paper.history import read_new
+
 EMPTY = np.zeros(0, dtype=np.int64)
 
 
@@ -27,16 +29,9 @@ class TextHistory:
         """Read the steps and scalar rows stored since the last update, up to step ``upto`` (the step the
         page shows: a snapshot stored since it was read comes with the next tick) and never past the
         latest step that has both; True if any."""
-        last = self.last_step
-        new = [s for s in store.steps(self.run_id) if s > last and (upto is None or s <= upto)]
+        new, rows = read_new(store, self.run_id, self.last_step, upto)
         if not new:
             return False
-        rows = store.scalars(self.run_id, since_step=last)
-        common = min(new[-1], int(rows["step"].max())) if len(rows) else last
-        new = [s for s in new if s <= common]
-        if not new:
-            return False
-        rows = rows[rows["step"] <= common]  # rows of a snapshot stored after steps() was read: next time
         self.rows = rows if self.rows.empty else pd.concat([self.rows, rows], ignore_index=True)
         self.steps += new
         self._cache = {}

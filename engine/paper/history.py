@@ -73,6 +73,18 @@ def query_row(statics: dict[str, np.ndarray], n: int) -> int:
     return int(np.flatnonzero(np.asarray(statics["query_tokens"]) == int(statics["psi"][n]))[0])
 
 
+def read_new(store: Any, run_id: str, last: int, upto: int | None = None) -> tuple[list[int], pd.DataFrame]:
+    """The steps stored after ``last`` (up to ``upto``: the step a page shows) and their scalar rows, both
+    cut at the latest step that has both, so every chart drawn from them ends at one step however the
+    reads interleave with the writes (a snapshot stored meanwhile comes with the next read).  Any kind."""
+    new = [s for s in store.steps(run_id) if s > last and (upto is None or s <= upto)]
+    if not new:
+        return [], pd.DataFrame()
+    rows = store.scalars(run_id, since_step=last)
+    common = min(new[-1], int(rows["step"].max())) if len(rows) else last
+    return [s for s in new if s <= common], rows[rows["step"] <= common] if len(rows) else rows
+
+
 @dataclass
 class RunHistory:
     """Everything stored for one run so far, read incrementally (only new steps each time)."""
@@ -89,13 +101,7 @@ class RunHistory:
         """Read the snapshots and scalar rows written since the last update, up to the latest step that
         has both (so every chart drawn from the history ends at one step, however the reads interleave
         with the writes); True if any."""
-        last = self.last_step
-        new = [s for s in store.steps(self.run_id) if s > last]
-        if not new:
-            return False
-        rows = store.scalars(self.run_id, since_step=last)
-        common = min(new[-1], int(rows["step"].max())) if len(rows) else last
-        new = [s for s in new if s <= common]
+        new, rows = read_new(store, self.run_id, self.last_step)
         for s in new:
             snap = store.snapshot(self.run_id, s)
             self.steps.append(s)
@@ -105,7 +111,6 @@ class RunHistory:
             self.z.append(snap["z"])
             self.c.append(snap["c"])
         if new:
-            rows = rows[rows["step"] <= common]
             self.scalars = rows if self.scalars.empty else pd.concat([self.scalars, rows], ignore_index=True)
             self._index = {}
         return bool(new)
