@@ -19,7 +19,7 @@ from engine.core.config import ConfigError, RunConfig
 from engine.paper.presets import Preset
 from engine.paper.sweeps import SweepSettings, sweep_config, sweep_settings
 from engine.service.facade import ServiceError
-from ui.resources import service
+from ui.session import LAB
 from ui.text import shown
 
 ss = st.session_state
@@ -53,19 +53,16 @@ def init_form(presets: dict[str, Preset]) -> Messages:
 
 def open_sweep(rid: str, presets: dict[str, Preset]) -> Messages:
     """Show stored sweep ``rid`` and put its settings in the form; a run that is no sweep is said and dropped."""
-    info = service().run(rid)
-    cfg = RunConfig.from_json(info["config_json"]) if info is not None and info["kind"] == "synthetic" else None
+    problems: list[str] = []
+    info = LAB.stored_run(rid, problems)  # a sweep is a Lab run of many (η_Y, η_Z) pairs
+    cfg = RunConfig.from_json(info["config_json"]) if info is not None else None
     if cfg is None or not cfg.replicas.lr_pairs:
-        if info is None:
-            what = "is not in the run store"
-        elif cfg is None:
-            what = "is a real-text run: open it on the Real text page"
-        else:
-            what = "is not a sweep (it trains one (η_Y, η_Z) pair): open it in the Lab"
+        one_pair = f"run {shown(rid)} is not a sweep (it trains one (η_Y, η_Z) pair): open it in the Lab"
+        what = problems[0] if problems else one_pair
         ss.pop("sweep.run", None)
         if "run" in st.query_params:
             del st.query_params["run"]
-        return [("warning", f"run {shown(rid)} {what}. The form shows the default sweep.")]
+        return [("warning", f"{what}. The form shows the default sweep.")]
     ss["sweep.run"] = rid
     got = sweep_settings(cfg, {name: p.config for name, p in presets.items()})
     if got is None:
