@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             pg.wait_for_timeout(rng.uniform(250, 750))
             full.append(toggle_lock(pg, lost))
             pg.wait_for_timeout(rng.uniform(1000, 1500))  # the whole-page rerun settles first
-        status = pg.get_by_text("· step").first.inner_text()
+        found = re.search(r"\w+ · step \d+ / \d+[^\n]*", pg.inner_text("body"))  # the run's status line
+        status = found.group(0) if found else "(no status line)"
         browser.close()
     res = {
         "speed": args.speed,
