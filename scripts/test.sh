@@ -3,7 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-echo "== ruff"; .venv/bin/ruff check . && .venv/bin/ruff format --check .
+echo "== ruff"  # one command per line: under set -e a failure inside an && list would not stop the script
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
 echo "== mypy engine/"; .venv/bin/mypy engine
 echo "== lint-imports"; .venv/bin/lint-imports --no-cache
 echo "== hadolint Dockerfile"; .venv/bin/hadolint Dockerfile

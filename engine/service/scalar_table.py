@@ -175,6 +175,45 @@ class _Column:
 _INT_LE, _FLOAT_LE = _Column("<i4"), _Column("<f8")
 
 
+def table_of_run(con: sqlite3.Connection, run_id: str) -> ScalarTable | None:
+    """The scalar table of run ``run_id``'s kind, as the database records it (None: no such run)."""
+    row = con.execute(
+        "SELECT t.name, t.first, t.second, t.first_nullable FROM runs r "
+        "LEFT JOIN scalar_tables t ON t.kind = r.kind WHERE r.id = ?",
+        (run_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    name, first, second, nullable = row
+    return SHARED if name is None else ScalarTable(name, first, second, bool(nullable))
+
+
+# Kinds whose scalars an older release kept in the shared table, and where they go when a store opens:
+# (kind, its table, the shared table's columns that held its first and second index).  Until
+# 2026-11-26 a real-text run kept its layer in ``n`` and its head in ``replica`` (its module declares
+# the same table: engine.service.text_runs.TEXT_SCALARS).
+MOVED_OUT = (("text", ScalarTable("text_scalars", "layer", "head", True), ("n", "replica")),)
+_PENDING = (  # the runs of a kind with rows still in the shared table (a scan of runs, a probe of blocks)
+    "SELECT r.id FROM runs r WHERE r.kind = ? AND EXISTS (SELECT 1 FROM scalar_blocks b WHERE b.run_id = r.id) LIMIT 1"
+)
+
+
+def has_moves(con: sqlite3.Connection) -> bool:
+    """Whether a run of a kind in :data:`MOVED_OUT` still has rows in the shared table."""
+    return any(con.execute(_PENDING, (kind,)).fetchone() for kind, _, _ in MOVED_OUT)
+
+
+def move_one_run(con: sqlite3.Connection) -> bool:
+    """Inside the caller's write transaction: move one such run (:func:`move_run`); False when none is left."""
+    for kind, table, columns in MOVED_OUT:
+        row = con.execute(_PENDING, (kind,)).fetchone()
+        if row is not None:
+            record_table(con, kind, table)
+            move_run(con, row[0], table, columns)
+            return True
+    return False
+
+
 def move_run(con: sqlite3.Connection, run_id: str, dst: ScalarTable, columns: tuple[str, str]) -> None:
     """Inside the caller's write transaction: move run ``run_id``'s blocks from the shared table into
     ``dst``, its ``columns`` of the shared table (each as it is) becoming ``dst``'s first and second."""

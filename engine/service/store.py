@@ -11,7 +11,8 @@ Schema::
          kind TEXT NOT NULL DEFAULT 'synthetic')  -- likewise: every run of an older database is synthetic
     statics(run_id TEXT, name TEXT, array BLOB, PRIMARY KEY(run_id, name))   -- once per run
     snapshots(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))
-    scalar_blocks(...)  -- one row per (run, metric, step): see engine.service.scalar_table
+    scalar_blocks(...), text_scalars(...)  -- a kind's scalars, one row per (run, metric, step)
+    scalar_tables(kind, name, first, second, first_nullable)  -- which table each kind uses
     checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest; none once finished
 
 ``kind``: the run kind's name (:mod:`engine.service.run_kinds`): ``synthetic`` (a RunConfig) or ``text`` (a
@@ -51,11 +52,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import psutil
 
 from engine.service import scalar_table
 from engine.service.blobs import pack_npy, pack_npz, unpack_npy, unpack_npz
 from engine.service.sqlite import SqliteDB, StoreError
+from engine.service.writers import dead_writers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,23 +91,11 @@ _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json"
 _READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind")
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
 _MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"))
-# Kinds whose scalars an older release kept in the shared table, and where they go on open: (kind, its
-# table, the shared table's columns that held its first and second index).  Until 2026-11-26 a real-text
-# run kept its layer in ``n`` and its head in ``replica``.
-_MOVED_OUT = (("text", scalar_table.ScalarTable("text_scalars", "layer", "head", True), ("n", "replica")),)
 
 
 def default_data_dir() -> Path:
     """``$SCANSNAP_DATA_DIR`` if set and non-empty, else ``./data``."""
     return Path(os.environ.get("SCANSNAP_DATA_DIR") or "data")
-
-
-def pid_alive(pid: int) -> bool:
-    """True while process ``pid`` runs; a zombie (exited, not yet reaped by its parent) has ended."""
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 class RunStore(SqliteDB):
@@ -131,7 +120,6 @@ class RunStore(SqliteDB):
         self.max_snapshot_bytes = MAX_SNAPSHOT_BYTES
         self.max_snapshots_per_run = MAX_SNAPSHOTS_PER_RUN
         self._host = socket.gethostname()
-        self._tables: dict[str, scalar_table.ScalarTable] = {}
         with self._write("creating the schema") as con:
             for stmt in filter(str.strip, _SCHEMA.split(";")):
                 con.execute(stmt)
@@ -140,49 +128,25 @@ class RunStore(SqliteDB):
                 if col not in have:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {col} {decl}")
         self._migrate_scalar_rows()
-        self._move_out_kind_scalars()
         with suppress(StoreError):  # best effort: if locked right now, the next open retries
             self.recover_interrupted()
 
     def _migrate_scalar_rows(self) -> None:
-        """Convert an older database's per-value scalars into blocks, one run per transaction (a
-        run is moved whole or not at all; an interrupted conversion goes on at the next open)."""
-        if not scalar_table.has_row_table(self._conn()):
-            return
-        moved = True
-        while moved:
-            with self._write("converting stored scalars to the block table") as con:
-                moved = scalar_table.has_row_table(con) and scalar_table.migrate_one_run(con)
-
-    def _move_out_kind_scalars(self) -> None:
-        """Move the scalars of the kinds in ``_MOVED_OUT`` from the shared table into their own, one run
-        per transaction (a run is moved whole or not at all; an interrupted move goes on at the next open)."""
-        for kind, table, columns in _MOVED_OUT:
-            pending = (
-                f"SELECT DISTINCT b.run_id FROM {scalar_table.SHARED.name} b JOIN runs r ON r.id = b.run_id "
-                "WHERE r.kind = ?"
-            )
-            for (rid,) in self._read(pending, (kind,)):
-                with self._write(f"moving run {rid}'s scalars to {table.name}") as con:
-                    scalar_table.record_table(con, kind, table)
-                    scalar_table.move_run(con, rid, table, columns)
+        """Convert an older database's scalars, one run per transaction (a run is moved whole or not at
+        all; an interrupted conversion goes on at the next open): per-value rows into blocks, then each
+        kind's blocks out of the shared table into the kind's own (:data:`scalar_table.MOVED_OUT`)."""
+        for pending, move_one in (
+            (scalar_table.has_row_table, scalar_table.migrate_one_run),
+            (scalar_table.has_moves, scalar_table.move_one_run),
+        ):
+            moved = pending(self._conn())
+            while moved:
+                with self._write("converting stored scalars") as con:
+                    moved = pending(con) and move_one(con)
 
     def _table(self, run_id: str) -> scalar_table.ScalarTable:
-        """The scalar table of run ``run_id``'s kind (runs never change kind: kept per store)."""
-        table = self._tables.get(run_id)
-        if table is None:
-            rows = self._read(
-                "SELECT t.name, t.first, t.second, t.first_nullable FROM runs r "
-                "LEFT JOIN scalar_tables t ON t.kind = r.kind WHERE r.id = ?",
-                (run_id,),
-            )
-            if not rows:
-                return scalar_table.SHARED  # no such run: it has no scalars in any table
-            name, first, second, nullable = rows[0]
-            own = name is not None
-            table = scalar_table.ScalarTable(name, first, second, bool(nullable)) if own else scalar_table.SHARED
-            self._tables[run_id] = table
-        return table
+        """The scalar table of run ``run_id``'s kind (the shared one for no such run: it has no scalars)."""
+        return scalar_table.table_of_run(self._conn(), run_id) or scalar_table.SHARED
 
     def __enter__(self) -> RunStore:
         return self
@@ -362,19 +326,8 @@ class RunStore(SqliteDB):
         """Mark ``queued``/``running``/``paused`` runs whose writer (same host) is dead as ``interrupted``
         (a queued run's writer is the server that queued it); ``keep``: runs a live job manager holds."""
         q = f"SELECT id, pid, last_step FROM runs WHERE status IN ({','.join('?' * len(LIVE_STATUSES))}) AND host = ?"
-        held = set(keep)
-        dead = [
-            (rid, pid, last)
-            for rid, pid, last in self._read(q, (*LIVE_STATUSES, self._host))
-            if pid is not None and pid != os.getpid() and rid not in held and not pid_alive(int(pid))
-        ]
         done = []
-        for rid, pid, last in dead:
-            kept = f"snapshots up to step {last} are intact" if last is not None else "it had written no snapshot"
-            msg = (
-                f"writer process {pid} on {self._host} ended without finishing the run (crash, "
-                f"kill or power loss); {kept}"
-            )
+        for rid, msg in dead_writers(self._read(q, (*LIVE_STATUSES, self._host)), self._host, set(keep)):
             with self._write("marking an interrupted run") as con:
                 cur = con.execute(
                     "UPDATE runs SET status = 'interrupted', message = ?, updated = ? "

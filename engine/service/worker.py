@@ -31,7 +31,8 @@ from multiprocessing.context import ForkServerContext, SpawnContext
 
 from engine.service.control import RunControl
 from engine.service.run_kinds import KINDS
-from engine.service.store import RunStore, pid_alive
+from engine.service.store import RunStore
+from engine.service.writers import pid_alive
 
 WorkerContext = ForkServerContext | SpawnContext
 # torch and the trainers (each run kind's worker side), loaded once by the forkserver

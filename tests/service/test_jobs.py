@@ -34,8 +34,9 @@ from engine.service import runner
 from engine.service.control import RunControl
 from engine.service.jobs import TERMINAL, JobManager
 from engine.service.runner import CHUNK_SECONDS, RunJob
-from engine.service.store import RunStore, pid_alive
+from engine.service.store import RunStore
 from engine.service.worker import parse_cpus
+from engine.service.writers import pid_alive
 
 DEADLINE = float(os.environ.get("TEST_DEADLINE_S", "20"))  # generous: the CI machine may be busy
 USABLE = sorted(os.sched_getaffinity(0))
@@ -336,7 +337,8 @@ SERVER_SCRIPT = textwrap.dedent("""
     import sys, time
     from engine.service.jobs import JobManager
     from engine.paper.presets import get_preset
-    from engine.service.store import RunStore, pid_alive
+    from engine.service.store import RunStore
+    from engine.service.writers import pid_alive
 
     if __name__ == "__main__":
         m = JobManager(RunStore(sys.argv[1]), max_concurrent=1)

@@ -14,7 +14,8 @@ from engine.service import reproduction_run
 from engine.service.control import RunControl
 from engine.service.jobs import JobManager, get_manager
 from engine.service.reproductions import DamagedError, Reproductions, check_id
-from engine.service.store import RunStore, pid_alive
+from engine.service.store import RunStore
+from engine.service.writers import pid_alive
 from tests.apphelp import wait_for
 from tests.stored_repro import setting, store_reproduction, without
 

@@ -37,7 +37,8 @@ def test_refusals_name_the_limit_and_what_to_reduce(monkeypatch):
     with pytest.raises(ConfigError, match=r"over the limit of 2,048 MB per run \(SCANSNAP_MAX_RUN_MB\)"):
         check_text_budget(big, vocab=13_445)
     monkeypatch.setenv("SCANSNAP_MAX_TEXT_FLOP", "1e12")
-    with pytest.raises(ConfigError, match=r"SCANSNAP_MAX_TEXT_FLOP\): it would take ≈ .* h on 2 CPU cores; reduce optim\.steps"):
+    over_flop = r"SCANSNAP_MAX_TEXT_FLOP\): it would take ≈ .* h on 2 CPU cores; reduce optim\.steps"
+    with pytest.raises(ConfigError, match=over_flop):
         check_text_budget(TextRunConfig(), vocab=13_445)
     monkeypatch.setenv("SCANSNAP_MAX_TEXT_FLOP", "1e16")
     assert check_text_budget(TextRunConfig(), vocab=13_445).total_mb < 2048
