@@ -35,7 +35,7 @@ from engine.service.text_budget import ASSUMED_CPU_FLOPS, TextEstimate, check_te
 TEXT = "text"
 MAP_MAX_T = 64  # positions of the probe window kept in the stored attention maps
 MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most this
-TEXT_SCALARS = scalar_table.declare(TEXT, scalar_table.ScalarTable("text_scalars", "layer", "head", True))
+TEXT_SCALARS = scalar_table.declare(TEXT, scalar_table.TEXT_SCALARS)
 TEXT_START_S = 3.0  # a text worker's start: the corpus read and encoded, the model built
 
 TextRow = tuple[int | None, int | None, str, float]  # (layer, head, metric, value), as the trainer gives them
