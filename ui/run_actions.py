@@ -73,8 +73,8 @@ class RunActions:
         if rid and owns(rid) and service().is_live(rid):
             service().stop(rid, actor())
 
-    # Pause and Resume are two actions, each bound to the label the user saw and each a no-op when its run
-    # is already so: a click whose callback runs twice (Streamlit re-applies a button's trigger when a
+    # Pause and Resume are two actions on two buttons (keys ``pause`` and ``resume``), each a no-op when its
+    # run is already so: a click whose callback runs twice (Streamlit re-applies a button's trigger when a
     # fragment's rerun interrupts the click's run) cannot pause and then resume the run.
     @guarded
     def pause(self) -> None:

@@ -38,8 +38,11 @@ def control_bar(
         tip = "train this config in the background" if mine else "train your own run of this config"
         st.button("▶ Start", key=k("start"), type="primary", disabled=not valid or (live and mine),
                   on_click=run.start, help=tip)  # fmt: skip
-        st.button("▶ Resume" if paused else "⏸ Pause", key=k("pause"), disabled=not live or not mine,
-                  on_click=run.resume if paused else run.pause)  # fmt: skip
+        # Two widgets, not one relabelled: a button's id is its key, and a trigger that Streamlit replays
+        # after a fragment's rerun interrupted the click's run calls the callback registered last, so one
+        # key would let a Pause click, replayed after its rerun drew "Resume", resume the run at once.
+        st.button("▶ Resume" if paused else "⏸ Pause", key=k("resume" if paused else "pause"),
+                  disabled=not live or not mine, on_click=run.resume if paused else run.pause)  # fmt: skip
         st.number_input("N", min_value=1, max_value=100000, value=10, key=wkey("stepn"), label_visibility="collapsed",
                         width=90, help="how many steps Step N takes")  # fmt: skip
         st.button("Step N", key=k("step"), disabled=(not valid and not live) or (live and not mine),

@@ -142,6 +142,19 @@ def _toggle_latency(pg) -> float:
     return (time.monotonic() - t0) * 1000
 
 
+PAUSED_LINE = (
+    "() => (document.querySelector('[data-testid=stMain]')?.innerText || '')"
+    ".match(/^paused · step .* · last snapshot (\\d+) /m)?.[1] || null"
+)
+
+
+def _paused_snapshot(pg) -> int:
+    """The last snapshot named by the status line once it says "paused", read in one evaluation of
+    the page's text: a rerun replaces the line's element, so a locator found before it can be gone
+    when it is read."""
+    return int(pg.wait_for_function(PAUSED_LINE, timeout=60_000).json_value())
+
+
 LONG_RUN = 20_000  # steps at full speed: still training after the three picks of n (4,000 could end before)
 
 
@@ -167,13 +180,11 @@ def test_lab_live_pause_reload(server, page):
     assert _wait_step_above(pg, s3) > s3
     pg.get_by_role("button", name="⏸ Pause").click()
     pg.get_by_role("button", name="▶ Resume").wait_for()
-    status = pg.get_by_text(re.compile(r"^paused · step"))
-    status.wait_for()  # the full rerun after Pause has landed
-    paused_at = int(re.search(r"last snapshot (\d+)", status.inner_text()).group(1))
+    paused_at = _paused_snapshot(pg)  # the full rerun after Pause has landed
     pg.wait_for_function("(s) => ((" + CN_TITLE + ").match(/step (\\d+)/) || [])[1] === s", arg=str(paused_at))
     pg.wait_for_timeout(1500)
     assert _step_of_chart(pg) == paused_at, "the chart kept moving after Pause"
-    assert f"last snapshot {paused_at} " in status.inner_text()
+    assert _paused_snapshot(pg) == paused_at
     pg.get_by_text("scrub through the stored steps").wait_for()
     pg.screenshot(path=str(ARTIFACTS / "lab-paused.png"), full_page=True)
     link = pg.url
@@ -184,7 +195,8 @@ def test_lab_live_pause_reload(server, page):
     assert pg.url == link
     assert pg.get_by_label("steps", exact=True).input_value() == str(LONG_RUN)
     run_id = re.search(r"run=(\w+)", link).group(1)
-    assert pg.get_by_text(re.compile(rf"^paused · .*run {run_id}")).count() == 1  # the same run, still paused
+    assert _paused_snapshot(pg) == paused_at  # still paused, at the same step
+    assert pg.get_by_text(re.compile(rf"^paused · .*run {run_id}")).count() == 1  # the same run
     pg.screenshot(path=str(ARTIFACTS / "lab-reloaded.png"), full_page=True)
     latency_ms = _switch_class_latency(pg)
     toggle_ms = _toggle_latency(pg)

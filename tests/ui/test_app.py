@@ -145,6 +145,33 @@ def test_preset_start_progress_and_reopen(data_dir):
     assert "step 100" in figure(other, "cn")["layout"]["title"]["text"]
 
 
+def test_pause_and_resume_are_two_buttons(data_dir):
+    """⏸ Pause and ▶ Resume are two widgets (keys ``btn.pause``, ``btn.resume``), never one relabelled:
+    Streamlit keys a button's id by its key and calls the callback registered last when it replays an
+    interrupted click, so one key would let a Pause click, replayed after its rerun drew "Resume",
+    resume the run at once.  Each button acts on the run and gives its place to the other."""
+    at = app({"preset": "lecture", "speed": "5"})
+    at.button(key="btn.start").click().run()
+    rid, mgr = at.session_state["lab.run"], get_manager(data_dir)
+    try:
+        assert at.button(key="btn.pause").label == "⏸ Pause" and "btn.resume" not in _button_keys(at)
+        at.button(key="btn.pause").click().run()
+        wait_for(lambda: mgr.status(rid).status == "paused")  # the worker acts at its next step
+        at.run()
+        assert at.button(key="btn.resume").label == "▶ Resume" and "btn.pause" not in _button_keys(at)
+        at.button(key="btn.resume").click().run()
+        wait_for(lambda: mgr.status(rid).status == "running")
+        at.run()
+        assert at.button(key="btn.pause").label == "⏸ Pause" and "btn.resume" not in _button_keys(at)
+    finally:
+        mgr.stop(rid)
+        mgr.wait(rid, 10)
+
+
+def _button_keys(at: AppTest) -> set[str]:
+    return {b.key for b in at.button}
+
+
 def test_step_n_takes_exactly_n_steps(data_dir):
     at = app({"preset": "syn-small", "optim.steps": "1000"})
     at.button(key="btn.step").click().run()
