@@ -20,7 +20,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 BOUNDS_MB = {  # one cache per cached function (two share "theory curves": 2 × 8 MB)
     "live charts": 32,  # ui.live.area: built chart payloads (shared by every session watching a run)
     "run statics": 64,  # ui.live.area: P(l|n), token kinds, the mean-field twin
-    "theory overlays": 8,  # ui.live.area: Theorem 4 on a run's time axis
     "P previews": 16,  # ui.page_data: the data designer's figure
     "theory curves": 8,  # ui.page_data: the Theory page's curves (Theorem 4; JoMA)
     "compare series": 16,  # ui.page_data: the Compare page's lines

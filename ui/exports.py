@@ -11,9 +11,9 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.paper.claims import run_claims
 from engine.paper.environment import environment
-from engine.paper.history import RunHistory, observed, problem_from_statics, query_row, token_info
+from engine.paper.history import RunHistory, observed, query_row, token_info
 from engine.paper.report import Section, render_html
-from engine.paper.theory_view import calibrated_overlay, measured_snap
+from engine.paper.theory_view import measured_snap, stored_overlay
 from ui import charts
 from ui.chart_style import fit_top, plain_title, set_title
 
@@ -66,13 +66,10 @@ def token_figures(hist: RunHistory, st_: dict[str, np.ndarray], n: int, replica:
 
 def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[tuple[str, Any]]:
     """The Lab's charts of one replica of a stored run, as (caption, figure) at its last step."""
-    cfg = RunConfig.from_json(store.get_run(run_id)["config_json"])
     hist = RunHistory(run_id)
     hist.update(store)
     st_ = store.statics(run_id)
-    P = st_["P"]
-    z0 = hist.z[0][replica].astype(np.float64) if hist.z else np.zeros((len(st_["query_tokens"]), P.shape[1]))
-    overlay = calibrated_overlay(cfg, problem_from_statics(st_, cfg), z0, replica)
+    overlay = stored_overlay(st_, replica)
     figs = token_figures(hist, st_, n, replica) if hist.c and not hist.topk else []
     hs, H = hist.metric("entropy_distinct", replica)
     ds, dzc = hist.metric("dz_common", replica)

@@ -242,7 +242,7 @@ def run_statics(pairs: list[tuple[float, float]], seeds: list[int], problem: Pro
     replicas = [(p, s) for p in pairs for s in seeds]
     return {
         "P": problem.P,
-        "psi": problem.query_of_class_id.astype(np.int64),
+        "query_of_class_id": problem.query_of_class_id.astype(np.int64),
         "query_tokens": problem.query_ids,
         "token_kind": problem.token_kind,
         "label_ids": problem.label_ids,

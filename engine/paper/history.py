@@ -70,7 +70,7 @@ def token_info(P: np.ndarray, token_kind: np.ndarray) -> TokenInfo:
 
 def query_row(statics: dict[str, np.ndarray], n: int) -> int:
     """Row of the stored z arrays that holds ψ(n)'s logits."""
-    return int(np.flatnonzero(np.asarray(statics["query_tokens"]) == int(statics["psi"][n]))[0])
+    return int(np.flatnonzero(np.asarray(statics["query_tokens"]) == int(statics["query_of_class_id"][n]))[0])
 
 
 def read_new(store: Any, run_id: str, last: int, upto: int | None = None) -> tuple[list[int], pd.DataFrame]:
@@ -146,7 +146,7 @@ class RunHistory:
 def problem_from_statics(statics: dict[str, np.ndarray], cfg: RunConfig) -> Problem:
     """The run's :class:`~engine.core.data.Problem` from its stored statics (nothing is rebuilt)."""
     P, query_ids = statics["P"], np.asarray(statics["query_tokens"], dtype=np.int64)
-    psi = np.searchsorted(query_ids, np.asarray(statics["psi"], dtype=np.int64))
+    psi = np.searchsorted(query_ids, np.asarray(statics["query_of_class_id"], dtype=np.int64))
     K, M_ctx = P.shape
     M = M_ctx + len(query_ids) + K
     return Problem(P, psi, query_ids, np.asarray(statics["label_ids"]), M, M if cfg.data.layout == "paper" else K)

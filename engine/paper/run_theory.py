@@ -69,18 +69,16 @@ def replica_theory(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: in
     )
 
 
-def theory_scalars(cfg: RunConfig, problem: Problem, z0: np.ndarray, steps: np.ndarray) -> dict[str, np.ndarray]:
-    """``B_theory`` and ``dz_common_theory`` (S, R) at ``steps`` for every replica where Theorem 4
-    applies, NaN elsewhere (the run's stored metrics).  z0: (R, Q, M_ctx)."""
-    R = cfg.n_replicas
-    out = {k: np.full((len(steps), R), np.nan) for k in ("B_theory", "dz_common_theory")}
-    for r in range(R):
-        if not all(c.holds for c in replica_conditions(cfg, problem, z0[r], r)["theorem4"]):
-            continue
-        curves = replica_curves(cfg, problem, z0[r], r, steps)
-        if curves is not None:
-            out["B_theory"][:, r] = curves.B_theory
-            out["dz_common_theory"][:, r] = curves.dz_common_theory
+def theory_scalars(theories: list[ReplicaTheory], steps: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
+    """``B_theory`` and ``dz_common_theory`` (S, R) at the steps ``at`` (held by ``steps``, on which each
+    replica's theory was computed) for every replica where Theorem 4 applies, NaN elsewhere (the run's
+    stored metrics)."""
+    rows = np.searchsorted(steps, at)
+    out = {k: np.full((len(at), len(theories)), np.nan) for k in ("B_theory", "dz_common_theory")}
+    for r, th in enumerate(theories):
+        if th.solid and th.curves is not None:
+            out["B_theory"][:, r] = th.curves.B_theory[rows]
+            out["dz_common_theory"][:, r] = th.curves.dz_common_theory[rows]
     return out
 
 

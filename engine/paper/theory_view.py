@@ -1,7 +1,9 @@
 """Theory on a run's own time axis, for its charts: Theorem 4 calibrated to the run (science §4.1) on a
 log grid of its steps, the predicted t'_0 and t_0 in code steps, and whether the curve is solid
 (every condition of Theorem 4 holds) or indicative (with the failed conditions); and the snap
-measured in the run itself.  Pure numpy: the web process draws these.
+measured in the run itself.  Pure numpy.  The overlay is computed once per run, where the run's theory
+is computed (the worker, before its first step), and stored with its statics (:func:`overlay_statics`);
+the charts read it back (:func:`stored_overlay`).
 
 No time change maps the closed form onto momentum or Adam runs (science §4.1): the calibrated
 curves step the reduced system with the run's own optimiser instead, and there is no theory for Adam.
@@ -17,7 +19,7 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.core.data import KIND_COMMON, KIND_DISTINCT, Problem
 from engine.core.theory_checks import Condition, measured_snap_step, sign_agreement
-from engine.paper.run_theory import replica_theory
+from engine.paper.run_theory import ReplicaTheory, replica_theory
 
 POINTS = 200  # grid points of a theory curve
 
@@ -43,6 +45,55 @@ def calibrated_overlay(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica
     return out
 
 
+THEORY_STATICS = ("theory_step", "theory_B", "theory_dz", "theory_t0p", "theory_t0", "theory_C0",
+                  "theory_curve", "theory_solid", "theory_failed")  # fmt: skip
+
+
+def overlay_statics(cfg: RunConfig, problem: Problem, z0: np.ndarray) -> dict[str, np.ndarray]:
+    """The overlay of every replica as arrays stored with the run (:data:`THEORY_STATICS`): the grid
+    (G,); ``theory_B``, ``theory_dz`` (R, G), NaN where a replica has no curve; ``theory_t0p``,
+    ``theory_t0``, ``theory_C0`` (R,); ``theory_curve``, ``theory_solid`` (R,) bool; ``theory_failed``
+    (R,) its failed conditions joined by newlines.  z0: (R, Q, M_ctx), each replica's initial logits."""
+    grid = step_grid(cfg.optim.steps)
+    return overlay_tables([replica_theory(cfg, problem, z0[r], r, grid) for r in range(cfg.n_replicas)], grid)
+
+
+def overlay_tables(theories: Sequence[ReplicaTheory], steps: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`overlay_statics` from each replica's theory computed on ``steps`` (which hold the grid)."""
+    grid = step_grid(int(steps[-1]))
+    at = np.searchsorted(steps, grid)
+    R = len(theories)
+    out: dict[str, np.ndarray] = {
+        "theory_step": grid,
+        "theory_B": np.full((R, len(grid)), np.nan),
+        "theory_dz": np.full((R, len(grid)), np.nan),
+        **{k: np.full(R, np.nan) for k in ("theory_t0p", "theory_t0", "theory_C0")},
+        "theory_curve": np.array([th.curves is not None for th in theories], dtype=bool),
+        "theory_solid": np.array([th.solid for th in theories], dtype=bool),
+        "theory_failed": np.array(["\n".join(th.failed("theorem4")) for th in theories], dtype=str),
+    }
+    for r, c in enumerate(th.curves for th in theories):
+        if c is not None:
+            out["theory_B"][r], out["theory_dz"][r] = c.B_theory[at], c.dz_common_theory[at]
+            out["theory_t0p"][r], out["theory_t0"][r], out["theory_C0"][r] = c.t0_prime, c.t0, c.constants.C0_paper
+    return out
+
+
+def stored_overlay(statics: dict[str, np.ndarray], replica: int) -> dict[str, Any] | None:
+    """:func:`calibrated_overlay` of ``replica`` read back from the run's statics (None before the
+    worker has stored them)."""
+    if "theory_step" not in statics:
+        return None
+    failed = str(statics["theory_failed"][replica])
+    out: dict[str, Any] = {"solid": bool(statics["theory_solid"][replica]),
+                           "failed": tuple(failed.split("\n")) if failed else ()}  # fmt: skip
+    if statics["theory_curve"][replica]:
+        out |= {"step": statics["theory_step"], "B_theory": statics["theory_B"][replica],
+                "dz_common_theory": statics["theory_dz"][replica], "t0_prime": float(statics["theory_t0p"][replica]),
+                "t0": float(statics["theory_t0"][replica]), "C0": float(statics["theory_C0"][replica])}  # fmt: skip
+    return out
+
+
 def measured_snap(steps: np.ndarray, series: np.ndarray) -> int | None:
     """The step from which the run's series (−Δz_common, or the entropy) is measured to have snapped."""
     ok = np.isfinite(series)
@@ -65,7 +116,7 @@ def twin_agreement(
         return None
     t = int(shared[-1])
     i, j = int(np.flatnonzero(np.asarray(steps) == t)[0]), int(np.flatnonzero(tw_steps == t)[0])
-    rows = np.searchsorted(np.asarray(statics["query_tokens"]), np.asarray(statics["psi"]))
+    rows = np.searchsorted(np.asarray(statics["query_tokens"]), np.asarray(statics["query_of_class_id"]))
     tw = np.asarray(statics["mf_z"][replica], dtype=np.float64)
     dz_run = (z[i] - z[0])[rows]
     dz_twin = (tw[j] - tw[0])[rows]

@@ -195,12 +195,15 @@ def encoded_corpus(data: TextDataConfig, upload: bytes | None = None) -> Encoded
     """Token ids of ``data``'s corpus; the built-in and WikiText ones are cached per process."""
     if data.source == "upload":
         return encode_corpus(load_corpus(data, upload), data.vocab_size, data.max_train_tokens)
-    stamp = _folder_stamp(data.path) if data.source == "wikitext-dir" else ()
-    return _cached_encoded(data, stamp)
+    return _cached_encoded(data, corpus_stamp(data))
 
 
-def _folder_stamp(path: str | None) -> tuple[tuple[str, int, int], ...]:
-    root = Path(str(path)).expanduser()
+def corpus_stamp(data: TextDataConfig) -> tuple[tuple[str, int, int], ...]:
+    """What changes when a WikiText folder's files change (name, mtime, size of each); () for the other
+    sources, whose text is fixed by the config (an upload's name is its content's hash)."""
+    if data.source != "wikitext-dir":
+        return ()
+    root = Path(str(data.path)).expanduser()
     files = [root / n for n in (*WIKITEXT_FILES, *WIKITEXT_RAW_FILES)]
     return tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.is_file())
 

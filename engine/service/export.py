@@ -1,6 +1,6 @@
 """Tidy exports of a stored run (pandas + pyarrow).
 
-Statics the engine writes per run: ``P`` (K×M float64, P(l|n)), ``psi`` (K int, the
+Statics the engine writes per run: ``P`` (K×M float64, P(l|n)), ``query_of_class_id`` (K int, the
 vocabulary id ψ(n) of each class's query token), ``query_tokens`` (Q int; row q of the
 stored z arrays is token ``query_tokens[q]``) and ``token_kind`` (K×M int8: 0 = not in
 supp(n), 1 = distinct token of n, 2 = common token).  Snapshots use one of two layouts:
@@ -60,7 +60,7 @@ TRAJECTORY_DTYPES: dict[str, Any] = {
     "z": np.float32,
     "c": np.float32,
 }
-REQUIRED_STATICS = ("P", "psi", "query_tokens", "token_kind")
+REQUIRED_STATICS = ("P", "query_of_class_id", "query_tokens", "token_kind")
 
 
 def _empty_trajectory() -> pd.DataFrame:
@@ -74,14 +74,14 @@ def _kind(codes: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(cat_codes, dtype=_KIND_DTYPE)
 
 
-def _query_rows(psi: np.ndarray, query_tokens: np.ndarray) -> np.ndarray:
-    """Row q of the z arrays for each class n (query_tokens[q] == psi[n])."""
+def _query_rows(query_of: np.ndarray, query_tokens: np.ndarray) -> np.ndarray:
+    """Row q of the z arrays for each class n (query_tokens[q] == query_of[n], the token ψ(n))."""
     order = np.argsort(query_tokens, kind="stable")
-    pos = np.clip(np.searchsorted(query_tokens[order], psi), 0, len(order) - 1)
+    pos = np.clip(np.searchsorted(query_tokens[order], query_of), 0, len(order) - 1)
     rows = order[pos]
-    bad = query_tokens[rows] != psi
+    bad = query_tokens[rows] != query_of
     if bad.any():
-        raise ValueError(f"psi of classes {np.flatnonzero(bad).tolist()[:10]} is not among the stored query_tokens")
+        raise ValueError(f"ψ(n) of classes {np.flatnonzero(bad).tolist()[:10]} is not among the stored query_tokens")
     return rows
 
 
@@ -95,7 +95,7 @@ def _frame(
     return {
         "step": np.full(len(n), step, dtype=np.int64),
         "replica": replica,
-        "m": st["psi"][n],
+        "m": st["query_of_class_id"][n],
         "n": n,
         "l": l_,
         "kind": np.where(inside, kind[n, lc], 0),
@@ -114,8 +114,8 @@ def trajectory_frame(store: Any, run_id: str) -> pd.DataFrame:
     missing = [k for k in REQUIRED_STATICS if k not in st]
     if missing:
         raise ValueError(f"run {run_id} lacks the statics {missing} needed for a trajectory")
-    st["psi"] = np.asarray(st["psi"], dtype=np.int64)
-    qrow = _query_rows(st["psi"], np.asarray(st["query_tokens"], dtype=np.int64))
+    st["query_of_class_id"] = np.asarray(st["query_of_class_id"], dtype=np.int64)
+    qrow = _query_rows(st["query_of_class_id"], np.asarray(st["query_tokens"], dtype=np.int64))
     supp_n, supp_l = np.nonzero(np.asarray(st["token_kind"]) != 0)  # row-major: n, then l
     parts: list[dict[str, Any]] = []
     for step in steps:

@@ -31,19 +31,19 @@ from engine.service.access import (
 )
 from engine.service.address import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from engine.service.budget import check_budget
-from engine.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS, corpus_summary
+from engine.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS
 from engine.service.corpus_access import (
     CORPUS_DIR_ENV,
     check_dashboard_data,
-    measured_corpus,
     save_upload,
     wikitext_folders,
 )
+from engine.service.corpus_facts import corpus_facts
 from engine.service.export import zipped_export
 from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.reproductions import DamagedError, Reproductions, StoredReproduction, StoredSummary, check_id
-from engine.service.run_kinds import kind_of, stored_config
+from engine.service.run_kinds import completed_statics, kind_of, stored_config
 from engine.service.store import RunStore, StoreError
 from engine.service.text_budget import TextEstimate
 from engine.service.text_runs import check_text_run
@@ -123,7 +123,8 @@ def user_errors() -> Iterator[None]:
 
 
 class StoredRuns:
-    """What the pages and their exports read of the run store (read-only; the store's own errors)."""
+    """What the pages and their exports read of the run store (the store's own errors); read-only but for
+    the statics an old run's kind derives once (:func:`~engine.service.run_kinds.completed_statics`)."""
 
     def __init__(self, store: RunStore):
         self._store = store
@@ -138,7 +139,8 @@ class StoredRuns:
         return self._store.snapshot(run_id, step)
 
     def statics(self, run_id: str) -> dict[str, np.ndarray]:
-        return self._store.statics(run_id)
+        """The run's statics (a run stored before its kind kept a derived static gets it now, once)."""
+        return completed_statics(self._store, run_id)
 
     def scalars(self, run_id: str, metrics: list[str] | None = None, since_step: int | None = None) -> pd.DataFrame:
         return self._store.scalars(run_id, metrics=metrics, since_step=since_step)
@@ -226,7 +228,7 @@ class LabService:
     def text_corpus(self, data: TextDataConfig) -> dict[str, Any]:
         """Sizes, vocabulary and most frequent tokens of a corpus the dashboard may read."""
         with user_errors():
-            return corpus_summary(measured_corpus(self.store.data_dir, check_dashboard_data(data)))
+            return corpus_facts(self.store.data_dir, check_dashboard_data(data))
 
     def save_text_upload(self, name: str, data: bytes) -> str:
         """Check and keep a .txt upload; returns the ``data.upload_name`` that names it."""

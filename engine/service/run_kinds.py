@@ -51,8 +51,10 @@ def as_is(cfg: Any) -> Any:
 class RunKind:
     """One kind of run: its store name, its config class, how a run of it is created in the store
     (checked first), its slot seconds for the queue, its worker side (``"module:factory"``), its export
-    writer (``"module:function"``, imported when used) and what the dashboard admits of a visitor's
-    config (``admit``: the config to train, or ConfigError)."""
+    writer (``"module:function"``, imported when used), what the dashboard admits of a visitor's
+    config (``admit``: the config to train, or ConfigError) and, for runs stored before the kind kept
+    a derived static, how it is derived once when it is first read (``backfill``: ``"module:function"``
+    taking the store, the run id and its statics, returning them completed)."""
 
     name: str
     config: type[Any]
@@ -61,6 +63,7 @@ class RunKind:
     training: str
     export: str  # "module:function" writing the run's export files (store, run_id, out, config_text, fmt)
     admit: Callable[[Any], Any] = as_is
+    backfill: str | None = None
 
     @property
     def training_module(self) -> str:
@@ -116,6 +119,14 @@ def resolve(ref: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def completed_statics(store: RunStore, run_id: str) -> dict[str, Any]:
+    """A stored run's statics, completed by its kind's ``backfill`` where it has one."""
+    statics = store.statics(run_id)
+    info = store.get_run(run_id)
+    backfill = KINDS[info["kind"]].backfill if info is not None and info["kind"] in KINDS else None
+    return resolve(backfill)(store, run_id, statics) if backfill else statics
+
+
 def open_training(cfg: Any, store: RunStore) -> Training:
     """The worker side of ``cfg``'s kind, built for ``cfg`` (imports the kind's trainer: torch)."""
     training: Training = resolve(kind_of(cfg).training)(cfg, store)
@@ -134,6 +145,7 @@ register(
         _yz_seconds,
         "engine.service.yz_training:YZTraining",
         "engine.service.export:export_synthetic_run",
+        backfill="engine.service.yz_theory:backfill_overlay",
     )
 )
 

@@ -91,6 +91,8 @@ _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json"
 _READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind")
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
 _MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"))
+RENAMED_STATICS = (("synthetic", "psi", "query_of_class_id"),)  # (kind, old, new): ψ(n)'s id, not a query index
+RENAME_STATIC = "UPDATE statics SET name = ? WHERE name = ? AND run_id IN (SELECT id FROM runs WHERE kind = ?)"
 
 
 def default_data_dir() -> Path:
@@ -127,6 +129,8 @@ class RunStore(SqliteDB):
             for col, decl in _MIGRATIONS:  # inside the same transaction: two openers cannot both add it
                 if col not in have:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {col} {decl}")
+            for kind, before, after in RENAMED_STATICS:
+                con.execute(RENAME_STATIC, (after, before, kind))
         self._migrate_scalar_rows()
         with suppress(StoreError):  # best effort: if locked right now, the next open retries
             self.recover_interrupted()

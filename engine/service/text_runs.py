@@ -27,7 +27,7 @@ from engine.core.scalar_columns import NO_CLASS
 from engine.core.text.config import TextRunConfig, check_corpus_fits
 from engine.paper.environment import environment
 from engine.service import scalar_table
-from engine.service.corpus_access import measured_corpus
+from engine.service.corpus_facts import corpus_facts
 from engine.service.runs import PENDING_DEVICE
 from engine.service.store import RunStore
 from engine.service.text_budget import ASSUMED_CPU_FLOPS, TextEstimate, check_text_budget
@@ -42,11 +42,12 @@ TextRow = tuple[int | None, int | None, str, float]  # (layer, head, metric, val
 
 
 def check_text_run(data_dir: str | Path, cfg: TextRunConfig) -> TextEstimate:
-    """Measure the run's corpus (token counts, vocabulary), check it holds the run's windows and that
-    the run fits the server's memory and work budget; ConfigError otherwise."""
-    corpus = measured_corpus(data_dir, cfg.data)
-    check_corpus_fits(cfg, len(corpus.train_ids), len(corpus.val_ids))
-    return check_text_budget(cfg, len(corpus.vocab), len(corpus.train_ids))
+    """Measure the run's corpus (token counts, vocabulary: in the corpus worker, :func:`corpus_facts`),
+    check it holds the run's windows and that the run fits the server's memory and work budget;
+    ConfigError otherwise."""
+    facts = corpus_facts(data_dir, cfg.data)
+    check_corpus_fits(cfg, facts["train_tokens"], facts["val_tokens"])
+    return check_text_budget(cfg, facts["vocab_size"], facts["train_tokens"])
 
 
 def text_seconds(data_dir: str | Path, cfg: TextRunConfig) -> float:

@@ -21,10 +21,6 @@ import contextlib
 import importlib
 import multiprocessing as mp
 import os
-import select
-import signal
-import threading
-import time
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
@@ -32,7 +28,7 @@ from multiprocessing.context import ForkServerContext, SpawnContext
 from engine.service.control import RunControl
 from engine.service.run_kinds import KINDS
 from engine.service.store import RunStore
-from engine.service.writers import pid_alive
+from engine.service.writers import die_with
 
 WorkerContext = ForkServerContext | SpawnContext
 # torch and the trainers (each run kind's worker side), loaded once by the forkserver
@@ -63,23 +59,6 @@ def warm_up() -> None:
     if worker_context().get_start_method() == "forkserver":
         with contextlib.suppress(Exception):
             forkserver.ensure_running()
-
-
-def die_with(server_pid: int) -> None:
-    """SIGKILL this process as soon as process ``server_pid`` ends (a daemon thread waits on a
-    pidfd, which a reused pid cannot fool; where there is none, it polls the pid every 0.5 s)."""
-
-    def watch() -> None:
-        try:
-            fd = os.pidfd_open(server_pid)
-        except (AttributeError, OSError):  # pragma: no cover - not Linux ≥ 5.3
-            while pid_alive(server_pid):
-                time.sleep(0.5)
-        else:
-            select.select([fd], [], [])
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    threading.Thread(target=watch, name="die-with-server", daemon=True).start()
 
 
 def parse_cpus(text: str) -> frozenset[int]:

@@ -1,9 +1,14 @@
 """Which process writes a run, and whether it still lives: a run whose writer (on this host) died
-without finishing it is *interrupted* (:meth:`engine.service.store.RunStore.recover_interrupted`)."""
+without finishing it is *interrupted* (:meth:`engine.service.store.RunStore.recover_interrupted`);
+and a worker process that dies with the server (:func:`die_with`)."""
 
 from __future__ import annotations
 
 import os
+import select
+import signal
+import threading
+import time
 from collections.abc import Iterable
 
 import psutil
@@ -31,3 +36,20 @@ def dead_writers(rows: Iterable[Row], host: str, keep: set[str]) -> list[tuple[s
         why = f"writer process {pid} on {host} ended without finishing the run (crash, kill or power loss); {kept}"
         out.append((rid, why))
     return out
+
+
+def die_with(server_pid: int) -> None:
+    """SIGKILL this process as soon as process ``server_pid`` ends (a daemon thread waits on a
+    pidfd, which a reused pid cannot fool; where there is none, it polls the pid every 0.5 s)."""
+
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(server_pid)
+        except (AttributeError, OSError):  # pragma: no cover - not Linux ≥ 5.3
+            while pid_alive(server_pid):
+                time.sleep(0.5)
+        else:
+            select.select([fd], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="die-with-server", daemon=True).start()

@@ -9,7 +9,8 @@ import numpy as np
 
 from engine.core.config import RunConfig
 from engine.core.train import Snapshot, Trainer
-from engine.paper.run_theory import theory_scalars
+from engine.paper.run_theory import replica_theory, theory_scalars
+from engine.paper.theory_view import overlay_tables, step_grid
 from engine.service.budget import check_budget
 from engine.service.store import RunStore
 from engine.service.twin import BackgroundTwin
@@ -17,16 +18,24 @@ from engine.service.twin import BackgroundTwin
 
 class YZTraining:
     """The paper's (Y, Z) model (run kind ``synthetic``): its trainer, with Theorem 4 calibrated on the
-    run's own start stored beside each snapshot, and the mean-field twin computed beside the training."""
+    run's own start (its charts' overlay stored once with the statics, its values at each snapshot
+    beside it), and the mean-field twin computed beside the training."""
 
     def __init__(self, cfg: RunConfig, store: RunStore):
         check_budget(cfg)
         self.cfg, self.trainer = cfg, Trainer(cfg)
-        z0 = self.trainer.Z0.double().cpu().numpy()
-        self.theory = theory_scalars(cfg, self.trainer.problem, z0, np.asarray(self.trainer.schedule))
+        z0 = self.trainer.Z0.double().cpu().numpy()  # (R, Q, M_ctx)
+        schedule = np.asarray(self.trainer.schedule)
+        steps = np.union1d(step_grid(cfg.optim.steps), schedule)  # Theorem 4 once, on both time axes
+        theories = [replica_theory(cfg, self.trainer.problem, z0[r], r, steps) for r in range(cfg.n_replicas)]
+        self.theory = theory_scalars(theories, steps, schedule)
+        self.overlay = overlay_tables(theories, steps)
 
     def started(self, store: RunStore, run_id: str) -> None:
-        """Its statics were written with its row (:func:`engine.service.runs.create_run`)."""
+        """Its statics were written with its row (:func:`engine.service.runs.create_run`); the charts'
+        Theorem 4 overlay joins them before the first step (once: a resumed run has it)."""
+        if "theory_step" not in store.statics(run_id):
+            store.add_statics(run_id, self.overlay)
 
     def stored(self, snap: Snapshot) -> tuple[dict[str, np.ndarray], Any]:
         at = int(np.searchsorted(self.trainer.schedule, snap.step))

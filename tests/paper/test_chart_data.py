@@ -198,7 +198,8 @@ def test_caption_wraps_and_grows_the_bottom_margin():
 def _history(dz_last: np.ndarray, H: np.ndarray, steps: np.ndarray) -> tuple[RunHistory, dict[str, np.ndarray]]:
     """A hand-made one-replica Syn-Small history: z(0) = 0, z(last) = dz_last (Q, M_ctx) rows."""
     pb = build_problem(get_preset("syn-small").config.data)
-    statics = {"P": pb.P, "token_kind": pb.token_kind, "psi": pb.query_of_class_id, "query_tokens": pb.query_ids}
+    statics = {"P": pb.P, "token_kind": pb.token_kind, "query_tokens": pb.query_ids}
+    statics["query_of_class_id"] = pb.query_of_class_id
     z = [np.zeros((1, pb.Q, pb.M_ctx))] + [dz_last[None] for _ in steps[1:]]  # moved by step 1, then held
     scal = pd.DataFrame(
         {

@@ -33,7 +33,7 @@ def _statics() -> dict[str, np.ndarray]:
         kind[n, [2 * n, 2 * n + 1]] = 1
         kind[n, 7] = 2
         P[n, [2 * n, 2 * n + 1, 7]] = [0.5, 0.3, 0.2]
-    return {"P": P, "psi": np.array([6, 5, 6]), "query_tokens": np.array([5, 6]), "token_kind": kind}
+    return {"P": P, "query_of_class_id": np.array([6, 5, 6]), "query_tokens": np.array([5, 6]), "token_kind": kind}
 
 
 def _full(step: int) -> dict[str, np.ndarray]:
@@ -87,7 +87,7 @@ def test_trajectory_full_layout(store):
     st = _statics()
     assert (st["token_kind"][df["n"], df["l"]] != 0).all()
     np.testing.assert_array_equal(df["P"], st["P"][df["n"], df["l"]])
-    np.testing.assert_array_equal(df["m"], st["psi"][df["n"]])
+    np.testing.assert_array_equal(df["m"], st["query_of_class_id"][df["n"]])
     expect_kind = np.where(st["token_kind"][df["n"], df["l"]] == 1, "distinct", "common")
     assert (df["kind"].astype(str).to_numpy() == expect_kind).all()
     assert (df.loc[df["l"] == 7, "kind"] == "common").all()

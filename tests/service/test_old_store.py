@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 
 from engine.core.text.config import TextRunConfig
-from engine.paper.history import RunHistory
+from engine.paper.history import RunHistory, problem_from_statics
+from engine.paper.theory_view import THEORY_STATICS, calibrated_overlay, stored_overlay
 from engine.service.export import zipped_export
 from engine.service.run_kinds import stored_config
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
+from tests.service.test_theory_overlay import assert_same_overlay
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "store-2026-11-26"
 
@@ -77,6 +79,54 @@ def test_the_old_runs_export(old_store):
             assert json.loads(zf.read(f"{rid}/config.json")) == json.loads(runs[name]["config_json"])
 
 
+def _statics_rows(db: Path) -> dict[tuple[str, str], bytes]:
+    con = sqlite3.connect(db)
+    rows = {(r, n): bytes(a) for r, n, a in con.execute("SELECT run_id, name, array FROM statics")}
+    con.close()
+    return rows
+
+
+def test_the_old_synthetic_runs_psi_is_renamed_for_what_it_holds(tmp_path):
+    """A synthetic run's "psi" held ψ(n) as a vocabulary id (the config's psi is a query index): on
+    open it is "query_of_class_id", byte for byte; nothing else is renamed."""
+    shutil.copytree(FIXTURE, tmp_path / "data", ignore=shutil.ignore_patterns("*.py"))
+    db = tmp_path / "data" / "runs.sqlite"
+    before = _statics_rows(db)
+    assert {n for _, n in before} >= {"psi", "P"}
+    RunStore(tmp_path / "data").close()
+    after = _statics_rows(db)
+    renamed = {(r, "query_of_class_id" if n == "psi" else n): a for (r, n), a in before.items()}
+    assert after == renamed
+
+
+def test_an_old_synthetic_run_gets_its_theorem4_overlay_once(old_store, monkeypatch):
+    """The old release stored no overlay (its charts computed it on every view, from the run's first
+    stored logits): the first read through the facade computes it from those, stores it, and the next
+    read finds it stored.  A text run has none to derive."""
+    from engine.service import yz_theory
+    from engine.service.facade import StoredRuns
+
+    runs = _by_name(old_store)
+    rid = runs["finished synthetic"]["id"]
+    before = old_store.statics(rid)
+    assert "theory_step" not in before
+    cfg = stored_config(runs["finished synthetic"])
+    z0 = old_store.snapshot(rid, old_store.steps(rid)[0])["z"].astype(np.float64)
+    problem = problem_from_statics(before, cfg)
+    read = StoredRuns(old_store).statics(rid)
+    stored = old_store.statics(rid)
+    assert set(THEORY_STATICS) <= stored.keys()
+    for r in range(cfg.n_replicas):
+        want = calibrated_overlay(cfg, problem, z0[r], r)
+        assert_same_overlay(stored_overlay(stored, r), want)
+        assert_same_overlay(stored_overlay(read, r), want)
+    monkeypatch.setattr(yz_theory, "overlay_statics", lambda *a: pytest.fail("computed twice"))
+    assert "theory_step" in StoredRuns(old_store).statics(rid)
+    text = runs["stopped text"]["id"]
+    assert StoredRuns(old_store).statics(text).keys() == old_store.statics(text).keys()
+    assert not any(k.startswith("theory_") for k in old_store.statics(text))
+
+
 @pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.parametrize(("name", "steps"), [("stopped synthetic", 80), ("stopped text", 12)])
 def test_the_old_stopped_runs_resume_from_their_checkpoints_to_the_end(old_store, name, steps):
@@ -86,6 +136,7 @@ def test_the_old_stopped_runs_resume_from_their_checkpoints_to_the_end(old_store
     assert job.run() == "finished"
     info = old_store.get_run(rid)
     assert info["status"] == "finished" and info["last_step"] == steps
+    assert ("theory_step" in old_store.statics(rid)) is (info["kind"] == "synthetic")  # its worker stored it
 
 
 def _shared_rows(db: Path, run_id: str) -> list[tuple]:

@@ -55,13 +55,14 @@ def test_default_data_dir(monkeypatch):
 
 def test_round_trip(store):
     P = np.random.default_rng(0).random((3, 5))
-    rid = _run(store, statics={"P": P, "psi": np.array([5, 6, 5]), "kind": np.ones((3, 5), np.int8)}, owner="me")
+    statics = {"P": P, "query_of_class_id": np.array([5, 6, 5]), "kind": np.ones((3, 5), np.int8)}
+    rid = _run(store, statics=statics, owner="me")
     assert len(rid) == 12 and rid.isalnum()
     for step in (0, 10, 20):
         store.append_snapshot(rid, step, _snap(step), [(0, None, "loss", 1.0 / (step + 1)), (1, 2, "ent", float(step))])
     st = store.statics(rid)
     np.testing.assert_array_equal(st["P"], P)
-    assert st["kind"].dtype == np.int8 and st["psi"].tolist() == [5, 6, 5]
+    assert st["kind"].dtype == np.int8 and st["query_of_class_id"].tolist() == [5, 6, 5]
     assert store.steps(rid) == [0, 10, 20]
     for step in (0, 10, 20):
         got = store.snapshot(rid, step)

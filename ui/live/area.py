@@ -161,13 +161,13 @@ def _tick(
     step.  Each chart is cached on what it shows, so picking another n rebuilds only the charts of n."""
     r, n, q, cursor, fs = view
     tokens = not hist.topk  # before the first snapshot every chart shows its frame (no jump when it comes)
-    twin = "mf_steps" in statics  # the mean-field twin is stored a moment after the run starts
+    stored = ("mf_steps" in statics, "theory_step" in statics)  # the twin and the theory come after the row
     charts_ = []
     for ch in (c for c in CHARTS if tokens or not c.tokens):
-        key = (rid, hist.last_step, ch.key, r, {"n": n, "q": q, "": None}[ch.shows], cursor, fs, twin)
+        key = (rid, hist.last_step, ch.key, r, {"n": n, "q": q, "": None}[ch.shows], cursor, fs, stored)
         got = _cached(key)
         if got is None:
-            data = live_payload(figure(ch.key, hist, statics, cfg_json, view), f"scansnap-{rid}-{ch.file}")
+            data = live_payload(figure(ch.key, hist, statics, view), f"scansnap-{rid}-{ch.file}")
             got = _keep(key, (ch.key, data, len(data)))
         charts_.append(got)
     vkey = (rid, hist.last_step, "verdicts", r)

@@ -12,12 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.core.config import RunConfig
-from engine.paper.history import RunHistory, problem_from_statics, query_row, token_info
+from engine.paper.history import RunHistory, query_row, token_info
 from engine.paper.run_theory import short_condition
-from engine.paper.theory_view import calibrated_overlay, measured_snap, twin_agreement
+from engine.paper.theory_view import measured_snap, stored_overlay, twin_agreement
 from ui import charts
-from ui.caches import byte_lru
 from ui.chart_style import LECTURE_FONT, Spec, fit_top, lecture_layout
 from ui.lab_chart_list import TITLES
 
@@ -30,28 +28,21 @@ CAPTIONS = {
 }
 
 
-@byte_lru("theory overlays", key=lambda rid, r, z0, cfg_json, statics: (rid, r, z0))
-def theory(rid: str, r: int, z0: bytes, cfg_json: str, statics: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Theorem 4 calibrated to replica r of run ``rid`` (keyed by the run, the replica and its initial
-    logits z0 as bytes; the config and statics are the run's own)."""
-    cfg = RunConfig.from_json(cfg_json)
-    shape = (len(statics["query_tokens"]), statics["P"].shape[1])
-    z0_rows = np.frombuffer(z0, dtype=np.float64).reshape(shape) if z0 else np.zeros(shape)
-    return calibrated_overlay(cfg, problem_from_statics(statics, cfg), z0_rows, r)
-
-
-def _overlay(hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, r: int) -> dict[str, Any]:
-    z0 = hist.z[0][r].astype(np.float64).tobytes() if hist.z else b""
-    ov = theory(hist.run_id, r, z0, cfg_json, statics)
-    if "step" in ov:  # drawn only as far as the run has gone
+def _overlay(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> dict[str, Any] | None:
+    """Theorem 4 calibrated to replica r, as its worker stored it (None before then), drawn only as far
+    as the run has gone."""
+    ov = stored_overlay(statics, r)
+    if ov is not None and "step" in ov:
         keep = ov["step"] <= max(hist.last_step, 1) * 1.05
         ov = {**ov, **{k: ov[k][keep] for k in ("step", "B_theory", "dz_common_theory")}}
     return ov
 
 
-def _snap_caption(ov: dict[str, Any], snap: int | None, short: bool = False) -> str:
+def _snap_caption(ov: dict[str, Any] | None, snap: int | None, short: bool = False) -> str:
     """What to see in the snap chart; ``short`` (a projector's narrow chart) names one failed condition."""
     seen = f"measured snap at step {snap}" if snap else "no snap measured yet"
+    if ov is None:
+        return f"{seen.capitalize()}. Theorem 4's curve comes with the run's first step."
     if ov.get("solid"):
         if short:
             return f"{seen.capitalize()}. Dashed: Theorem 4 (C₀ = {ov['C0']:.3g})."
@@ -78,7 +69,7 @@ def twin_flip(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> str:
     return f" Unlike its T = ∞ twin (step {step}): {cond.detail}."
 
 
-def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, view: tuple) -> Spec:
+def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
     """Live chart ``key`` for ``view`` = (replica r, next token n, query q, cursor, font size)."""
     r, n, _, cursor, fs = view
     if not hist.steps:  # a run that has not stored its first snapshot yet: the chart's frame, same height
@@ -87,7 +78,7 @@ def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json:
     if key in ("cn", "cnh", "z"):
         fig = _token_figure(key, hist, statics, view)
     elif key in ("B", "H"):
-        fig = _snap_figure(key, hist, statics, cfg_json, view)
+        fig = _snap_figure(key, hist, statics, view)
     elif key == "bracket":
         nn = n if len(hist.metric("B_hat", r, n)[0]) else None
         bs, B = hist.metric("B_hat", r, nn)
@@ -128,9 +119,9 @@ def _lecture_title(key: str, n: int, last: int, cursor: int | None) -> str | Non
     }.get(key)
 
 
-def _snap_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], cfg_json: str, view: tuple) -> Spec:
+def _snap_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
     r, n, _, cursor, fs = view
-    ov = _overlay(hist, statics, cfg_json, r)
+    ov = _overlay(hist, statics, r)
     ds, dzc = hist.metric("dz_common", r)
     hs, H = hist.metric("entropy_distinct", r)
     snap = measured_snap(ds, dzc) if np.isfinite(dzc).any() else measured_snap(hs, H)
@@ -162,7 +153,7 @@ LECTURE_NAMES = {
 def _token_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
     r, n, q, cursor, fs = view
     steps, step = np.asarray(hist.steps), hist.last_step
-    kind, psi = statics["token_kind"], statics["psi"]
+    kind, query_of = statics["token_kind"], statics["query_of_class_id"]
     if key == "cnh":
         at = hist.steps.index(cursor) if cursor is not None else -1
         return charts.cn_heatmap(hist.c[at][r], class_query(statics), hist.steps[at], fs)
@@ -171,7 +162,7 @@ def _token_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], vi
     if key == "cn":
         line = (mf["steps"], mf["c"][:, n]) if mf else None
         return charts.cn_lines(steps, hist.c_of(r, n), n, info, np.flatnonzero(kind[n] != 0), step, fs, line, cursor)
-    ztok = np.flatnonzero((kind[psi == statics["query_tokens"][q]] != 0).any(0))
+    ztok = np.flatnonzero((kind[query_of == statics["query_tokens"][q]] != 0).any(0))
     line = (mf["steps"], mf["z"][:, q]) if mf else None
     return charts.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs, line, cursor)
 
