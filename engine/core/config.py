@@ -1,21 +1,21 @@
 """One frozen, validated run configuration (pydantic v2).
 
-Every field is checked on creation; unknown keys are rejected.  ``RunConfig`` round-trips
-through JSON (``to_json`` / ``from_json``) and through flat ``key=value`` pairs
-(``with_overrides``), which is what the CLI's ``--set`` and the dashboard's URL use.
-Errors are re-raised as :class:`ConfigError` whose message names the field, the value and
-what is allowed.
+Every field is checked on creation; unknown keys are rejected.  ``RunConfig`` round-trips through JSON
+(``to_json`` / ``from_json``) and through flat ``key=value`` pairs (``with_overrides``), which is what
+the CLI's ``--set`` and the dashboard's URL use.  Errors are re-raised as :class:`ConfigError` whose
+message names the field, the value and what is allowed.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-PositiveFloat = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+from engine.core.config_fields import DecayRate, Epsilon, PositiveFloat, WeightDecay
+
 MAX_VOCAB = 200_000  # contextual tokens M_ctx of one problem
 MAX_TABLE_CELLS = 10_000_000  # K × M_ctx entries of P(l|n): 80 MB as float64, already past any lesson
 MAX_T = 10**9
@@ -231,11 +231,11 @@ class OptimConfig(FrozenConfig):
     method: Literal["sgd", "adam"] = "sgd"
     eta_y: PositiveFloat = 1.0
     eta_z: PositiveFloat = 1.0
-    momentum: float = Field(0.9, ge=0, lt=1, allow_inf_nan=False)
-    beta1: float = Field(0.9, ge=0, lt=1, allow_inf_nan=False)
-    beta2: float = Field(0.999, ge=0, lt=1, allow_inf_nan=False)
-    eps: float = Field(1e-8, gt=0, le=1, allow_inf_nan=False)
-    weight_decay: float = Field(0.0, ge=0, le=10, allow_inf_nan=False)
+    momentum: DecayRate = 0.9
+    beta1: DecayRate = 0.9
+    beta2: DecayRate = 0.999
+    eps: Epsilon = 1e-8
+    weight_decay: WeightDecay = 0.0
     batch: int = Field(128, ge=1, le=65536)
     steps: int = Field(100, ge=0, le=MAX_STEPS)
 

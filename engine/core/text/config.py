@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from engine.core.config import ConfigError, FrozenConfig, RootConfig, SnapshotConfig
+from engine.core.config_fields import DecayRate, Epsilon, WeightDecay
 
 LearningRate = Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)]
 MAX_TEXT_VOCAB = 300_000
@@ -83,11 +84,11 @@ class TextOptimConfig(FrozenConfig):
     lr_attention: LearningRate = 5.0
     lr_mlp: LearningRate = 10.0
     lr_other: LearningRate = 5.0
-    momentum: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False)
-    beta1: float = Field(0.9, ge=0, lt=1, allow_inf_nan=False)
-    beta2: float = Field(0.999, ge=0, lt=1, allow_inf_nan=False)
-    eps: float = Field(1e-8, gt=0, le=1, allow_inf_nan=False)
-    weight_decay: float = Field(0.0, ge=0, le=10, allow_inf_nan=False)
+    momentum: DecayRate = 0.0
+    beta1: DecayRate = 0.9
+    beta2: DecayRate = 0.999
+    eps: Epsilon = 1e-8
+    weight_decay: WeightDecay = 0.0
     gamma: float = Field(0.95, gt=0, le=1, allow_inf_nan=False)
     clip_norm: float | None = Field(0.5, gt=0, le=1e6, allow_inf_nan=False)
     batch: int = Field(20, ge=1, le=4096)
