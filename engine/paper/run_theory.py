@@ -62,21 +62,24 @@ def replica_curves(
     return cal.calibrated_curves(steps, consts, one.optim.eta_y, one.optim.eta_z, one.optim)
 
 
-def replica_theory(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int, steps: np.ndarray) -> ReplicaTheory:
-    """Conditions and calibrated curves of ``replica`` on ``steps``."""
-    return ReplicaTheory(
-        replica_conditions(cfg, problem, z0, replica), replica_curves(cfg, problem, z0, replica, steps)
-    )
+def replica_theory(
+    cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int, steps: np.ndarray, only_if_solid: bool = False
+) -> ReplicaTheory:
+    """Conditions and calibrated curves of ``replica`` on ``steps`` (``only_if_solid``: no curves
+    unless every condition of Theorem 4 holds)."""
+    theory = ReplicaTheory(replica_conditions(cfg, problem, z0, replica), None)
+    if only_if_solid and not theory.solid:
+        return theory
+    return ReplicaTheory(theory.conditions, replica_curves(cfg, problem, z0, replica, steps))
 
 
-def theory_scalars(theories: list[ReplicaTheory], steps: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
-    """``B_theory`` and ``dz_common_theory`` (S, R) at the steps ``at`` (held by ``steps``, on which each
-    replica's theory was computed) for every replica where Theorem 4 applies, NaN elsewhere (the run's
-    stored metrics)."""
-    rows = np.searchsorted(steps, at)
+def theory_scalars(theories: list[ReplicaTheory], at: np.ndarray) -> dict[str, np.ndarray]:
+    """``B_theory`` and ``dz_common_theory`` (S, R) at the steps ``at`` (each replica's curves hold
+    them) for every replica where Theorem 4 applies, NaN elsewhere (the run's stored metrics)."""
     out = {k: np.full((len(at), len(theories)), np.nan) for k in ("B_theory", "dz_common_theory")}
     for r, th in enumerate(theories):
         if th.solid and th.curves is not None:
+            rows = np.searchsorted(th.curves.steps, at)
             out["B_theory"][:, r] = th.curves.B_theory[rows]
             out["dz_common_theory"][:, r] = th.curves.dz_common_theory[rows]
     return out

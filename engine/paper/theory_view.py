@@ -55,13 +55,15 @@ def overlay_statics(cfg: RunConfig, problem: Problem, z0: np.ndarray) -> dict[st
     ``theory_t0``, ``theory_C0`` (R,); ``theory_curve``, ``theory_solid`` (R,) bool; ``theory_failed``
     (R,) its failed conditions joined by newlines.  z0: (R, Q, M_ctx), each replica's initial logits."""
     grid = step_grid(cfg.optim.steps)
-    return overlay_tables([replica_theory(cfg, problem, z0[r], r, grid) for r in range(cfg.n_replicas)], grid)
+    theories = [replica_theory(cfg, problem, z0[r], r, grid) for r in range(cfg.n_replicas)]
+    return overlay_tables(theories, cfg.optim.steps)
 
 
-def overlay_tables(theories: Sequence[ReplicaTheory], steps: np.ndarray) -> dict[str, np.ndarray]:
-    """:func:`overlay_statics` from each replica's theory computed on ``steps`` (which hold the grid)."""
-    grid = step_grid(int(steps[-1]))
-    at = np.searchsorted(steps, grid)
+def overlay_tables(theories: Sequence[ReplicaTheory], total_steps: int) -> dict[str, np.ndarray]:
+    """:func:`overlay_statics` from each replica's theory, its curves computed on steps that hold the
+    grid of a run of ``total_steps`` (each on its own steps: a curve the run also needed at its
+    snapshots is not computed again)."""
+    grid = step_grid(total_steps)
     R = len(theories)
     out: dict[str, np.ndarray] = {
         "theory_step": grid,
@@ -74,6 +76,7 @@ def overlay_tables(theories: Sequence[ReplicaTheory], steps: np.ndarray) -> dict
     }
     for r, c in enumerate(th.curves for th in theories):
         if c is not None:
+            at = np.searchsorted(c.steps, grid)
             out["theory_B"][r], out["theory_dz"][r] = c.B_theory[at], c.dz_common_theory[at]
             out["theory_t0p"][r], out["theory_t0"][r], out["theory_C0"][r] = c.t0_prime, c.t0, c.constants.C0_paper
     return out

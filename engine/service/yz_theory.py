@@ -1,15 +1,27 @@
-"""Theorem 4's chart overlay of a synthetic run stored before runs kept it with their statics: computed
-once, from the run's config and its first stored logits (what its charts computed on every view before),
-and stored with its statics.  A run that trains gets it from its worker (:mod:`engine.service.yz_training`)."""
+"""Theorem 4's chart overlay of a synthetic run, computed once per run and stored with its statics: by
+its worker before the first step (:func:`completed_overlay`), or, where that would hold the first step
+back, in a process of its own beside the training (:class:`OverlayProcess`); for a run stored before
+runs kept it, from the run's config and its first stored logits (what its charts computed on every view
+before) when it is first read (:func:`backfill_overlay`)."""
 
 from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from contextlib import suppress
+from pathlib import Path
 
 import numpy as np
 
 from engine.core.config import RunConfig
+from engine.core.data import Problem, build_problem
 from engine.paper.history import problem_from_statics
-from engine.paper.theory_view import overlay_statics
+from engine.paper.run_theory import ReplicaTheory, replica_curves
+from engine.paper.theory_view import overlay_statics, overlay_tables, step_grid
 from engine.service.store import RunStore
+from engine.service.writers import die_with
 
 
 def backfill_overlay(store: RunStore, run_id: str, statics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -28,3 +40,62 @@ def backfill_overlay(store: RunStore, run_id: str, statics: dict[str, np.ndarray
     derived = overlay_statics(cfg, problem_from_statics(statics, cfg), z0)
     store.add_statics(run_id, derived)
     return statics | derived
+
+
+INLINE_WORK = 50_000  # steps × replicas of the reduced system computed before the first step (≈ 1.4 s at most)
+
+
+def indicative_work(cfg: RunConfig, problem: Problem, theories: list[ReplicaTheory]) -> int:
+    """Steps × replicas of the reduced system still to step for the overlay: the replicas outside
+    Theorem 4 (the others' curves were computed for the snapshots), none for Adam or without a common
+    token (no curve)."""
+    if cfg.optim.method != "sgd" or not problem.common_mask.any():
+        return 0
+    return sum(not th.solid for th in theories) * cfg.optim.steps
+
+
+def completed_overlay(cfg: RunConfig, problem: Problem, z0: np.ndarray, theories: list[ReplicaTheory]) -> dict:
+    """The overlay statics, each replica outside Theorem 4 given its (indicative) curves on the grid."""
+    grid = step_grid(cfg.optim.steps)
+    done = [th if th.solid else ReplicaTheory(th.conditions, replica_curves(cfg, problem, z0[r], r, grid))
+            for r, th in enumerate(theories)]  # fmt: skip
+    return overlay_tables(done, cfg.optim.steps)
+
+
+def store_overlay(
+    data_dir: str, run_id: str, cfg_json: str, z0: np.ndarray, theories: list[ReplicaTheory], server_pid: int
+) -> None:
+    """In a process of its own: complete a run's overlay (:func:`completed_overlay`) and store it."""
+    die_with(server_pid)
+    cfg = RunConfig.from_json(cfg_json)
+    overlay = completed_overlay(cfg, build_problem(cfg.data), z0, theories)
+    with RunStore(data_dir) as store, suppress(KeyError):  # KeyError: the run was deleted meanwhile
+        store.add_statics(run_id, overlay)
+
+
+class OverlayProcess:
+    """The overlay of a run whose replicas outside Theorem 4 take long to step (a long run, many
+    replicas), computed in a process of its own beside the training: in a thread, the reduced system's
+    Python loop held the interpreter lock, and a 10⁶-step run's first step waited 24 s for it.  A plain
+    subprocess (a training worker is a daemonic process: multiprocessing gives it no children), given
+    its arguments pickled on stdin by its parent."""
+
+    def __init__(
+        self, cfg: RunConfig, z0: np.ndarray, theories: list[ReplicaTheory], store: RunStore, run_id: str
+    ) -> None:
+        args = (str(store.data_dir), run_id, cfg.to_json(), z0, theories, os.getpid())
+        root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
+        self._process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, env=env)
+        with suppress(BrokenPipeError), self._process.stdin as pipe:  # type: ignore[union-attr]
+            pickle.dump(args, pipe)  # a child that died at once has said why on stderr; the run goes on
+
+    def finish(self, cancel: bool = False) -> None:
+        """Wait until it is stored (``cancel``: stop it; nothing is stored)."""
+        if cancel:
+            self._process.kill()
+        self._process.wait()
+
+
+if __name__ == "__main__":
+    store_overlay(*pickle.load(sys.stdin.buffer))

@@ -1,4 +1,4 @@
-"""Theorem 4's chart overlay is computed once per run, by the worker before the first step, stored with
+"""Theorem 4's chart overlay is computed once per run, by the worker beside the training, stored with
 the run's statics and read back by the charts unchanged: the stored overlay of every replica equals
 :func:`calibrated_overlay` computed directly on the run's problem and initial logits."""
 
@@ -9,13 +9,20 @@ import pytest
 
 from engine.core.data import build_problem
 from engine.paper.presets import get_preset
-from engine.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, stored_overlay
+from engine.paper.run_theory import replica_theory
+from engine.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, step_grid, stored_overlay
+from engine.service import yz_training
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
+from engine.service.yz_theory import INLINE_WORK, OverlayProcess, indicative_work
 
 # Theorem 4's own preset (solid) with a second (η_Y, η_Z) pair, and an Adam run (no theory): 30 steps
 SOLID = get_preset("theorem4").config.with_overrides({"optim.steps": 30, "replicas.lr_pairs": [[0.2, 0.2], [0.5, 0.1]]})
 ADAM = get_preset("syn-small-adam-1").config.with_overrides({"optim.steps": 30})
+INDICATIVE = get_preset("syn-small").config.with_overrides({"optim.steps": 30, "replicas.lr_pairs": [[1, 1], [2, 1]]})
+# momentum: outside Theorem 4; 40,000 steps of its reduced system take about a second per replica
+# (a cancelled overlay is killed long before the four are done)
+SLOW = get_preset("theorem4").config.with_overrides({"optim.momentum": 0.9, "replicas.seeds": [1, 2, 3, 4]})
 
 
 def assert_same_overlay(got: dict, want: dict) -> None:
@@ -46,15 +53,51 @@ def test_no_overlay_before_the_worker_stores_it():
 
 
 @pytest.mark.usefixtures("one_torch_thread")
-def test_the_worker_stores_the_overlay_before_the_first_step(tmp_path):
+@pytest.mark.parametrize(
+    ("cfg", "inline_work"),
+    [(SOLID, INLINE_WORK), (INDICATIVE, INLINE_WORK), (INDICATIVE, 0)],
+    ids=["theorem4-two-pairs", "syn-small-two-pairs", "syn-small-two-pairs-in-a-process"],
+)
+def test_a_finished_run_has_the_overlay_of_every_replica(tmp_path, monkeypatch, cfg, inline_work):
+    """The curves the run needed for its snapshots where Theorem 4 applies, the others' computed before
+    the first step, or (``inline_work`` = 0: as for a long run) in a process beside the training, stored
+    before ``finished`` is."""
+    monkeypatch.setattr(yz_training, "INLINE_WORK", inline_work)
     with RunStore(tmp_path) as store:
-        job = RunJob(SOLID, store, name="two pairs")
-        statics = store.statics(job.run_id)  # before any step
-        assert job.step == 0 and not store.steps(job.run_id)
+        job = RunJob(cfg, store, name="two pairs")
         z0 = job.trainer.Z0.double().cpu().numpy()
-        problem = build_problem(SOLID.data)
-        for r in range(SOLID.n_replicas):
-            want = calibrated_overlay(SOLID, problem, z0[r], r)
-            assert want["solid"] and "step" in want  # Theorem 4 applies to both pairs
-            assert_same_overlay(stored_overlay(statics, r), want)
-        assert not np.array_equal(statics["theory_B"][0], statics["theory_B"][1])  # each pair its own curve
+        assert job.run() == "finished"
+        statics = store.statics(job.run_id)
+    problem = build_problem(cfg.data)
+    for r in range(cfg.n_replicas):
+        assert_same_overlay(stored_overlay(statics, r), calibrated_overlay(cfg, problem, z0[r], r))
+    assert not np.array_equal(statics["theory_B"][0], statics["theory_B"][1])  # each pair its own curve
+
+
+def _indicative(cfg, tmp_path):
+    problem = build_problem(cfg.data)
+    z0 = np.zeros((cfg.n_replicas, problem.Q, problem.M_ctx))
+    steps = np.union1d(step_grid(cfg.optim.steps), [0, cfg.optim.steps])
+    theories = [replica_theory(cfg, problem, z0[r], r, steps, only_if_solid=True) for r in range(cfg.n_replicas)]
+    assert not any(th.solid for th in theories) and indicative_work(cfg, problem, theories) > INLINE_WORK
+    store = RunStore(tmp_path)
+    return problem, z0, theories, store, store.create_run("long", cfg.to_json(), "cpu", {})
+
+
+def test_a_long_runs_overlay_is_computed_in_a_process_of_its_own(tmp_path):
+    """Too long to compute before the first step: a subprocess stores it, equal to calibrated_overlay."""
+    cfg = SLOW.with_overrides({"optim.steps": 20_000})
+    problem, z0, theories, store, rid = _indicative(cfg, tmp_path)
+    OverlayProcess(cfg, z0, theories, store, rid).finish()
+    statics = store.statics(rid)
+    for r in range(cfg.n_replicas):
+        assert_same_overlay(stored_overlay(statics, r), calibrated_overlay(cfg, problem, z0[r], r))
+    store.close()
+
+
+def test_a_cancelled_overlay_stores_nothing(tmp_path):
+    """Stop does not wait for it (a resumed run computes it again)."""
+    _, z0, theories, store, rid = _indicative(SLOW, tmp_path)
+    OverlayProcess(SLOW, z0, theories, store, rid).finish(cancel=True)
+    assert not any(k.startswith("theory_") for k in store.statics(rid))
+    store.close()

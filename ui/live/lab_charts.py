@@ -29,8 +29,8 @@ CAPTIONS = {
 
 
 def _overlay(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> dict[str, Any] | None:
-    """Theorem 4 calibrated to replica r, as its worker stored it (None before then), drawn only as far
-    as the run has gone."""
+    """Theorem 4 calibrated to replica r, as its worker stored it (None until then: a moment after the
+    first snapshot), drawn only as far as the run has gone."""
     ov = stored_overlay(statics, r)
     if ov is not None and "step" in ov:
         keep = ov["step"] <= max(hist.last_step, 1) * 1.05
@@ -42,7 +42,7 @@ def _snap_caption(ov: dict[str, Any] | None, snap: int | None, short: bool = Fal
     """What to see in the snap chart; ``short`` (a projector's narrow chart) names one failed condition."""
     seen = f"measured snap at step {snap}" if snap else "no snap measured yet"
     if ov is None:
-        return f"{seen.capitalize()}. Theorem 4's curve comes with the run's first step."
+        return f"{seen.capitalize()}. Theorem 4's curve is being computed beside the training."
     if ov.get("solid"):
         if short:
             return f"{seen.capitalize()}. Dashed: Theorem 4 (C₀ = {ov['C0']:.3g})."

@@ -19,14 +19,15 @@ _STATICS_LOCK = threading.Lock()
 
 
 def run_statics(run_id: str) -> dict[str, np.ndarray]:
-    """A run's statics, kept once complete (the mean-field twin is added after the run's first step)."""
+    """A run's statics, kept once complete (the mean-field twin and Theorem 4's overlay are added after
+    the run's first step)."""
     with _STATICS_LOCK:
         found = _STATICS.get(run_id)
     if found is not None:
         return found
     arrays = service().stored.statics(run_id)
     info = service().run(run_id)
-    if "mf_steps" in arrays or (info is not None and info["status"] in TERMINAL):
+    if {"mf_steps", "theory_step"} <= arrays.keys() or (info is not None and info["status"] in TERMINAL):
         with _STATICS_LOCK:
             _STATICS[run_id] = arrays
     return arrays
