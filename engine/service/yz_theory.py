@@ -1,8 +1,9 @@
 """Theorem 4's chart overlay of a synthetic run, computed once per run and stored with its statics: by
 its worker before the first step (:func:`completed_overlay`), or, where that would hold the first step
-back, in a process of its own beside the training (:class:`OverlayProcess`); for a run stored before
-runs kept it, from the run's config and its first stored logits (what its charts computed on every view
-before) when it is first read (:func:`backfill_overlay`)."""
+back, in a process of its own beside the training (:class:`OverlayProcess`).  A run stored without it
+(before runs kept it, or stopped before it was done) gets it when it is first read
+(:func:`backfill_overlay`), from its config and its first stored logits: what its charts computed on
+every view before, in the web process."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 from contextlib import suppress
 from pathlib import Path
 
@@ -18,15 +20,16 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.core.data import Problem, build_problem
 from engine.paper.history import problem_from_statics
-from engine.paper.run_theory import ReplicaTheory, replica_curves
-from engine.paper.theory_view import overlay_statics, overlay_tables, step_grid
+from engine.paper.run_theory import ReplicaTheory, replica_conditions, replica_curves
+from engine.paper.theory_view import overlay_tables, step_grid
 from engine.service.store import RunStore
 from engine.service.writers import die_with
 
 
 def backfill_overlay(store: RunStore, run_id: str, statics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``statics`` with the overlay (:func:`overlay_statics`), computed and stored now if the run has
-    none, a snapshot, and no worker that will store it (queued or running: the worker's own)."""
+    """``statics`` with the overlay of a run that has none, a snapshot, and no worker that will store it
+    (queued or running: the worker's own): computed now when it is quick (:data:`WEB_INLINE_WORK`), else
+    started in a process of its own (this read returns without it; a later one finds it stored)."""
     if "theory_step" in statics or "P" not in statics:
         return statics
     info = store.get_run(run_id)
@@ -37,27 +40,39 @@ def backfill_overlay(store: RunStore, run_id: str, statics: dict[str, np.ndarray
     first = store.snapshot(run_id, steps[0])
     shape = (cfg.n_replicas, len(statics["query_tokens"]), statics["P"].shape[1])
     z0 = first["z"].astype(np.float64) if "z" in first else np.zeros(shape)
-    derived = overlay_statics(cfg, problem_from_statics(statics, cfg), z0)
+    problem = problem_from_statics(statics, cfg)
+    theories = [ReplicaTheory(replica_conditions(cfg, problem, z0[r], r), None) for r in range(cfg.n_replicas)]
+    if curve_work(cfg, problem, theories) > WEB_INLINE_WORK:
+        with _BACKFILLS_LOCK:
+            if run_id not in _BACKFILLS or _BACKFILLS[run_id].done():
+                _BACKFILLS[run_id] = OverlayProcess(cfg, z0, theories, store, run_id)
+        return statics
+    derived = completed_overlay(cfg, problem, z0, theories)
     store.add_statics(run_id, derived)
     return statics | derived
 
 
+WEB_INLINE_WORK = 5_000  # steps × replicas a page's read computes itself (≈ 0.15 s); more in a process
+_BACKFILLS: dict[str, OverlayProcess] = {}
+_BACKFILLS_LOCK = threading.Lock()
 INLINE_WORK = 50_000  # steps × replicas of the reduced system computed before the first step (≈ 1.4 s at most)
 
 
-def indicative_work(cfg: RunConfig, problem: Problem, theories: list[ReplicaTheory]) -> int:
-    """Steps × replicas of the reduced system still to step for the overlay: the replicas outside
-    Theorem 4 (the others' curves were computed for the snapshots), none for Adam or without a common
-    token (no curve)."""
+def curve_work(cfg: RunConfig, problem: Problem, theories: list[ReplicaTheory]) -> int:
+    """Steps × replicas of the reduced system still to step for the overlay: the replicas whose curves
+    are not computed yet (the run computed those under Theorem 4 for its snapshots), none for Adam or
+    without a common token (no curve)."""
     if cfg.optim.method != "sgd" or not problem.common_mask.any():
         return 0
-    return sum(not th.solid for th in theories) * cfg.optim.steps
+    return sum(th.curves is None for th in theories) * cfg.optim.steps
 
 
-def completed_overlay(cfg: RunConfig, problem: Problem, z0: np.ndarray, theories: list[ReplicaTheory]) -> dict:
-    """The overlay statics, each replica outside Theorem 4 given its (indicative) curves on the grid."""
+def completed_overlay(
+    cfg: RunConfig, problem: Problem, z0: np.ndarray, theories: list[ReplicaTheory]
+) -> dict[str, np.ndarray]:
+    """The overlay statics, each replica whose curves are not computed yet given them on the grid."""
     grid = step_grid(cfg.optim.steps)
-    done = [th if th.solid else ReplicaTheory(th.conditions, replica_curves(cfg, problem, z0[r], r, grid))
+    done = [th if th.curves is not None else ReplicaTheory(th.conditions, replica_curves(cfg, problem, z0[r], r, grid))
             for r, th in enumerate(theories)]  # fmt: skip
     return overlay_tables(done, cfg.optim.steps)
 
@@ -89,6 +104,9 @@ class OverlayProcess:
         self._process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, env=env)
         with suppress(BrokenPipeError), self._process.stdin as pipe:  # type: ignore[union-attr]
             pickle.dump(args, pipe)  # a child that died at once has said why on stderr; the run goes on
+
+    def done(self) -> bool:
+        return self._process.poll() is not None
 
     def finish(self, cancel: bool = False) -> None:
         """Wait until it is stored (``cancel``: stop it; nothing is stored)."""

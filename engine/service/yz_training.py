@@ -14,7 +14,7 @@ from engine.paper.theory_view import step_grid
 from engine.service.budget import check_budget
 from engine.service.store import RunStore
 from engine.service.twin import BackgroundTwin
-from engine.service.yz_theory import INLINE_WORK, OverlayProcess, completed_overlay, indicative_work
+from engine.service.yz_theory import INLINE_WORK, OverlayProcess, completed_overlay, curve_work
 
 
 class YZTraining:
@@ -31,7 +31,7 @@ class YZTraining:
         problem, R = self.trainer.problem, cfg.n_replicas
         self.theories = [replica_theory(cfg, problem, self.z0[r], r, steps, only_if_solid=True) for r in range(R)]
         self.theory = theory_scalars(self.theories, schedule)
-        small = indicative_work(cfg, problem, self.theories) <= INLINE_WORK
+        small = curve_work(cfg, problem, self.theories) <= INLINE_WORK
         self.overlay = completed_overlay(cfg, problem, self.z0, self.theories) if small else None
 
     def started(self, store: RunStore, run_id: str) -> None:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.core.data import build_problem
+from engine.core.data import build_problem, run_statics
 from engine.paper.presets import get_preset
 from engine.paper.run_theory import replica_theory
 from engine.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, step_grid, stored_overlay
-from engine.service import yz_training
+from engine.service import yz_theory, yz_training
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
-from engine.service.yz_theory import INLINE_WORK, OverlayProcess, indicative_work
+from engine.service.yz_theory import INLINE_WORK, OverlayProcess, backfill_overlay, curve_work
 
 # Theorem 4's own preset (solid) with a second (η_Y, η_Z) pair, and an Adam run (no theory): 30 steps
 SOLID = get_preset("theorem4").config.with_overrides({"optim.steps": 30, "replicas.lr_pairs": [[0.2, 0.2], [0.5, 0.1]]})
@@ -79,7 +79,7 @@ def _indicative(cfg, tmp_path):
     z0 = np.zeros((cfg.n_replicas, problem.Q, problem.M_ctx))
     steps = np.union1d(step_grid(cfg.optim.steps), [0, cfg.optim.steps])
     theories = [replica_theory(cfg, problem, z0[r], r, steps, only_if_solid=True) for r in range(cfg.n_replicas)]
-    assert not any(th.solid for th in theories) and indicative_work(cfg, problem, theories) > INLINE_WORK
+    assert not any(th.solid for th in theories) and curve_work(cfg, problem, theories) > INLINE_WORK
     store = RunStore(tmp_path)
     return problem, z0, theories, store, store.create_run("long", cfg.to_json(), "cpu", {})
 
@@ -101,3 +101,22 @@ def test_a_cancelled_overlay_stores_nothing(tmp_path):
     OverlayProcess(SLOW, z0, theories, store, rid).finish(cancel=True)
     assert not any(k.startswith("theory_") for k in store.statics(rid))
     store.close()
+
+
+def test_a_long_stopped_run_without_an_overlay_gets_it_from_a_process_not_from_the_page(tmp_path):
+    """A run stopped before its overlay was stored: the page's read starts the process and returns at
+    once; the overlay it stores equals calibrated_overlay on the run's first stored logits."""
+    cfg = SLOW
+    problem = build_problem(cfg.data)
+    z0 = np.random.default_rng(1).normal(0, 0.01, (cfg.n_replicas, problem.Q, problem.M_ctx))
+    with RunStore(tmp_path) as store:
+        statics = run_statics(cfg.lr_pairs, list(cfg.replicas.seeds), problem)
+        rid = store.create_run("stopped", cfg.to_json(), "cpu", {}, statics=statics, status="stopped")
+        store.append_snapshot(rid, 0, {"z": z0.astype(np.float32), "c": np.zeros(1, np.float32)}, [])
+        read = backfill_overlay(store, rid, store.statics(rid))
+        assert "theory_step" not in read  # not computed by this read
+        yz_theory._BACKFILLS[rid].finish()
+        stored = store.statics(rid)
+    first = z0.astype(np.float32).astype(np.float64)  # as stored
+    for r in range(cfg.n_replicas):
+        assert_same_overlay(stored_overlay(stored, r), calibrated_overlay(cfg, problem, first[r], r))

@@ -19,15 +19,16 @@ _STATICS_LOCK = threading.Lock()
 
 
 def run_statics(run_id: str) -> dict[str, np.ndarray]:
-    """A run's statics, kept once complete (the mean-field twin and Theorem 4's overlay are added after
-    the run's first step)."""
+    """A run's statics, kept once complete: with Theorem 4's overlay and, unless the run has ended
+    (a twin may be stored a moment after its first step, or not at all), the mean-field twin."""
     with _STATICS_LOCK:
         found = _STATICS.get(run_id)
     if found is not None:
         return found
     arrays = service().stored.statics(run_id)
     info = service().run(run_id)
-    if {"mf_steps", "theory_step"} <= arrays.keys() or (info is not None and info["status"] in TERMINAL):
+    ended = info is not None and info["status"] in TERMINAL
+    if "theory_step" in arrays and ("mf_steps" in arrays or ended):
         with _STATICS_LOCK:
             _STATICS[run_id] = arrays
     return arrays
