@@ -19,7 +19,7 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.core.data import KIND_COMMON, KIND_DISTINCT, Problem
 from engine.core.theory_checks import Condition, measured_snap_step, sign_agreement
-from engine.paper.run_theory import ReplicaTheory, replica_theory
+from engine.paper.run_theory import ReplicaTheory, replica_conditions, replica_curves, replica_theory
 
 POINTS = 200  # grid points of a theory curve
 
@@ -49,20 +49,27 @@ THEORY_STATICS = ("theory_step", "theory_B", "theory_dz", "theory_t0p", "theory_
                   "theory_curve", "theory_solid", "theory_failed")  # fmt: skip
 
 
-def overlay_statics(cfg: RunConfig, problem: Problem, z0: np.ndarray) -> dict[str, np.ndarray]:
+def overlay_statics(
+    cfg: RunConfig, problem: Problem, z0: np.ndarray, theories: Sequence[ReplicaTheory] | None = None
+) -> dict[str, np.ndarray]:
     """The overlay of every replica as arrays stored with the run (:data:`THEORY_STATICS`): the grid
     (G,); ``theory_B``, ``theory_dz`` (R, G), NaN where a replica has no curve; ``theory_t0p``,
     ``theory_t0``, ``theory_C0`` (R,); ``theory_curve``, ``theory_solid`` (R,) bool; ``theory_failed``
-    (R,) its failed conditions joined by newlines.  z0: (R, Q, M_ctx), each replica's initial logits."""
+    (R,) its failed conditions joined by newlines.  z0: (R, Q, M_ctx), each replica's initial logits.
+    ``theories``: each replica's conditions, with the curves already computed where there are (on
+    steps that hold the grid: a run computes those under Theorem 4 for its snapshots); the missing
+    curves are computed here, on the grid."""
     grid = step_grid(cfg.optim.steps)
-    theories = [replica_theory(cfg, problem, z0[r], r, grid) for r in range(cfg.n_replicas)]
-    return overlay_tables(theories, cfg.optim.steps)
+    if theories is None:
+        theories = [ReplicaTheory(replica_conditions(cfg, problem, z0[r], r), None) for r in range(cfg.n_replicas)]
+    done = [th if th.curves is not None else ReplicaTheory(th.conditions, replica_curves(cfg, problem, z0[r], r, grid))
+            for r, th in enumerate(theories)]  # fmt: skip
+    return overlay_tables(done, cfg.optim.steps)
 
 
 def overlay_tables(theories: Sequence[ReplicaTheory], total_steps: int) -> dict[str, np.ndarray]:
-    """:func:`overlay_statics` from each replica's theory, its curves computed on steps that hold the
-    grid of a run of ``total_steps`` (each on its own steps: a curve the run also needed at its
-    snapshots is not computed again)."""
+    """:func:`overlay_statics` from each replica's theory, its curves (if any) computed on steps that
+    hold the grid of a run of ``total_steps``."""
     grid = step_grid(total_steps)
     R = len(theories)
     out: dict[str, np.ndarray] = {

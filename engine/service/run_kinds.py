@@ -54,7 +54,7 @@ class RunKind:
     writer (``"module:function"``, imported when used), what the dashboard admits of a visitor's
     config (``admit``: the config to train, or ConfigError) and, for runs stored before the kind kept
     a derived static, how it is derived once when it is first read (``backfill``: ``"module:function"``
-    taking the store, the run id and its statics, returning them completed)."""
+    taking the store, the run's row and its statics, returning them completed)."""
 
     name: str
     config: type[Any]
@@ -124,7 +124,7 @@ def completed_statics(store: RunStore, run_id: str) -> dict[str, Any]:
     statics = store.statics(run_id)
     info = store.get_run(run_id)
     backfill = KINDS[info["kind"]].backfill if info is not None and info["kind"] in KINDS else None
-    return resolve(backfill)(store, run_id, statics) if backfill else statics
+    return resolve(backfill)(store, info, statics) if backfill else statics
 
 
 def open_training(cfg: Any, store: RunStore) -> Training:

@@ -1,5 +1,5 @@
 """Theorem 4's chart overlay of a synthetic run, computed once per run and stored with its statics: by
-its worker before the first step (:func:`completed_overlay`), or, where that would hold the first step
+its worker before the first step (:func:`overlay_statics`), or, where that would hold the first step
 back, in a process of its own beside the training (:class:`OverlayProcess`).  A run stored without it
 (before runs kept it, or stopped before it was done) gets it when it is first read
 (:func:`backfill_overlay`), from its config and its first stored logits: what its charts computed on
@@ -20,21 +20,21 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.core.data import Problem, build_problem
 from engine.paper.history import problem_from_statics
-from engine.paper.run_theory import ReplicaTheory, replica_conditions, replica_curves
-from engine.paper.theory_view import overlay_tables, step_grid
+from engine.paper.run_theory import ReplicaTheory, replica_conditions
+from engine.paper.theory_view import overlay_statics
 from engine.service.store import RunStore
 from engine.service.writers import die_with
 
 
-def backfill_overlay(store: RunStore, run_id: str, statics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def backfill_overlay(store: RunStore, info: dict, statics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``statics`` with the overlay of a run that has none, a snapshot, and no worker that will store it
     (queued or running: the worker's own): computed now when it is quick (:data:`WEB_INLINE_WORK`), else
     started in a process of its own (this read returns without it; a later one finds it stored)."""
-    if "theory_step" in statics or "P" not in statics:
+    if "theory_step" in statics or "P" not in statics or info["status"] in ("queued", "running"):
         return statics
-    info = store.get_run(run_id)
+    run_id = info["id"]
     steps = store.steps(run_id)
-    if info is None or info["status"] in ("queued", "running") or not steps:
+    if not steps:
         return statics
     cfg = RunConfig.from_json(info["config_json"])
     first = store.snapshot(run_id, steps[0])
@@ -47,7 +47,7 @@ def backfill_overlay(store: RunStore, run_id: str, statics: dict[str, np.ndarray
             if run_id not in _BACKFILLS or _BACKFILLS[run_id].done():
                 _BACKFILLS[run_id] = OverlayProcess(cfg, z0, theories, store, run_id)
         return statics
-    derived = completed_overlay(cfg, problem, z0, theories)
+    derived = overlay_statics(cfg, problem, z0, theories)
     store.add_statics(run_id, derived)
     return statics | derived
 
@@ -67,23 +67,13 @@ def curve_work(cfg: RunConfig, problem: Problem, theories: list[ReplicaTheory]) 
     return sum(th.curves is None for th in theories) * cfg.optim.steps
 
 
-def completed_overlay(
-    cfg: RunConfig, problem: Problem, z0: np.ndarray, theories: list[ReplicaTheory]
-) -> dict[str, np.ndarray]:
-    """The overlay statics, each replica whose curves are not computed yet given them on the grid."""
-    grid = step_grid(cfg.optim.steps)
-    done = [th if th.curves is not None else ReplicaTheory(th.conditions, replica_curves(cfg, problem, z0[r], r, grid))
-            for r, th in enumerate(theories)]  # fmt: skip
-    return overlay_tables(done, cfg.optim.steps)
-
-
 def store_overlay(
     data_dir: str, run_id: str, cfg_json: str, z0: np.ndarray, theories: list[ReplicaTheory], server_pid: int
 ) -> None:
-    """In a process of its own: complete a run's overlay (:func:`completed_overlay`) and store it."""
+    """In a process of its own: complete a run's overlay (:func:`overlay_statics`) and store it."""
     die_with(server_pid)
     cfg = RunConfig.from_json(cfg_json)
-    overlay = completed_overlay(cfg, build_problem(cfg.data), z0, theories)
+    overlay = overlay_statics(cfg, build_problem(cfg.data), z0, theories)
     with RunStore(data_dir) as store, suppress(KeyError):  # KeyError: the run was deleted meanwhile
         store.add_statics(run_id, overlay)
 

@@ -10,11 +10,11 @@ import numpy as np
 from engine.core.config import RunConfig
 from engine.core.train import Snapshot, Trainer
 from engine.paper.run_theory import replica_theory, theory_scalars
-from engine.paper.theory_view import step_grid
+from engine.paper.theory_view import overlay_statics, step_grid
 from engine.service.budget import check_budget
 from engine.service.store import RunStore
 from engine.service.twin import BackgroundTwin
-from engine.service.yz_theory import INLINE_WORK, OverlayProcess, completed_overlay, curve_work
+from engine.service.yz_theory import INLINE_WORK, OverlayProcess, curve_work
 
 
 class YZTraining:
@@ -32,7 +32,7 @@ class YZTraining:
         self.theories = [replica_theory(cfg, problem, self.z0[r], r, steps, only_if_solid=True) for r in range(R)]
         self.theory = theory_scalars(self.theories, schedule)
         small = curve_work(cfg, problem, self.theories) <= INLINE_WORK
-        self.overlay = completed_overlay(cfg, problem, self.z0, self.theories) if small else None
+        self.overlay = overlay_statics(cfg, problem, self.z0, self.theories) if small else None
 
     def started(self, store: RunStore, run_id: str) -> None:
         """Its statics were written with its row (:func:`engine.service.runs.create_run`); the charts'

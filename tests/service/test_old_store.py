@@ -120,7 +120,7 @@ def test_an_old_synthetic_run_gets_its_theorem4_overlay_once(old_store, monkeypa
         want = calibrated_overlay(cfg, problem, z0[r], r)
         assert_same_overlay(stored_overlay(stored, r), want)
         assert_same_overlay(stored_overlay(read, r), want)
-    monkeypatch.setattr(yz_theory, "completed_overlay", lambda *a: pytest.fail("computed twice"))
+    monkeypatch.setattr(yz_theory, "overlay_statics", lambda *a: pytest.fail("computed twice"))
     assert "theory_step" in StoredRuns(old_store).statics(rid)
     text = runs["stopped text"]["id"]
     assert StoredRuns(old_store).statics(text).keys() == old_store.statics(text).keys()

@@ -113,7 +113,7 @@ def test_a_long_stopped_run_without_an_overlay_gets_it_from_a_process_not_from_t
         statics = run_statics(cfg.lr_pairs, list(cfg.replicas.seeds), problem)
         rid = store.create_run("stopped", cfg.to_json(), "cpu", {}, statics=statics, status="stopped")
         store.append_snapshot(rid, 0, {"z": z0.astype(np.float32), "c": np.zeros(1, np.float32)}, [])
-        read = backfill_overlay(store, rid, store.statics(rid))
+        read = backfill_overlay(store, store.get_run(rid), store.statics(rid))
         assert "theory_step" not in read  # not computed by this read
         yz_theory._BACKFILLS[rid].finish()
         stored = store.statics(rid)
