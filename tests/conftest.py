@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -46,3 +47,15 @@ def operator_gate(monkeypatch):
     monkeypatch.setattr(access.OPERATOR_GATE, "next_try", 0.0)
     monkeypatch.setattr(access.OPERATOR_GATE, "clock", lambda: clock[0])
     return clock
+
+
+@pytest.fixture(autouse=True)
+def keep_the_main_module():
+    """Put ``sys.modules["__main__"]`` back after each test: an AppTest built from a function runs a
+    temporary script as ``__main__`` and leaves it there, and multiprocessing makes every worker started
+    later import the parent's main module by path (a toy-kind run after ``tests/ui/test_lab_live.py``
+    died with ``NameError: name '__args' is not defined``)."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
