@@ -8,11 +8,11 @@ import streamlit as st
 
 from engine.paper.sweeps import config_diffs
 from ui import charts_pages
+from ui.kinds.text.state import TEXT_KNOBS
 from ui.knobs import KNOBS
 from ui.page_data import compare_series, metric_label, overlaid_metrics
 from ui.resources import service
 from ui.text import plain, shown
-from ui.text_state import TEXT_KNOBS
 from ui.widgets import font, plot_ui
 
 ss = st.session_state

@@ -7,24 +7,26 @@ import streamlit as st
 
 from engine.paper.presets import load_presets
 from engine.service.facade import MAX_CONFIG_BYTES, table_to_csv
-from ui import lab_actions, run_bar, session
+from ui import run_bar, session
 from ui.errors import show_callback_error
+from ui.kinds.synthetic import actions as lab_actions
+from ui.kinds.synthetic import state as lab_state
+from ui.kinds.synthetic.chart_list import CHART_KEYS, TITLES
+from ui.kinds.synthetic.live import live_area
 from ui.knobs import KNOBS, RATIOS, visible
-from ui.lab_chart_list import CHART_KEYS, TITLES
-from ui.live.area import live_area
 from ui.page_data import p_preview
 from ui.resources import service
 from ui.text import plain
 from ui.widgets import LIVE_STYLE, copy_link_ui, font, knob_ui, lecture_on, plot_ui, recovery_ui
 
 ss = st.session_state
-for problem in session.init_state():
+for problem in lab_state.init_state():
     st.warning(plain(problem))  # URL text: shown as typed, never as a link or an image
 lecture = lecture_on()
 st.html(f"<style>{LIVE_STYLE}</style>")  # the control bar and the chart grids
 show = set(st.query_params["show"].split(",")) if "show" in st.query_params else None
 cfg = ss["lab.cfg"]
-W = session.wkey
+W = lab_state.wkey
 PREVIEW_MAX_CELLS = 1_000_000  # P(l|n) entries built for a preview (8 MB): larger problems are not previewed
 
 
@@ -118,7 +120,7 @@ def uploads_ui() -> None:
             help="one row per next token n: psi (its query index), then P(l|n) for each contextual "
             "token l; an optional header row starts with psi",
         )
-        valid, _ = session.validate(cfg)
+        valid, _ = lab_state.validate(cfg)
         if valid is not None and valid.data.table and valid.data.psi:
             table, psi = [list(r) for r in valid.data.table], list(valid.data.psi)
             st.download_button(
@@ -181,11 +183,11 @@ def charts_picker_ui() -> None:
         default=[k for k in CHART_KEYS if k in chosen],
         format_func=TITLES.get,
         key=key,
-        on_change=lambda: session.set_view("charts", tuple(ss[key]) if 0 < len(ss[key]) < len(CHART_KEYS) else None),
+        on_change=lambda: lab_state.set_view("charts", tuple(ss[key]) if 0 < len(ss[key]) < len(CHART_KEYS) else None),
     )
 
 
-run_cfg, error = session.validate(cfg)
+run_cfg, error = lab_state.validate(cfg)
 on_screen = bool(ss.get("lab.run"))  # a run's story and first chart fit the first screen (1440×900, sidebar open)
 if not lecture and not on_screen:  # a lecture's screen, and a run's, start with the control bar
     st.title("Lab")
@@ -211,7 +213,7 @@ if ss.get("lab.error"):
 if cfg["data"].get("source") == "table" and (show is None or "data.table" in show):
     with st.expander("P(l|n) table", expanded=True):
         table_ui()
-    run_cfg, error = session.validate(cfg)  # the table just edited: the preview shows it now, not a rerun later
+    run_cfg, error = lab_state.validate(cfg)  # the table just edited: the preview shows it now, not a rerun later
 
 
 def preview_ui() -> None:

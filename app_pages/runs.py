@@ -74,6 +74,7 @@ table = pd.DataFrame(
             "yours": r["owner"] == me,
             "created": pd.to_datetime(r["created"], unit="s").strftime("%Y-%m-%d %H:%M:%S"),
             "device": r["device"],
+            "trained on": r["node"] or "this server",
         }
         for r in runs
     ]

@@ -1,4 +1,5 @@
-"""Sweep: η_Z values × η_Y/η_Z ratios × seeds trained as ONE batched replica job (paper Fig. 6 layout)."""
+"""Sweep: η_Z values × η_Y/η_Z ratios × seeds trained as ONE batched replica job (paper Fig. 6 layout);
+and a grid of runs over any knob (ui/grid_view.py)."""
 
 import json
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from engine.paper.sweeps import final_values, sweep_summary
 from engine.service.facade import TERMINAL
 from ui import charts_pages, sweep_form
 from ui.errors import guarded, show_callback_error
+from ui.grid_view import grid_section
 from ui.knobs import RATIOS
 from ui.resources import service
 from ui.session import actor, owns
@@ -21,83 +23,82 @@ if TYPE_CHECKING:
 
 ss = st.session_state
 st.title("Sweep")
-presets = load_presets()
-names = list(presets)
-for kind, message in sweep_form.init_form(presets):
-    getattr(st, kind)(plain(message))  # a run id from the URL: shown as typed
-c = st.columns([2, 2, 2, 1, 1])
-base = c[0].selectbox(
-    "base preset",
-    sweep_form.base_options(names),
-    format_func=lambda k: presets[k].title if k in presets else "this sweep's own base config",
-    key="sw.base",
-)
-eta_zs = c[1].multiselect("η_Z values", sweep_form.with_current(sweep_form.ETAS, "sw.ez"), key="sw.ez")
-ratios = c[2].multiselect("η_Y/η_Z ratios", sweep_form.with_current(RATIOS, "sw.ratio"), key="sw.ratio")
-n_seeds = c[3].number_input("seeds", min_value=1, max_value=sweep_form.MAX_SEEDS, key="sw.seeds")
-steps = c[4].number_input("steps", min_value=1, max_value=sweep_form.MAX_STEPS, key="sw.steps")
-cfg, error = sweep_form.checked_config(base, presets, eta_zs, ratios, n_seeds, steps, service().check_budget)
-if error:
-    st.error(plain(error), icon="🚫")
-else:
-    st.caption(
-        f"{len(eta_zs) * len(ratios)} (η_Y, η_Z) pairs × {n_seeds} seeds = {cfg.n_replicas} replicas, "
-        "trained together on the replica axis of one job."
+rates, grid = st.tabs(["Learning rates (Fig. 6)", "Any knob (a grid of runs)"])
+with rates:
+    presets = load_presets()
+    names = list(presets)
+    for kind, message in sweep_form.init_form(presets):
+        getattr(st, kind)(plain(message))  # a run id from the URL: shown as typed
+    c = st.columns([2, 2, 2, 1, 1])
+    base = c[0].selectbox(
+        "base preset",
+        sweep_form.base_options(names),
+        format_func=lambda k: presets[k].title if k in presets else "this sweep's own base config",
+        key="sw.base",
     )
+    eta_zs = c[1].multiselect("η_Z values", sweep_form.with_current(sweep_form.ETAS, "sw.ez"), key="sw.ez")
+    ratios = c[2].multiselect("η_Y/η_Z ratios", sweep_form.with_current(RATIOS, "sw.ratio"), key="sw.ratio")
+    n_seeds = c[3].number_input("seeds", min_value=1, max_value=sweep_form.MAX_SEEDS, key="sw.seeds")
+    steps = c[4].number_input("steps", min_value=1, max_value=sweep_form.MAX_STEPS, key="sw.steps")
+    cfg, error = sweep_form.checked_config(base, presets, eta_zs, ratios, n_seeds, steps, service().check)
+    if error:
+        st.error(plain(error), icon="🚫")
+    else:
+        st.caption(
+            f"{len(eta_zs) * len(ratios)} (η_Y, η_Z) pairs × {n_seeds} seeds = {cfg.n_replicas} replicas, "
+            "trained together on the replica axis of one job."
+        )
 
+    @guarded
+    def launch(cfg: "RunConfig") -> None:
+        ss["sweep.run"] = ss["sweep.opened"] = service().submit(cfg, actor(), name=cfg.name)
+        st.query_params["run"] = ss["sweep.run"]
 
-@guarded
-def launch(cfg: "RunConfig") -> None:
-    ss["sweep.run"] = ss["sweep.opened"] = service().submit(cfg, actor(), name=cfg.name)
-    st.query_params["run"] = ss["sweep.run"]
+    st.button("▶ Run sweep", type="primary", disabled=cfg is None, key="sw.start", on_click=launch, args=(cfg,))
+    show_callback_error()
 
+    def results(rid: str) -> None:
+        df = service().stored.scalars(rid, metrics=["entropy_distinct"])
+        final = final_values(df, "entropy_distinct")
+        if final.empty:
+            return
+        summary = sweep_summary(final, service().stored.statics(rid))
+        cols = st.columns(2)
+        with cols[0]:
+            plot_ui(charts_pages.sweep_lines(summary, font=font()), "sw-lines", f"sweep-{rid}-entropy-vs-ratio")
+        with cols[1]:
+            plot_ui(charts_pages.sweep_heatmap(summary, font=font()), "sw-heat", f"sweep-{rid}-heatmap")
+        with st.expander("table"):
+            st.dataframe(summary, hide_index=True)
 
-st.button("▶ Run sweep", type="primary", disabled=cfg is None, key="sw.start", on_click=launch, args=(cfg,))
-show_callback_error()
+    @guarded
+    def resume(rid: str) -> None:
+        service().resume(rid, actor())
 
+    def progress(rid: str) -> None:
+        service().watch(rid)  # a run that no page shows pauses itself after SCANSNAP_IDLE_PAUSE_S
+        info, s = service().run(rid), service().status(rid)
+        if info is None:
+            st.warning(f"run {plain(rid)} is not in the store")
+            return
+        status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
+        total = json.loads(info["config_json"])["optim"]["steps"]
+        st.progress(min(1.0, step / max(total, 1)), text=f"{status} · step {step} / {total} · run {rid}")
+        if s is not None and s.message:
+            st.caption(plain(s.message))  # what a queued sweep waits for, why a paused one paused
+        if s is not None and s.status == "paused":
+            st.button("▶ Resume", key="sweep.resume", on_click=resume, args=(rid,), disabled=not owns(rid))
+        live = s is not None and s.status not in TERMINAL
+        if ss.get("sweep.live") and not live:
+            ss["sweep.live"] = False
+            st.rerun()
+        results(rid)
 
-def results(rid: str) -> None:
-    df = service().stored.scalars(rid, metrics=["entropy_distinct"])
-    final = final_values(df, "entropy_distinct")
-    if final.empty:
-        return
-    summary = sweep_summary(final, service().stored.statics(rid))
-    cols = st.columns(2)
-    with cols[0]:
-        plot_ui(charts_pages.sweep_lines(summary, font=font()), "sw-lines", f"sweep-{rid}-entropy-vs-ratio")
-    with cols[1]:
-        plot_ui(charts_pages.sweep_heatmap(summary, font=font()), "sw-heat", f"sweep-{rid}-heatmap")
-    with st.expander("table"):
-        st.dataframe(summary, hide_index=True)
+    rid = ss.get("sweep.run")
+    if rid:
+        s = service().status(rid)
+        ss["sweep.live"] = s is not None and s.status not in TERMINAL
+        st.fragment(progress, run_every=0.5 if ss["sweep.live"] else None)(rid)
 
-
-@guarded
-def resume(rid: str) -> None:
-    service().resume(rid, actor())
-
-
-def progress(rid: str) -> None:
-    service().watch(rid)  # a run that no page shows pauses itself after SCANSNAP_IDLE_PAUSE_S
-    info, s = service().run(rid), service().status(rid)
-    if info is None:
-        st.warning(f"run {plain(rid)} is not in the store")
-        return
-    status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
-    total = json.loads(info["config_json"])["optim"]["steps"]
-    st.progress(min(1.0, step / max(total, 1)), text=f"{status} · step {step} / {total} · run {rid}")
-    if s is not None and s.message:
-        st.caption(plain(s.message))  # what a queued sweep waits for, why a paused one paused
-    if s is not None and s.status == "paused":
-        st.button("▶ Resume", key="sweep.resume", on_click=resume, args=(rid,), disabled=not owns(rid))
-    live = s is not None and s.status not in TERMINAL
-    if ss.get("sweep.live") and not live:
-        ss["sweep.live"] = False
-        st.rerun()
-    results(rid)
-
-
-rid = ss.get("sweep.run")
-if rid:
-    s = service().status(rid)
-    ss["sweep.live"] = s is not None and s.status not in TERMINAL
-    st.fragment(progress, run_every=0.5 if ss["sweep.live"] else None)(rid)
+with grid:  # after the rates: a damaged store stops the page there, with one message
+    grid_section()

@@ -7,14 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from engine.paper.text_presets import load_text_presets
+from engine.paper.items.costs import about
+from engine.paper.presets import load_presets
 from engine.service.facade import CORPUS_DIR_ENV, MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS, ServiceError
-from ui import run_bar, session, text_actions, text_state
+from ui import run_bar, session
 from ui.errors import show_callback_error
+from ui.kinds.text import actions as text_actions
+from ui.kinds.text import state as text_state
+from ui.kinds.text.live import text_live_area
+from ui.kinds.text.state import TEXT_KNOBS
 from ui.resources import service
 from ui.text import code, plain
-from ui.text_live import text_live_area
-from ui.text_state import TEXT_KNOBS
 from ui.widgets import copy_link_ui, knob_ui, lecture_on, recovery_ui
 
 if TYPE_CHECKING:
@@ -95,9 +98,11 @@ def corpus_summary_ui() -> None:
 
 
 def controls_ui(valid: bool) -> None:
-    """The control bar and the publish switch (:mod:`ui.run_bar`, as the Lab's)."""
+    """The control bar and, but on a lecture's screen (below the run there), the publish switch
+    (:mod:`ui.run_bar`, as the Lab's)."""
     run_bar.control_bar(text_actions.RUN, text_actions.new_seed, W, "text", valid)
-    run_bar.publish_switch(text_actions.RUN, "text.pub.", valid)
+    if not lecture:
+        run_bar.publish_switch(text_actions.RUN, "text.pub.", valid)
 
 
 def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
@@ -110,11 +115,15 @@ def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
     if run_cfg is None:
         return False
     try:
-        est = service().check_text(run_cfg)
+        est = service().check(run_cfg)
     except ServiceError as e:
         st.error(f"Start is off: {plain(str(e))}", icon="🚫")
         return False
-    ss["text.estimate"] = f"This run needs {est.describe()} and ~{est.work:.1e} floating-point operations."
+    seconds = service().expected_seconds(run_cfg)
+    ss["text.estimate"] = (
+        f"Expected time: {about(seconds)} on one training slot ({run_cfg.optim.steps:,} steps). This run needs "
+        f"{est.describe()} and ~{est.work:.1e} floating-point operations."
+    )
     return True
 
 
@@ -125,7 +134,7 @@ def live_now_ui() -> None:
 
 
 def preset_ui() -> None:
-    presets = load_text_presets()
+    presets = load_presets("text")
     names = list(presets)
     cur = ss["text.preset"]
     st.selectbox("Preset", names, index=names.index(cur), key=W("preset"), on_change=text_actions.on_preset,
@@ -142,11 +151,12 @@ with st.sidebar:
     knobs_ui("train", "Training")
 
 run_cfg, error = text_state.validate(cfg)
-st.title("Real text" if not lecture else "Real text, live")
-st.markdown(INTRO)
+if not lecture:  # a lecture's screen starts with the control bar, the story and the charts: the intro is below
+    st.title("Real text")
+    st.markdown(INTRO)
 ok = recovery_and_budget_ui(run_cfg)
 controls_ui(ok)
-if ok:
+if ok and not lecture:
     st.caption(ss["text.estimate"])
 show_callback_error()
 if error:
@@ -154,6 +164,11 @@ if error:
 if ss.get("text.error"):
     st.error(plain(ss["text.error"]))
 text_live_area()
+if lecture:
+    run_bar.publish_switch(text_actions.RUN, "text.pub.", ok)
+    st.markdown(INTRO)
+    if ok:
+        st.caption(ss["text.estimate"])
 
 
 def share_ui(params: dict[str, Any]) -> None:

@@ -85,6 +85,9 @@ class Monitor(threading.Thread):
         self.tree_pss: list[float] = []
         self.max_running = self.max_queued = 0
         self.light: set[str] = set()  # throttled runs that compute without a slot (the lecture's, until max speed)
+        # a run set to max speed a moment ago: until its worker has asked for a slot (it says "queued" when
+        # it must wait) it still trains at its throttled pace; counted once it leaves "running" or at the time
+        self.going_full: dict[str, float] = {}
         self.queued_ids: set[str] = set()
         self.seen: dict[str, dict[str, float]] = {}  # run id -> status -> first seen (s since start)
         self.t0 = time.monotonic()
@@ -93,6 +96,17 @@ class Monitor(threading.Thread):
 
     def mark(self, what: str) -> None:
         self.events.append((round(time.monotonic() - self.t0, 1), what))
+
+    def to_full_speed(self, run_id: str, grace_s: float = 3.0) -> None:
+        """``run_id`` was set to max speed: it needs a slot from now on, once its worker has asked."""
+        self.light.discard(run_id)
+        self.going_full[run_id] = time.monotonic() + grace_s
+
+    def _settle_going_full(self, runs: list[dict[str, Any]]) -> None:
+        status = {r["id"]: r["status"] for r in runs}
+        for rid, until in list(self.going_full.items()):
+            if status.get(rid) != "running" or time.monotonic() > until:
+                del self.going_full[rid]
 
     def run(self) -> None:
         store = RunStore(self.data_dir)
@@ -105,7 +119,9 @@ class Monitor(threading.Thread):
                 self.rss.append(self.srv.rss_mb())
                 self.tree_pss.append(self.srv.tree_pss_mb())
                 runs = store.list_runs(1000)
-                running = [r for r in runs if r["status"] == "running" and r["id"] not in self.light]
+                self._settle_going_full(runs)
+                uncounted = self.light | set(self.going_full)
+                running = [r for r in runs if r["status"] == "running" and r["id"] not in uncounted]
                 queued = [r for r in runs if r["status"] == "queued"]
                 self.max_running = max(self.max_running, len(running))
                 self.max_queued = max(self.max_queued, len(queued))
@@ -539,7 +555,7 @@ def _drive(
     res["broadcast_live_while_all_open"] = _run_status(data_dir, published) in LIVE
     chromium = start_browsers(url, plan, published, deadline, res)
     res["lecturer_set_max_speed"] = set_max_speed(lect, _left(deadline, plan.page_timeout_s))
-    mon.light.discard(published)  # at full speed it trains in a slot, or says "queued" while it waits for one
+    mon.to_full_speed(published)  # at full speed it trains in a slot, or says "queued" while it waits for one
     mon.mark("lecturer: speed max")
     final, res["runs_in_store"] = wait_runs(data_dir, [s.run_id for s in everyone if s.run_id], deadline)
     res["all_runs_done_s"] = round(time.monotonic() - t0, 1)

@@ -19,7 +19,6 @@ import time
 from typing import Any
 
 from engine.paper.presets import get_preset
-from engine.paper.text_presets import get_text_preset
 from engine.service.jobs import JobManager
 from engine.service.run_kinds import run_seconds
 from engine.service.store import RunStore
@@ -52,7 +51,7 @@ def main() -> dict[str, Any]:
         m = JobManager(store)  # slots = cores, one torch thread each
         measure(m, get_preset("syn-small").config.with_overrides({"optim.steps": 2}))  # the fork server's start
         for label, (preset, over) in CASES.items():
-            base = (get_text_preset if preset.startswith("text-") else get_preset)(preset).config
+            base = get_preset(preset, "text" if preset.startswith("text-") else "synthetic").config
             cfg = base.with_overrides(over) if over else base
             estimate = run_seconds(tmp, cfg)
             first, second = measure(m, cfg), measure(m, cfg)

@@ -45,6 +45,10 @@ BENCHES: dict[str, list[str]] = {
     "first_paint": [PY, "-m", "bench.first_paint", "--repeats", "3"],
     "lecture_pace": [PY, "-m", "bench.lecture_pace", "--repeats", "3"],
     "reproduce_page": [PY, "-m", "bench.reproduce_page"],
+    "text_speed": [PY, "-m", "bench.text_speed"],
+    "text_live": [PY, "-m", "bench.text_live", "--preset", "text-fig7-1layer-live"],
+    "cluster": [PY, "-m", "bench.cluster_overhead", "--repeats", "3"],
+    "cluster_predicted": [PY, "-m", "bench.cluster_overhead", "--predict-from", "bench/results/cluster.json"],
 }
 
 

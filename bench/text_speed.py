@@ -11,7 +11,11 @@
    other load), both with the same torch thread count;
 2. the time of one snapshot (probe maps + validation loss);
 3. peak RSS of a fresh process that trains 5 steps and takes a snapshot, against the estimate of
-   engine/service/text_budget.py.
+   engine/service/kinds/text/budget.py;
+4. the live variant (preset text-fig7-1layer-live) next to the paper's settings: timed blocks of
+   ``--steps`` steps alternating between the two trainers, then the live variant's whole run
+   (1,500 steps with its snapshots, as a lecture sees it): its steps/s and layer 0's attention
+   entropy at the start and at its minimum.
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ from torch import nn
 from engine.core.text.data import window
 from engine.core.text.model import sinusoidal_table
 from engine.core.text.trainer import TextTrainer
-from engine.paper.text_presets import get_text_preset
+from engine.paper.presets import get_preset
 from engine.service.corpora import encoded_corpus
-from engine.service.text_budget import estimate
+from engine.service.kinds.text.budget import estimate
 
 PRESET = "text-fig7-1layer"
+LIVE = "text-fig7-1layer-live"
 
 
 class TutorialLM(nn.Module):
@@ -83,7 +88,7 @@ class TutorialLoop:
 
 
 def side_by_side(steps: int, repeats: int) -> dict:
-    cfg = get_text_preset(PRESET).config.with_overrides({"model.device": "cpu"})
+    cfg = get_preset(PRESET, "text").config.with_overrides({"model.device": "cpu"})
     corpus = encoded_corpus(cfg.data)
     ours = TextTrainer(cfg, corpus)
     base = TutorialLoop(ours)
@@ -126,6 +131,44 @@ def side_by_side(steps: int, repeats: int) -> dict:
     }
 
 
+def timed_blocks(trainers: dict[str, TextTrainer], steps: int, repeats: int) -> dict[str, list[float]]:
+    """Seconds of each block of ``steps`` steps, the trainers alternating (load changes hit all alike)."""
+    for tr in trainers.values():
+        tr.advance(3)
+    times: dict[str, list[float]] = {name: [] for name in trainers}
+    for _ in range(repeats):
+        for name, tr in trainers.items():
+            t0 = time.perf_counter()
+            tr.advance(steps)
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def live_against_paper(steps: int, repeats: int) -> dict:
+    """Steps/s of the live variant and of the paper's settings in one run, then the live run whole."""
+    cfgs = {name: get_preset(name, "text").config.with_overrides({"model.device": "cpu"}) for name in (PRESET, LIVE)}
+    trainers = {name: TextTrainer(cfg, encoded_corpus(cfg.data)) for name, cfg in cfgs.items()}
+    times = timed_blocks(trainers, steps, repeats)
+    rate = {name: steps / statistics.median(t) for name, t in times.items()}
+    live = TextTrainer(cfgs[LIVE], encoded_corpus(cfgs[LIVE].data))
+    t0 = time.perf_counter()
+    entropy = [float(s.scalars["attn_entropy"][0].mean()) for s in live.run()]
+    whole = time.perf_counter() - t0
+    return {
+        "paper_steps_per_s": rate[PRESET],
+        "live_steps_per_s": rate[LIVE],
+        "ratio_live_over_paper": rate[LIVE] / rate[PRESET],
+        "live_vocab": live.vocab_size,
+        "live_whole_run_s": whole,
+        "live_whole_run_steps_per_s": cfgs[LIVE].optim.steps / whole,
+        "live_snapshots": len(entropy),
+        "live_layer0_entropy_start": entropy[0],
+        "live_layer0_entropy_min": min(entropy),
+        "live_layer0_entropy_end": entropy[-1],
+        "live_layer0_drop": entropy[0] - min(entropy),
+    }
+
+
 def _status_mib(field: str) -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -138,7 +181,7 @@ def memory_child() -> None:
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
     base = _status_mib("VmRSS")
-    cfg = get_text_preset(PRESET).config.with_overrides({"model.device": "cpu"})
+    cfg = get_preset(PRESET, "text").config.with_overrides({"model.device": "cpu"})
     corpus = encoded_corpus(cfg.data)
     tr = TextTrainer(cfg, corpus)
     tr.advance(5)
@@ -162,6 +205,7 @@ def main() -> None:
         memory_child()
         return
     res = {"threads": args.threads, **side_by_side(args.steps, args.repeats)}
+    res["live"] = live_against_paper(args.steps, args.repeats)
     child = subprocess.run(
         [sys.executable, "-m", "bench.text_speed", "--memory-child", "--threads", str(args.threads)],
         capture_output=True,

@@ -1,4 +1,4 @@
-"""``python -m engine``: run, presets, theory, list, export, reproduce.
+"""``python -m engine``: run, presets, theory, list, export, reproduce, sweep (:mod:`engine.cli_sweep`).
 
 Exit codes: 0 success; 2 bad input (one clear line on stderr, traceback only with
 ``--debug``; for ``reproduce``, an unknown item name lists the allowed ones); 3 the run
@@ -29,7 +29,7 @@ class BadInputError(Exception):
     """User error: printed as one line, exit code 2."""
 
 
-def _parse_sets(items: list[str]) -> dict[str, str]:
+def parse_sets(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -52,7 +52,7 @@ def _load_config(args: argparse.Namespace) -> Any:
         cfg = RunConfig.from_json(path.read_text())
     else:
         cfg = get_preset(args.preset).config
-    return cfg.with_overrides(_parse_sets(args.set or []))
+    return cfg.with_overrides(parse_sets(args.set or []))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -86,7 +86,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     bar.close()
     if args.out or not args.quiet:  # pandas, pyarrow and scipy: a second of imports a quiet run does without
-        from engine.service.export import export_run, verdicts_json
+        from engine.service.export import export_run
+        from engine.service.kinds.synthetic.export import verdicts_json
     files = export_run(store, job.run_id, args.out, args.format) if args.out else []
     if not args.quiet:
         print(summary(job, status, wall, first, last, files, last_step[0]))
@@ -98,7 +99,7 @@ def cmd_run_text(args: argparse.Namespace) -> int:
     """A real-text preset or config (engine/cli_text.py)."""
     from engine.cli_text import run_text, text_summary
 
-    job, status, wall, first, last, files = run_text(args, _parse_sets(args.set or []))
+    job, status, wall, first, last, files = run_text(args, parse_sets(args.set or []))
     if not args.quiet:
         print(text_summary(job, status, wall, first, last, files))
     return EXIT_DIVERGED if status == "diverged" else EXIT_OK
@@ -227,12 +228,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         names = check_items(args.only)
     except ValueError as e:
         raise BadInputError(str(e)) from None
-    bar = tqdm(total=total_work(names, args.quick), unit="step", disable=not sys.stderr.isatty(), file=sys.stderr)
-    results = []
-    for name in names:
-        bar.set_description(name)
-        results.append(run_item(name, args.quick, progress=bar.update, corpus_loader=encoded_corpus))
-    bar.close()
+    if args.seeds is not None and args.seeds < 1:
+        raise BadInputError(f"--seeds {args.seeds}: the real-text items train seeds 1..N, N at least 1")
+    if args.cluster:
+        results = reproduce_on_cluster(args.cluster, names, args.quick, args.seeds)
+    else:
+        bar = tqdm(total=total_work(names, args.quick), unit="step", disable=not sys.stderr.isatty(), file=sys.stderr)
+        results = []
+        for name in names:
+            bar.set_description(name)
+            results.append(run_item(name, args.quick, bar.update, corpus_loader=encoded_corpus, seeds=args.seeds))
+        bar.close()
     doc = write_report(results, args.out, args.quick, describe_device(resolve_device("auto")))
     print(text_table(results))
     n_na = sum(v.status == "n/a" for r in results for v in r.verdicts)
@@ -244,7 +250,27 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return EXIT_OK if doc["all_passed"] else EXIT_VERDICT_FAILED
 
 
+def reproduce_on_cluster(address: str, names: list[str], quick: bool, seeds: int | None) -> list[Any]:
+    """Every item a task on the Ray cluster at ``address`` (Fig. 6's panels too)."""
+    from engine.service.cluster import connect, reproduce_items
+
+    try:
+        connect(address)
+    except ValueError as e:
+        raise BadInputError(str(e)) from None
+    print(f"reproducing {len(names)} items on the cluster at {address}", file=sys.stderr)
+    return reproduce_items(names, quick, seeds)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from engine.cli_sweep import run_sweep
+
+    return run_sweep(args, parse_sets(args.set or []))
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from engine.cli_sweep import add_parser as add_sweep_parser
+
     ap = argparse.ArgumentParser(prog="python -m engine", description="Scan & Snap lab engine")
     ap.add_argument("--debug", action="store_true", help="show tracebacks")
     ap.add_argument("--data-dir", default=None, help="run store directory (default $SCANSNAP_DATA_DIR or ./data)")
@@ -278,7 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="CI mode: Fig. 6 with 3 seeds, no 10^4-step snap runs")
     rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma fig7 joma-real")
     rp.add_argument("--out", required=True, help="output directory (report.html, verdicts.json, data/)")
+    rp.add_argument("--seeds", type=int, default=None, metavar="N",
+                    help="real-text items train seeds 1..N (default: the authors' 1-3; 1 with --quick)")  # fmt: skip
+    rp.add_argument("--cluster", metavar="ADDRESS", default=None,
+                    help="run every item (and Fig. 6's panels) as a task on this Ray cluster")  # fmt: skip
     rp.set_defaults(func=cmd_reproduce)
+    add_sweep_parser(sub).set_defaults(func=cmd_sweep)
     return ap
 
 

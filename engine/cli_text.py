@@ -19,14 +19,14 @@ import numpy as np
 
 from engine.core.metrics import METRICS, metric_names
 from engine.core.text.config import TextRunConfig
-from engine.paper.text_presets import load_text_presets
+from engine.paper.presets import load_presets
 from engine.service.control import RunControl
 
 
 def is_text_request(args: argparse.Namespace) -> bool:
     """A text preset by name, or a config file that holds a text config (its ``probe`` section)."""
     if args.preset:
-        return args.preset in load_text_presets()
+        return args.preset in load_presets("text")
     if args.config and Path(args.config).is_file():
         try:
             d = json.loads(Path(args.config).read_text())
@@ -38,7 +38,7 @@ def is_text_request(args: argparse.Namespace) -> bool:
 
 def load_text_config(args: argparse.Namespace, sets: dict[str, str]) -> TextRunConfig:
     if args.preset:
-        cfg = load_text_presets()[args.preset].config
+        cfg = load_presets("text")[args.preset].config
     else:
         cfg = TextRunConfig.from_json(Path(args.config).read_text())
     return cfg.with_overrides(sets) if sets else cfg
@@ -116,4 +116,4 @@ def _rows(name: str, first: dict, last: dict) -> list[str]:
 
 
 def describe_text_presets() -> list[str]:
-    return [f"{p.name:<26}{p.title}\n{'':<26}{p.description}" for p in load_text_presets().values()]
+    return [f"{p.name:<26}{p.title}\n{'':<26}{p.description}" for p in load_presets("text").values()]

@@ -25,6 +25,21 @@ def data_dir(tmp_path_factory):
         os.environ["SCANSNAP_DATA_DIR"] = old
 
 
+@pytest.fixture(scope="session")
+def quick_reproduction(tmp_path_factory):
+    """``python -m engine reproduce --quick`` run once for the session: (its folder, exit code, what it
+    printed); tests/paper/test_reproduce.py checks it, tests/cluster compares the cluster's with it."""
+    import contextlib
+    import io
+
+    from engine.cli import main
+
+    out, printed = tmp_path_factory.mktemp("quick-reproduction"), io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        rc = main(["reproduce", "--quick", "--out", str(out)])
+    return out, rc, printed.getvalue()
+
+
 @pytest.fixture
 def one_torch_thread():
     """Tiny tensors: one intra-op thread (two spin-wait badly on a shared 2-core machine); restored after."""
@@ -59,3 +74,10 @@ def keep_the_main_module():
     yield
     if main is not None:
         sys.modules["__main__"] = main
+
+
+def pytest_collection_modifyitems(config, items):
+    """The Ray cluster tests last: they join Ray from this process, and Ray's driver keeps threads and
+    sockets after ``ray.shutdown()``, which the tests that count this process's file descriptors and
+    threads (tests/service/test_jobs.py) would see."""
+    items.sort(key=lambda item: "tests/cluster/" in str(item.path).replace("\\", "/"))

@@ -22,7 +22,6 @@ from engine.cli import main
 from engine.core import theory
 from engine.core.schedule import snapshot_steps
 from engine.paper.presets import get_preset, load_presets
-from engine.paper.text_presets import load_text_presets
 from engine.service.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +151,7 @@ def test_presets_lists_every_preset(procs):
     r = procs["res"]["presets"]
     assert r.returncode == 0, r.stderr
     listed = [line.split()[0] for line in r.stdout.splitlines() if line and not line[0].isspace() and line[0] != "#"]
-    assert listed == [*load_presets(), *load_text_presets()]
+    assert listed == [*load_presets(), *load_presets("text")]
     for p in load_presets().values():
         assert p.title in r.stdout
 
@@ -254,7 +253,8 @@ def test_list_and_export_csv(procs, tmp_path):
     assert "finished" in line and "step 20" in line and "syn-small" in line
 
     assert r_exp.returncode == 0, r_exp.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["config.json", "scalars.csv", "trajectory.csv", "verdicts.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "config.json", "run.json", "scalars.csv", "trajectory.csv", "verdicts.json"]  # fmt: skip
     traj = pd.read_csv(out / "trajectory.csv")
     assert list(traj.columns) == ["step", "replica", "m", "n", "l", "kind", "P", "z", "c"]
     assert len(traj) == len(pd.read_parquet(procs["out"] / "trajectory.parquet"))

@@ -18,7 +18,7 @@ import pytest
 
 from engine.cli import EXIT_BAD_INPUT, main
 from engine.core.text.metrics import uniform_causal_entropy
-from engine.paper.text_presets import load_text_presets
+from engine.paper.presets import load_presets
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = ["data.vocab_size=2000", "optim.batch=10", "optim.steps=60", "snapshots.linear_every=20",
@@ -74,7 +74,7 @@ def test_the_fig7_preset_as_shipped_for_its_first_fifth(tmp_path):
 def test_presets_lists_every_text_preset(capsys):
     assert main(["presets"]) == 0
     out = capsys.readouterr().out
-    assert "# real text" in out and all(name in out for name in load_text_presets())
+    assert "# real text" in out and all(name in out for name in load_presets("text"))
 
 
 def test_a_bad_override_of_a_text_preset_names_the_key(tmp_path, capsys):
@@ -86,11 +86,11 @@ def test_a_bad_override_of_a_text_preset_names_the_key(tmp_path, capsys):
     assert "unknown key" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("preset", list(load_text_presets()))
+@pytest.mark.parametrize("preset", list(load_presets("text")))
 def test_every_text_preset_runs_from_the_command_line(preset, tmp_path, capsys):
     """Each preset (Fig. 7, JoMA, the open questions) trains, shortened to 3 steps on a 500-word
     vocabulary, and its export has one attn_entropy row per layer and stored step."""
-    cfg = load_text_presets()[preset].config
+    cfg = load_presets("text")[preset].config
     sets = ["optim.steps=3", "data.vocab_size=500", "probe.val_windows=1", "model.device=cpu"]
     args = ["--data-dir", str(tmp_path), "run", "--preset", preset, "--quiet", "--out", str(tmp_path / "out")]
     assert main([*args, *[x for s in sets for x in ("--set", s)]]) == 0, capsys.readouterr().err

@@ -18,14 +18,14 @@ from cachetools.keys import hashkey
 
 F = TypeVar("F", bound=Callable[..., Any])
 BOUNDS_MB = {  # one cache per cached function (two share "theory curves": 2 × 8 MB)
-    "live charts": 32,  # ui.live.area: built chart payloads (shared by every session watching a run)
-    "run statics": 64,  # ui.live.area: P(l|n), token kinds, the mean-field twin
+    "live charts": 32,  # ui.kinds.synthetic.live: built chart payloads (shared by every session watching a run)
+    "run statics": 64,  # ui.kinds.synthetic.live: P(l|n), token kinds, the mean-field twin
     "P previews": 16,  # ui.page_data: the data designer's figure
     "theory curves": 8,  # ui.page_data: the Theory page's curves (Theorem 4; JoMA)
     "compare series": 16,  # ui.page_data: the Compare page's lines
     "reproductions": 32,  # ui.page_data: stored reports read back
-    "text charts": 32,  # ui.text_live: the Real text page's charts and attention maps (shared by its watchers)
-    "text statics": 4,  # ui.text_live: a text run's probe words and reference levels
+    "text charts": 32,  # ui.kinds.text.live: the Real text page's charts and attention maps (shared by its watchers)
+    "text statics": 4,  # ui.kinds.text.live: a text run's probe words and reference levels
 }
 
 

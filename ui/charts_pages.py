@@ -182,3 +182,28 @@ def sweep_heatmap(summary: Any, metric: str = "entropy_distinct", font: int = FO
     fig.update_yaxes(type="log", tickvals=ys, ticktext=[f"{v:g}" for v in ys])
     title = html_subscripts(f"final {html_label(metric)} over (η_Z, η_Y) (mean over seeds)")
     return style(fig, title, font, "sweeph", html_subscripts("η_Z (log)"), html_subscripts("η_Y (log)"), height=440)
+
+
+def grid_chart(summary: Any, keys: list[str], metric: str, font: int = FONT) -> go.Figure:
+    """A grid's final ``metric`` per cell: a dot per seed and the mean over seeds as a line, against
+    the first axis, one colour per value of the second (every other axis: its own line too)."""
+    fig = go.Figure()
+    x = keys[0] if keys else "seed"
+    by = keys[1:]
+    groups = summary.groupby([summary[k].astype(str) for k in by]) if by else [((), summary)]
+    for i, (label, g) in enumerate(groups):
+        label = label if isinstance(label, tuple) else (label,)
+        name = ", ".join(f"{k.split('.')[-1]} = {v}" for k, v in zip(by, label, strict=True)) or metric
+        colour = qualitative.D3[i % 10]
+        xs = g[x].astype(str)
+        mean = g.assign(_x=xs).groupby("_x", sort=False)[metric].mean()
+        dots = dict(size=9, color=colour, opacity=0.5)
+        fig.add_trace(go.Scatter(x=xs.tolist(), y=rnd(g[metric]).tolist(), mode="markers", showlegend=False,
+                                 marker=dots, name=name, hoverinfo="skip"))  # fmt: skip
+        fig.add_trace(go.Scatter(x=mean.index.tolist(), y=rnd(mean).tolist(), mode="lines+markers", name=name,
+                                 line=dict(width=3, color=colour), marker=dict(size=11)))  # fmt: skip
+    name = html_label(metric.split("@")[0]) + (f" (layer {metric.split('@L')[1]})" if "@L" in metric else "")
+    title = f"final {name}: seeds (dots), their mean (line)"
+    style(fig, title, font, "grid", html.escape(x), name, height=440)
+    fig.update_xaxes(type="category")
+    return fig

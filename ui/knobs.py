@@ -14,7 +14,13 @@ from typing import Any
 from engine.core.config import get_dotted
 from ui.text import shown
 
-VIEW_PARAMS = ("n", "q", "replica", "at", "charts")  # what the live area shows: ui.session.view_from_params
+VIEW_PARAMS = (
+    "n",
+    "q",
+    "replica",
+    "at",
+    "charts",
+)  # what the live area shows: ui.kinds.synthetic.state.view_from_params
 UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock", *VIEW_PARAMS)
 DEFAULT_PRESET = "syn-small"
 LECTURE_PRESET = "lecture"  # what ?lecture=1 alone opens
@@ -140,3 +146,10 @@ def visible(knob: Knob, cfg: dict[str, Any], lecture: bool, show: set[str] | Non
     if lecture and knob.advanced:
         return False
     return all(get_dotted(cfg, key) in allowed for key, allowed in knob.when)
+
+
+def speed_options(cur: Any) -> list[Any]:
+    """The speed slider's options, slow to fast, with ``cur`` (a run's own speed) among them."""
+    if cur in SPEEDS:
+        return list(SPEEDS)
+    return [*sorted([*(s for s in SPEEDS if s != "max"), cur]), "max"]

@@ -19,10 +19,13 @@ def prewarm() -> float:
         return 0.0
     t0 = time.perf_counter()
     from engine.paper.presets import load_presets
-    from ui import lab_actions, shell  # noqa: F401  (the imports are the point)
+    from ui import shell  # noqa: F401  (the imports are the point)
     from ui.chart_style import FONT, LECTURE_FONT
+    from ui.kinds.synthetic import (
+        actions,  # noqa: F401
+        live,  # noqa: F401
+    )
     from ui.knobs import DEFAULT_PRESET, LECTURE_PRESET
-    from ui.live import area  # noqa: F401
     from ui.page_data import p_preview
     from ui.resources import service
 

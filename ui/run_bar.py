@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from engine.service.facade import JobStatus
-from ui import session
+from ui import knobs, session
 from ui.knobs import SPEEDS
 from ui.resources import service
 from ui.run_actions import RunActions
@@ -63,7 +63,7 @@ def speed_slider(run: RunActions, wkey: Callable[[str], str], status: Any, mine:
         cur = "max" if status.speed is None else next((v for v in SPEEDS if v == status.speed), status.speed)
     st.select_slider(
         "speed (steps/s)",
-        options=session.speed_options(cur),
+        options=knobs.speed_options(cur),
         value=cur,
         key=wkey("speed"),
         format_func=lambda v: "max speed" if v == "max" else f"{v:g} steps/s",

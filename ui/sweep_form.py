@@ -19,7 +19,7 @@ from engine.core.config import ConfigError, RunConfig
 from engine.paper.presets import Preset
 from engine.paper.sweeps import SweepSettings, sweep_config, sweep_settings
 from engine.service.facade import ServiceError
-from ui.session import LAB
+from ui.kinds.synthetic.state import LAB
 from ui.text import shown
 
 ss = st.session_state
@@ -109,15 +109,15 @@ def checked_config(
     ratios: list[float],
     n_seeds: int,
     steps: int,
-    check_budget: Callable[[RunConfig], None],
+    check: Callable[[RunConfig], object],
 ) -> tuple[RunConfig | None, str | None]:
     """The sweep's config (η_Z values × ratios × seeds 1..n_seeds on the base) once it passes
-    ``check_budget`` (refused before Run is pressed, with the estimate and the limit), else the reason."""
+    ``check`` (refused before Run is pressed, with the estimate and the limit), else the reason."""
     try:
         if not eta_zs or not ratios:
             raise ConfigError("pick at least one η_Z value and one ratio")
         cfg = sweep_config(base_config(base, presets), eta_zs, ratios, list(range(1, n_seeds + 1)), steps)
-        check_budget(cfg)
+        check(cfg)
     except (ConfigError, ServiceError) as e:
         return None, str(e)
     return cfg, None

@@ -38,6 +38,8 @@ METRICS: dict[str, Metric] = {
         # real text (engine.core.text.metrics): per layer, and per head when a layer has several
         Metric("attn_entropy", "attention entropy (nats)", False, True, ("text",)),
         Metric("attn_share_frequent", "attention on frequent tokens", False, True, ("text",)),
+        Metric("attn_share_common", "attention on common tokens", False, True, ("text",)),
+        Metric("attn_share_distinct", "attention on distinct tokens", False, True, ("text",)),
         Metric("val_loss", "validation loss (nats)", False, kinds=("text",), log=True),
         Metric("val_ppl", "validation perplexity", False, kinds=("text",), log=True),
         Metric("entropy_distinct", "H(c_n) on distinct tokens (nats)", True),

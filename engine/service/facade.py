@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from engine.core.config import ConfigError, RunConfig
-from engine.core.text.config import TextDataConfig, TextRunConfig
+from engine.core.text.config import TextDataConfig
+from engine.service import grid
 from engine.service.access import (
     OPERATOR_ENV,
     OPERATOR_GATE,
@@ -30,7 +31,7 @@ from engine.service.access import (
     owner_salt,
 )
 from engine.service.address import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
-from engine.service.budget import check_budget
+from engine.service.budget import Estimate
 from engine.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS
 from engine.service.corpus_access import (
     CORPUS_DIR_ENV,
@@ -42,18 +43,18 @@ from engine.service.corpus_facts import corpus_facts
 from engine.service.export import zipped_export
 from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
+from engine.service.kinds.synthetic.budget import check_budget
 from engine.service.reproductions import DamagedError, Reproductions, StoredReproduction, StoredSummary, check_id
-from engine.service.run_kinds import completed_statics, kind_of, stored_config
+from engine.service.run_kinds import check_run, completed_statics, kind_of, run_seconds, stored_config
+from engine.service.scheduling import duration
 from engine.service.store import RunStore, StoreError
-from engine.service.text_budget import TextEstimate
-from engine.service.text_runs import check_text_run
 from engine.service.uploads import (
     CONFIG_UPLOAD,
     MAX_CONFIG_BYTES,
     TABLE_UPLOAD,
     UploadKind,
     check_upload_name,
-    config_from_upload,
+    parse_config_upload,
     table_from_csv,
     table_to_csv,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "CONFIG_UPLOAD",
     "CORPUS_DIR_ENV",
     "MAX_CONFIG_BYTES",
+    "MAX_GRID_CELLS",
     "MAX_UPLOAD_BYTES",
     "MIN_UPLOAD_TOKENS",
     "OPERATOR_ENV",
@@ -85,6 +87,7 @@ __all__ = [
     "check_id",
     "check_upload_name",
     "config_from_upload",
+    "duration",
     "get_service",
     "is_loopback",
     "lan_address",
@@ -96,6 +99,14 @@ __all__ = [
 ]
 
 RECOVERABLE = ("interrupted", "stopped")  # runs offered "Resume from checkpoint"
+MAX_GRID_CELLS = 48  # runs one grid of the Sweep page may queue (python -m engine sweep for more)
+
+
+def config_from_upload(data: bytes) -> RunConfig:
+    """A validated, within-budget RunConfig from the bytes of a JSON file (ConfigError saying why not)."""
+    cfg = parse_config_upload(data)
+    check_budget(cfg)
+    return cfg
 
 
 class ServiceError(Exception):
@@ -204,27 +215,53 @@ class LabService:
         return can_manage(info["owner"], actor.owner, actor.operator)
 
     # ----------------------------------------------------------------- runs
-    def check_budget(self, cfg: RunConfig) -> None:
-        """Refuse a config whose memory or work estimate is over this server's limits."""
+    def check(self, cfg: Any) -> Estimate | None:
+        """Refuse a config of any kind that the dashboard may not train (what its kind admits, e.g. a
+        real-text run's corpus; memory and work over this server's limits); else its estimate."""
         with user_errors():
-            check_budget(cfg)
+            return check_run(self.store.data_dir, kind_of(cfg).admit(cfg))
 
-    def submit(
-        self, cfg: RunConfig | TextRunConfig, actor: Actor, name: str | None = None, paused: bool = False
-    ) -> str:
+    def expected_seconds(self, cfg: Any) -> float:
+        """Seconds a whole run of ``cfg`` takes on one training slot, as the queue counts them (its
+        kind's estimate; a config the dashboard may not train raises ServiceError, as :meth:`check`)."""
+        with user_errors():
+            return run_seconds(self.store.data_dir, kind_of(cfg).admit(cfg))
+
+    def submit(self, cfg: Any, actor: Actor, name: str | None = None, paused: bool = False) -> str:
         """Train ``cfg`` as ``actor``'s new run (queued if every slot is busy); returns its id.  The
         run's kind admits the config first (a real-text run reads only the corpora the dashboard offers)."""
         with user_errors():
             cfg = kind_of(cfg).admit(cfg)
             return self.jobs.submit(cfg, name=name, owner=actor.owner, paused=paused, limited=not actor.operator)
 
-    # ----------------------------------------------------------------- real text
-    def check_text(self, cfg: TextRunConfig) -> TextEstimate:
-        """Refuse a text config the dashboard may not train (corpus, windows, memory, work); else its estimate."""
+    # ----------------------------------------------------------------- grids
+    def grid_configs(self, base: Any, axes: list[str], seeds: str) -> tuple[list[Any], list[str]]:
+        """A grid's configs, one per cell (``axes``: ``KEY=V1,V2,...`` each; ``seeds``: ``1-3`` or
+        ``1,5,9``), each admitted and checked, and each cell's name; ServiceError says what is wrong."""
         with user_errors():
-            data = check_dashboard_data(cfg.data)
-            return check_text_run(self.store.data_dir, cfg.model_copy(update={"data": data}))
+            parsed = [grid.parse_axis(a) for a in axes]
+            cells = grid.cells(parsed, grid.parse_seeds(seeds))
+            if len(cells) > MAX_GRID_CELLS:
+                raise ConfigError(f"the grid has {len(cells)} cells: the dashboard trains at most {MAX_GRID_CELLS} "
+                                  "(more with `python -m engine sweep`)")  # fmt: skip
+            cfgs = [kind_of(base).admit(grid.cell_config(base, c)) for c in cells]
+            return cfgs, [c.label() for c in cells]
 
+    def submit_grid(self, cfgs: list[Any], names: list[str], actor: Actor) -> list[str]:
+        """Train every config of a grid (all or none; the grid counts as one of ``actor``'s runs)."""
+        with user_errors():
+            return self.jobs.submit_grid(cfgs, list(names), owner=actor.owner, limited=not actor.operator)
+
+    def grid_summary(self, run_ids: list[str], keys: list[str]) -> pd.DataFrame:
+        """One row per stored run of a grid: the values of ``keys``, seed, run, status, final metrics."""
+        rows = []
+        for rid in run_ids:
+            info = self.run(rid)
+            if info is not None:
+                rows.append(grid.stored_row(info, keys, self.store.scalars(rid)))
+        return pd.DataFrame(rows)
+
+    # ----------------------------------------------------------------- real text
     def text_corpus(self, data: TextDataConfig) -> dict[str, Any]:
         """Sizes, vocabulary and most frequent tokens of a corpus the dashboard may read."""
         with user_errors():

@@ -44,6 +44,7 @@ class JobStatus:
     light: bool = False  # throttled to a sliver of a core, it computes without a slot
     waiting: str | None = None  # what a queued run waits for (scheduling.queue_sentence)
     watched_s: float = 0.0  # seconds since a page last showed it
+    left_s: float | None = None  # seconds until a running training run ends, at its pace (Job.time_left)
 
     @property
     def fraction(self) -> float:
@@ -77,7 +78,7 @@ class Job:
         self, job_id: str, kind: str, total_steps: int, step: int, owner: str | None, args: tuple, seconds: float = 0
     ):
         self.id, self.kind, self.owner, self.total_steps = job_id, kind, owner, total_steps
-        self.seconds = seconds  # estimated training seconds of the whole job (limits.estimated_seconds)
+        self.seconds = seconds  # estimated training seconds of the whole job (run_kinds.run_seconds)
         self.args = args  # the worker's arguments after (data_dir, id); see _worker_args
         self.control = RunControl(worker_context())
         self.control.report_step(step)
@@ -99,6 +100,7 @@ class Job:
         self.granted: tuple[float, int] = (self.started, step)  # (time, step) when it last got its slot
         self.watched_at = self.started  # when a page last showed it
         self.idle_paused = False  # paused by the server because nobody watched it
+        self.group: str | None = None  # the grid it belongs to: a grid counts as one of its owner's runs
 
     def release_control(self) -> None:
         """Swap the shared control of an ended job for an in-process one with the same step: the
@@ -133,6 +135,16 @@ class Job:
             return (self.total_steps - self.control.step) * elapsed / done
         return self.slot_seconds()
 
+    def time_left(self) -> float | None:
+        """Seconds until a running training run ends: at its throttle while it runs light (no slot),
+        else at its pace since it got its slot (:meth:`slot_left`); None when it is not running."""
+        if self.kind != TRAIN or self.status != "running":
+            return None
+        cap = self.control.max_steps_per_s
+        if self.light and not self.slot and cap:
+            return (self.total_steps - self.control.step) / cap
+        return self.slot_left()
+
     def snapshot(self, position: int | None, waiting: str | None = None) -> JobStatus:
         """The job as the pages see it: ``queued`` while it waits in the queue (``position``: runs
         ahead of it, ``waiting``: what it waits for), else what its worker last reported."""
@@ -146,4 +158,5 @@ class Job:
             self.id, status, c.step, self.total_steps, position, message, c.paused, self.kind,
             self.owner, tuple(names), self.items_done, self.current, quick, round(end - self.started, 3),
             c.max_steps_per_s, self.slot, self.light and not self.slot, waiting, round(now - self.watched_at, 3),
+            None if position is not None else self.time_left(),
         )  # fmt: skip

@@ -1,12 +1,10 @@
 """The one job manager: background training runs and reproductions, shared by every dashboard session.
 
-Each job runs in a worker process of its own (:mod:`engine.service.worker`), never in the web
-server: measured (bench/ui_throughput.py, BENCHMARKS.md), a run watched in a browser trained at
-~0.8 of its headless speed with worker threads (the page scripts shared the GIL with training)
-and at 0.98 in a process of its own.  The server's side of a job is its controls (shared memory,
-:class:`~engine.service.control.RunControl`) and one supervisor thread that reads what the worker
-reports through a pipe; every change of a job's state notifies :attr:`JobManager.changed`, a
-condition variable that :meth:`JobManager.wait` blocks on (no polling).
+Each job runs in a worker process of its own (:mod:`engine.service.worker`), never in the web server
+(a run watched in a browser trained at 0.8 of its headless speed in a thread, 0.98 in a process:
+bench/ui_throughput.py).  The server's side of a job is its controls (shared memory,
+:class:`~engine.service.control.RunControl`) and a supervisor thread reading what the worker reports;
+every change of a job's state notifies :attr:`JobManager.changed` (:meth:`JobManager.wait` blocks on it).
 
 Training runs: *slots* bound the runs that compute at once, not the runs that exist
 (:mod:`engine.service.scheduling`).  At most ``max_concurrent`` runs hold a slot (default: the number of
@@ -19,6 +17,8 @@ this host whose writer died outside this manager, e.g. a killed command-line run
 without a final status (out of memory, killed) leaves its run ``interrupted``, resumable from its last
 checkpoint.  Reproductions: one at a time per manager, outside the slots; starting one while another
 runs returns the running one.  ``shutdown()`` stops and joins every worker; it runs at exit.
+``SCANSNAP_CLUSTER=ADDRESS``: each run's worker relays it to a Ray cluster (:mod:`engine.service.cluster`),
+whose CPUs are the slots; everything else works as here.  Reproductions stay on this machine.
 """
 
 from __future__ import annotations
@@ -29,33 +29,32 @@ import os
 import threading
 import time
 from multiprocessing.process import BaseProcess
+from typing import Any
 
-from engine.core.config import RunConfig
-from engine.core.text.config import TextRunConfig
 from engine.paper.items.catalog import check_items, total_work
 from engine.service.janitor import abandoned, run_janitor
 from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
 from engine.service.limits import Limits, check_visitor_run
 from engine.service.reproductions import new_id
-from engine.service.run_kinds import kind_named, kind_of, run_seconds, stored_cost
+from engine.service.run_kinds import check_run, create_run, kind_named, kind_of, run_seconds, stored_cost
 from engine.service.scheduling import FULL, IDLE, Scheduler
 from engine.service.store import RunStore, StoreError
 from engine.service.supervision import supervise
-from engine.service.worker import parse_cpus, warm_up
+from engine.service.worker import CLUSTER_ENV, cluster_slots, parse_cpus, warm_up
 
 
 class JobManager:
     def __init__(
-        self,
-        store: RunStore,
-        max_concurrent: int | None = None,
-        limits: Limits | None = None,
-        worker_cpus: frozenset[int] | None = None,
-    ):
+        self, store: RunStore, max_concurrent: int | None = None, limits: Limits | None = None,
+        worker_cpus: frozenset[int] | None = None, cluster: str | None = None,
+    ):  # fmt: skip
         """``worker_cpus``: the CPUs every worker runs on (default: any), e.g. to keep training off the
-        cores that serve pages; torch threads per worker are then divided among those."""
+        cores that serve pages; torch threads per worker are then divided among those.  ``cluster``: a
+        Ray cluster's address (every run trains there; the slots default to its CPUs)."""
         self.store = store
-        self.max_concurrent = max(1, max_concurrent or os.cpu_count() or 1)  # the training slots
+        self.cluster = cluster
+        slots = max_concurrent or (cluster_slots(cluster) if cluster else os.cpu_count() or 1)
+        self.max_concurrent = max(1, slots)  # the training slots
         self.limits = limits or Limits()
         self.worker_cpus = worker_cpus
         cpus = len(worker_cpus) if worker_cpus else os.cpu_count() or 1
@@ -70,27 +69,40 @@ class JobManager:
 
     # ----------------------------------------------------------------- submit
     def submit(
-        self, cfg: RunConfig | TextRunConfig, name: str | None = None, owner: str | None = None,
+        self, cfg: Any, name: str | None = None, owner: str | None = None,
         paused: bool = False, limited: bool = False,
     ) -> str:  # fmt: skip
         """Create the run and queue it for a training slot (``paused``: create it paused, holding
         nothing, until :meth:`resume` or :meth:`step`); returns its id.
 
-        Raises RuntimeError when ``owner`` already has its quota of live runs, or, when ``limited``
-        (a visitor, not the operator), when the run asks for more steps than a visitor may or the
-        server's queue of training would grow past its limit (:class:`~engine.service.limits.Limits`).
-        The run's seconds are estimated first, outside the lock (a real-text run has its corpus measured
-        and its budget checked: the first measurement of a corpus takes about a second)."""
-        seconds = run_seconds(self.store.data_dir, cfg)
+        Raises RuntimeError when ``owner`` already has its quota of live runs, or, when ``limited`` (a
+        visitor), when the run asks for more steps than a visitor may or the server's queue would grow
+        past its limit (:class:`~engine.service.limits.Limits`); estimated outside the lock."""
+        return self.submit_grid([cfg], [name], owner, limited, paused)[0]
+
+    def submit_grid(
+        self, cfgs: list[Any], names: list[str | None], owner: str | None = None,
+        limited: bool = False, paused: bool = False,
+    ) -> list[str]:  # fmt: skip
+        """:meth:`submit` for every run of a grid, all or nothing (each checked against the limits before
+        any is stored; a visitor's grid must fit the queue limit whole); the grid counts as one of
+        ``owner``'s runs.  Returns the run ids."""
+        seconds = [run_seconds(self.store.data_dir, cfg) for cfg in cfgs]
+        if len(cfgs) > 1:
+            for cfg in cfgs:
+                check_run(self.store.data_dir, cfg)
         with self.changed:
             self._check_open(owner)
             if limited:
-                check_visitor_run(self.limits, cfg.optim.steps, seconds, self.scheduler.queued_seconds())
-            kind = kind_of(cfg)
-            run_id = kind.create(self.store, cfg, name, owner, "paused" if paused else "queued")
-            job = self._jobs[run_id] = Job(run_id, TRAIN, cfg.optim.steps, 0, owner, (kind.training_module,), seconds)
-            self._start_or_park(job, paused)
-            return run_id
+                steps = max(cfg.optim.steps for cfg in cfgs)
+                check_visitor_run(self.limits, steps, sum(seconds), self.scheduler.queued_seconds())
+            status = "paused" if paused else "queued"
+            ids = [create_run(self.store, cfg, name, owner, status) for cfg, name in zip(cfgs, names, strict=True)]
+            for rid, cfg, s in zip(ids, cfgs, seconds, strict=True):
+                job = self._jobs[rid] = Job(rid, TRAIN, cfg.optim.steps, 0, owner, (kind_of(cfg).training_module,), s)
+                job.group = ids[0]
+                self._start_or_park(job, paused)
+            return ids
 
     def _start_or_park(self, j: Job, paused: bool) -> None:
         if paused:
@@ -146,7 +158,9 @@ class JobManager:
             )
 
     def _owner_active(self, owner: str) -> int:
-        return sum(1 for j in self._jobs.values() if j.kind == TRAIN and j.owner == owner and j.status not in TERMINAL)
+        """The owner's live runs, a grid's counted once."""
+        live = (j for j in self._jobs.values() if j.kind == TRAIN and j.owner == owner and j.status not in TERMINAL)
+        return len({j.group or j.id for j in live})
 
     # ----------------------------------------------------------------- scheduling
     def want(self, j: Job, demand: str) -> None:
@@ -375,6 +389,7 @@ def get_manager(data_dir: str | None = None, max_concurrent: int | None = None) 
                 max_concurrent or (int(env) if env else None),
                 Limits.from_env(),
                 worker_cpus=parse_cpus(cpus) if cpus else None,
+                cluster=os.environ.get(CLUSTER_ENV) or None,
             )
         return _MANAGERS[key]
 

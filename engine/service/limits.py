@@ -8,21 +8,6 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core.config import RunConfig
-from engine.core.schedule import snapshot_steps
-from engine.service.budget import estimate
-
-# The slot time of a run, as the queue counts it, with every slot busy (bench/queue_estimate.py measures
-# it against these: BENCHMARKS.md).  Chosen to overstate rather than understate: a queued visitor's stated
-# wait is a sum of them.
-# Measured on 2 cores, both slots busy (second runs, twin cached): syn-small 1.1-1.7 ms a step, 6 ms a
-# snapshot, a start of 0.3 s and up to 2 s more for an uncached twin; syn-medium-1 3·10^8 element-operations
-# a second.
-RUN_START_S = 1.0  # a worker's start, the run's statics, an uncached mean-field twin
-STEP_OVERHEAD_S = 2e-3  # per optimiser step, whatever its size
-SNAPSHOT_S = 8e-3  # per stored snapshot (its metrics and one SQLite transaction)
-OPS_PER_S = 3e8  # element-operations a second of one slot
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -54,14 +39,6 @@ def _env(name: str, default: float, typ: type) -> Any:
     if not value > 0:
         raise ValueError(f"{name}={raw[:40]!r} must be > 0")
     return value
-
-
-def estimated_seconds(cfg: RunConfig) -> float:
-    """Slot seconds of a whole run on this machine, every slot busy: a start, a fixed cost per step and
-    per snapshot, plus the budget's element-operations at :data:`OPS_PER_S` (the queue's estimate)."""
-    snapshots = len(snapshot_steps(cfg.optim.steps, cfg.snapshots))
-    work = estimate(cfg).work / OPS_PER_S
-    return RUN_START_S + cfg.optim.steps * STEP_OVERHEAD_S + snapshots * SNAPSHOT_S + work
 
 
 def check_visitor_run(lim: Limits, steps: int, seconds: float, queued: float) -> None:

@@ -1,75 +1,22 @@
-"""The kinds of run, each registered once: what the service needs to create, cost and train a run of it.
+"""The registry of run kinds: each kind registered once (its package: ``engine/service/kinds/<kind>``,
+the protocol: :class:`engine.service.kinds.RunKind`), and what every kind's run goes through.
 
-A kind is found by its config's class (a new run) or by the store's ``kind`` column (a stored run).
-Its worker side, which imports torch, is named as ``"module:factory"`` and imported only where the
-run trains (:func:`open_training`), so the web process can create and queue runs without torch.
-
-A factory ``factory(cfg, store)`` returns a :class:`Training`: the trainer and what the kind writes
-besides what every run writes (:class:`engine.service.runner.RunJob` does the rest: controls,
-statuses, checkpoints, resume).
+A kind is found by its config's class (a new run) or by the store's ``kind`` column (a stored run);
+nothing outside this module and the kinds' packages branches on the kind.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from engine.core.config import RunConfig
-from engine.core.text.config import TextRunConfig
-from engine.service.corpus_access import check_dashboard_data
-from engine.service.limits import estimated_seconds
-from engine.service.runs import create_run
+from engine.paper.environment import environment
+from engine.service.budget import Estimate
+from engine.service.kinds import PENDING_DEVICE, RunKind, Training
+from engine.service.kinds.synthetic import SYNTHETIC
+from engine.service.kinds.text import TEXT_KIND
 from engine.service.store import RunStore
-from engine.service.text_runs import TEXT, create_text_run, text_seconds
-
-
-class Training(Protocol):
-    """A kind's worker side: its trainer (``advance``, ``snapshot``, ``checkpoint``, ``restore``,
-    ``schedule``, ``step_count``, ``device``) and what it stores of it."""
-
-    trainer: Any
-
-    def started(self, store: RunStore, run_id: str) -> None:
-        """Store what the run's row needs once its trainer exists (every start, a resume's included)."""
-
-    def stored(self, snap: Any) -> tuple[dict[str, Any], Any]:
-        """A snapshot as the store keeps it: (arrays, scalar rows or blocks)."""
-
-    def after_first_snapshot(self, store: RunStore, run_id: str) -> Any:
-        """Begin what is computed beside the training once its first snapshot is stored (the
-        mean-field twin: an object with ``finish(cancel)``), or None."""
-
-
-def as_is(cfg: Any) -> Any:
-    return cfg
-
-
-@dataclass(frozen=True)
-class RunKind:
-    """One kind of run: its store name, its config class, how a run of it is created in the store
-    (checked first), its slot seconds for the queue, its worker side (``"module:factory"``), its export
-    writer (``"module:function"``, imported when used), what the dashboard admits of a visitor's
-    config (``admit``: the config to train, or ConfigError) and, for runs stored before the kind kept
-    a derived static, how it is derived once when it is first read (``backfill``: ``"module:function"``
-    taking the store, the run's row and its statics, returning them completed)."""
-
-    name: str
-    config: type[Any]
-    create: Callable[[RunStore, Any, str | None, str | None, str], str]
-    seconds: Callable[[str | Path, Any], float]
-    training: str
-    export: str  # "module:function" writing the run's export files (store, run_id, out, config_text, fmt)
-    admit: Callable[[Any], Any] = as_is
-    backfill: str | None = None
-
-    @property
-    def training_module(self) -> str:
-        """The module of the worker side: a worker imports it first (it may register the kind there)."""
-        return self.training.split(":")[0]
-
 
 KINDS: dict[str, RunKind] = {}
 
@@ -113,6 +60,27 @@ def stored_cost(data_dir: str | Path, info: dict[str, Any]) -> tuple[int, float]
     return cfg.optim.steps, run_seconds(data_dir, cfg)
 
 
+def check_run(data_dir: str | Path, cfg: Any) -> Estimate | None:
+    """The run's memory and work estimate (its kind's ``check``); ConfigError when over the limits."""
+    return kind_of(cfg).check(data_dir, cfg)
+
+
+def create_run(
+    store: RunStore, cfg: Any, name: str | None = None, owner: str | None = None, status: str = "queued"
+) -> str:
+    """Check the run against the limits (before anything is allocated), then write its row and what
+    its kind stores from the config alone in one transaction; returns the run id.  The device is
+    recorded by whoever trains it."""
+    kind = kind_of(cfg)
+    kind.check(store.data_dir, cfg)
+    versions = environment(PENDING_DEVICE)["versions"]
+    name = name or cfg.name or kind.default_name
+    statics = kind.statics(cfg)
+    return store.create_run(
+        name, cfg.to_json(), PENDING_DEVICE, versions, owner=owner, statics=statics, status=status, kind=kind.name
+    )
+
+
 def resolve(ref: str) -> Any:
     """The object a ``"module:name"`` reference names (its module imported now)."""
     module, name = ref.split(":")
@@ -133,36 +101,5 @@ def open_training(cfg: Any, store: RunStore) -> Training:
     return training
 
 
-def _yz_seconds(_data_dir: str | Path, cfg: RunConfig) -> float:
-    return estimated_seconds(cfg)
-
-
-register(
-    RunKind(
-        "synthetic",
-        RunConfig,
-        create_run,
-        _yz_seconds,
-        "engine.service.yz_training:YZTraining",
-        "engine.service.export:export_synthetic_run",
-        backfill="engine.service.yz_theory:backfill_overlay",
-    )
-)
-
-
-def _offered_corpus(cfg: TextRunConfig) -> TextRunConfig:
-    """A real-text run from the dashboard reads only the corpora it offers (:func:`check_dashboard_data`)."""
-    return cfg.model_copy(update={"data": check_dashboard_data(cfg.data)})
-
-
-register(
-    RunKind(
-        TEXT,
-        TextRunConfig,
-        create_text_run,
-        text_seconds,
-        "engine.service.text_training:TextTraining",
-        "engine.service.text_export:export_text_run",
-        _offered_corpus,
-    )
-)
+for _kind in (SYNTHETIC, TEXT_KIND):  # the built-in kinds: a new kind is one package and one name here
+    register(_kind)

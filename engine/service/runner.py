@@ -18,7 +18,7 @@ from engine.core.device import describe_device
 from engine.core.train import DivergedError
 from engine.service.control import FULL, IDLE, LIGHT, RunControl, is_light
 from engine.service.pacing import Anchor, pace
-from engine.service.run_kinds import kind_named, kind_of, open_training
+from engine.service.run_kinds import create_run, kind_named, open_training
 from engine.service.store import RunStore
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
@@ -73,7 +73,7 @@ class RunJob:
         # called after every status change is stored (a worker process tells the server this way)
         self.on_status: Callable[[str, str | None], None] | None = None
         self._last_checkpoint = time.monotonic()
-        self.run_id = resume_id or kind_of(cfg).create(store, cfg, name, owner, status)
+        self.run_id = resume_id or create_run(store, cfg, name, owner, status)
         store.set_device(self.run_id, self.device)
         self.training.started(store, self.run_id)
         if resume_id is not None:

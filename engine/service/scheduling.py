@@ -46,7 +46,7 @@ def _slots_phrase(slots: int, busy: int) -> str:
     return f"slots: {slots}, {state}"
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     """``seconds`` rounded up (a visitor is never told a wait shorter than the estimate): to 5 s, a
     minute or a tenth of an hour."""
     if seconds <= 55:
@@ -60,7 +60,7 @@ def queue_sentence(ahead: int, slots: int, busy: int, wait_s: float) -> str:
     """What a queued run waits for, e.g. "2 runs ahead of you; slots: 2, both training; starts in
     about 1 min" (``busy``: slots held now, ``wait_s``: :func:`expected_wait`)."""
     first = "next in line" if ahead == 0 else _count(ahead, "run", "runs") + " ahead of you"
-    return f"Waiting for a training slot: {first}; {_slots_phrase(slots, busy)}; starts in about {_duration(wait_s)}"
+    return f"Waiting for a training slot: {first}; {_slots_phrase(slots, busy)}; starts in about {duration(wait_s)}"
 
 
 class Scheduler:

@@ -8,7 +8,8 @@ Schema::
          versions_json TEXT, created REAL, updated REAL, message TEXT, owner TEXT,
          pid INTEGER, host TEXT, last_step INTEGER,
          published INTEGER NOT NULL DEFAULT 0,  -- added by a migration to older databases
-         kind TEXT NOT NULL DEFAULT 'synthetic')  -- likewise: every run of an older database is synthetic
+         kind TEXT NOT NULL DEFAULT 'synthetic',  -- likewise: every run of an older database is synthetic
+         node TEXT)  -- likewise: the cluster node it trained on, NULL on this server's own workers
     statics(run_id TEXT, name TEXT, array BLOB, PRIMARY KEY(run_id, name))   -- once per run
     snapshots(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))
     scalar_blocks(...), text_scalars(...)  -- a kind's scalars, one row per (run, metric, step)
@@ -16,7 +17,7 @@ Schema::
     checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest; none once finished
 
 ``kind``: the run kind's name (:mod:`engine.service.run_kinds`): ``synthetic`` (a RunConfig) or ``text`` (a
-TextRunConfig, :mod:`engine.service.text_runs`).
+TextRunConfig, :mod:`engine.service.kinds.text.runs`).
 ``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
 anyone with its link watches it live (:meth:`RunStore.list_published` lists them).
 ``created``/``updated`` are Unix times; ``pid`` and ``host`` identify the writer process so
@@ -85,12 +86,13 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     run_id TEXT PRIMARY KEY, step INTEGER NOT NULL, arrays BLOB NOT NULL, meta TEXT NOT NULL);
 """
 )
-_SAVE_CHECKPOINT = "INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)"
+SAVE_CHECKPOINT = "INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)"
 _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created", "updated",
                 "message", "owner", "pid", "host", "last_step")  # fmt: skip
-_READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind")
+READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind", "node")
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
-_MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"))
+_MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"),
+               ("node", "TEXT"))  # fmt: skip
 RENAMED_STATICS = (("synthetic", "psi", "query_of_class_id"),)  # (kind, old, new): ψ(n)'s id, not a query index
 RENAME_STATIC = "UPDATE statics SET name = ? WHERE name = ? AND run_id IN (SELECT id FROM runs WHERE kind = ?)"
 
@@ -230,7 +232,7 @@ class RunStore(SqliteDB):
                 (step, step, time.time(), run_id),
             )
             if ckpt is not None:
-                con.execute(_SAVE_CHECKPOINT, (run_id, step, *ckpt))
+                con.execute(SAVE_CHECKPOINT, (run_id, step, *ckpt))
 
     def checkpoint(self, run_id: str) -> tuple[int, dict[str, np.ndarray], str] | None:
         """The latest (step, arrays, JSON metadata) saved to resume the run, or None."""
@@ -249,7 +251,7 @@ class RunStore(SqliteDB):
             )
             if cur.rowcount == 0:
                 raise KeyError(f"no run {run_id!r}")
-            con.execute(_SAVE_CHECKPOINT, (run_id, int(step), blob, meta))
+            con.execute(SAVE_CHECKPOINT, (run_id, int(step), blob, meta))
 
     def truncate_after(self, run_id: str, step: int, status: str = "running") -> None:
         """Drop snapshots and scalars after ``step`` (before resuming from a checkpoint there)."""
@@ -318,7 +320,7 @@ class RunStore(SqliteDB):
 
     def list_published(self, statuses: Iterable[str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Published runs, newest first; ``statuses`` keeps only those (e.g. the live ones)."""
-        sql = f"SELECT {','.join(_READ_COLUMNS)} FROM runs WHERE published = 1"
+        sql = f"SELECT {','.join(READ_COLUMNS)} FROM runs WHERE published = 1"
         args: list[Any] = []
         if statuses is not None:
             args = list(statuses)
@@ -344,19 +346,19 @@ class RunStore(SqliteDB):
 
     @staticmethod
     def _run_dict(row: tuple) -> dict[str, Any]:
-        d = dict(zip(_READ_COLUMNS, row, strict=True))
+        d = dict(zip(READ_COLUMNS, row, strict=True))
         d["versions"] = json.loads(d.pop("versions_json") or "{}")
         d["published"] = bool(d["published"])
         return d
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """All columns (``config_json`` as stored text, ``versions`` as a dict), or None."""
-        rows = self._read(f"SELECT {','.join(_READ_COLUMNS)} FROM runs WHERE id = ?", (run_id,))
+        rows = self._read(f"SELECT {','.join(READ_COLUMNS)} FROM runs WHERE id = ?", (run_id,))
         return self._run_dict(rows[0]) if rows else None
 
     def list_runs(self, limit: int = 200) -> list[dict[str, Any]]:
         rows = self._read(
-            f"SELECT {','.join(_READ_COLUMNS)} FROM runs ORDER BY created DESC, rowid DESC LIMIT ?", (int(limit),)
+            f"SELECT {','.join(READ_COLUMNS)} FROM runs ORDER BY created DESC, rowid DESC LIMIT ?", (int(limit),)
         )
         return [self._run_dict(r) for r in rows]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job
 from engine.service.store import StoreError
-from engine.service.worker import reproduce, train_stored_run, worker_context
+from engine.service.worker import reproduce, train_on_cluster, train_stored_run, worker_context
 
 if TYPE_CHECKING:
     from engine.service.jobs import JobManager
@@ -48,6 +48,8 @@ def supervise(m: JobManager, j: Job) -> None:
 
 def _worker_args(m: JobManager, j: Job, send: Any) -> tuple[Callable[..., None], tuple]:
     data_dir, me = str(m.store.data_dir.resolve()), os.getpid()
+    if j.kind == TRAIN and m.cluster:
+        return train_on_cluster, (data_dir, j.id, j.control, send, me, m.limits.park_after_s, m.cluster)
     if j.kind == TRAIN:  # args: the module of the run kind's worker side
         return train_stored_run, (data_dir, j.id, j.control, send, m.torch_threads, me, m.worker_cpus,
                                   m.limits.park_after_s, *j.args)  # fmt: skip

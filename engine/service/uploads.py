@@ -23,7 +23,6 @@ import math
 from typing import Any, NamedTuple
 
 from engine.core.config import ConfigError, RunConfig
-from engine.service.budget import check_budget
 
 MAX_CONFIG_BYTES = 256 * 1024
 MAX_CSV_BYTES = 512 * 1024
@@ -51,11 +50,10 @@ def check_upload_name(name: str, kind: UploadKind) -> None:
         raise ConfigError(f"{shown!r} is not a {kind.suffix} file: upload {kind.what}")
 
 
-def config_from_upload(data: bytes) -> RunConfig:
-    """A validated, within-budget RunConfig from the bytes of a JSON file."""
-    cfg = RunConfig.from_json(_text(data, MAX_CONFIG_BYTES, "config file"))  # every problem a ConfigError
-    check_budget(cfg)
-    return cfg
+def parse_config_upload(data: bytes) -> RunConfig:
+    """A validated RunConfig from the bytes of a JSON file (its budget is checked by the caller:
+    :func:`engine.service.facade.config_from_upload`)."""
+    return RunConfig.from_json(_text(data, MAX_CONFIG_BYTES, "config file"))  # every problem a ConfigError
 
 
 def table_from_csv(data: bytes) -> tuple[list[list[float]], list[int]]:

@@ -24,6 +24,7 @@ import os
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
+from pathlib import Path
 
 from engine.service.control import RunControl
 from engine.service.run_kinds import KINDS
@@ -38,6 +39,8 @@ PRELOAD = [
     "engine.service.reproduction_run",
 ]
 _CONTEXT: WorkerContext | None = None
+ROOT = str(Path(__file__).resolve().parents[2])  # the project: what a helper process imports from
+CLUSTER_ENV = "SCANSNAP_CLUSTER"  # a Ray cluster's address: the dashboard's runs train there
 
 
 def worker_context() -> WorkerContext:
@@ -80,7 +83,9 @@ def parse_cpus(text: str) -> frozenset[int]:
 
 
 def _enter(server_pid: int, torch_threads: int, cpus: frozenset[int] | None) -> None:
-    """What every worker does first: die with the server, take its CPUs and torch threads."""
+    """What every worker does first: die with the server, take its CPUs and torch threads.  (Not a
+    lower priority: a niced worker's torch threads wait for whichever of them shares a core with a
+    busier process, and a 20 s test run took over 140 s beside one busy process.)"""
     import torch  # preloaded by the fork server: already in sys.modules
 
     die_with(server_pid)
@@ -131,6 +136,59 @@ def train_stored_run(
     finally:
         store.close()
         report.close()
+
+
+def train_on_cluster(
+    data_dir: str,
+    run_id: str,
+    control: RunControl,
+    report: Connection,
+    server_pid: int,
+    park_after_s: float | None,
+    address: str,
+) -> None:
+    """Worker entry point on a cluster: relay stored run ``run_id`` to an actor on the Ray cluster at
+    ``address`` (:func:`engine.service.cluster.drive`): the controls to it, its rows into the store,
+    its reports (as :func:`train_stored_run` sends them) to the server.  A node lost mid-run leaves the
+    run ``interrupted``, resumable from its last checkpoint."""
+    from engine.service.cluster import LOST, connect, drive
+
+    def relay(msg: tuple) -> None:
+        if msg[0] in ("status", "demand", "parked"):
+            report.send(msg)
+
+    try:
+        die_with(server_pid)
+        connect(address)
+        with RunStore(data_dir) as store:
+            status, message = drive(store, run_id, control, relay, park_after_s, writer_pid=server_pid)
+        if status != "parked":  # the final status (again, where the node said it: the same values)
+            report.send(("status", "interrupted" if status == LOST else status, message))
+    except Exception as e:  # nothing more can train: say why, in the store if it can be reached
+        message = f"the cluster at {address} could not train the run: {type(e).__name__}: {e}"
+        with contextlib.suppress(Exception), RunStore(data_dir) as store:
+            store.set_status(run_id, "failed", message)
+        report.send(("status", "failed", message))
+    finally:
+        report.close()
+
+
+def cluster_slots(address: str, timeout_s: float = 120.0) -> int:
+    """The CPUs of the Ray cluster at ``address``, asked by a short-lived process (the web server
+    itself never joins the cluster); ValueError says why it could not be reached."""
+    import subprocess
+    import sys
+
+    code = "import sys; from engine.service.cluster import cluster_cpus; print(cluster_cpus(sys.argv[1]))"
+    try:
+        out = subprocess.run([sys.executable, "-c", code, address], capture_output=True, text=True,
+                             timeout=timeout_s, cwd=ROOT, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"{CLUSTER_ENV}={address}: no answer from the Ray cluster in {timeout_s:.0f} s") from None
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ValueError(f"{CLUSTER_ENV}={address}: {last}")
+    return int(out.stdout.split()[-1])
 
 
 def reproduce(

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.core.config import ConfigError, RunConfig
-from engine.service.budget import check_budget
+from engine.service.kinds.synthetic.budget import check_budget
 
 json_scalars = st.one_of(
     st.none(),
@@ -117,7 +117,7 @@ def test_an_integer_of_5000_digits_is_a_clear_error():
     )
 )
 def test_uploaded_config_files(d):
-    from engine.service.uploads import config_from_upload
+    from engine.service.facade import config_from_upload
 
     cfg = parse_or_clear_error(lambda: config_from_upload(json.dumps(d).encode()))
     if cfg is not None:

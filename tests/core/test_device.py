@@ -16,7 +16,8 @@ from engine.core import device, train
 from engine.core.optim import ReplicaOptimizer
 from engine.core.train import Trainer
 from engine.paper.presets import get_preset
-from engine.service import runner, yz_training
+from engine.service import runner
+from engine.service.kinds.synthetic import training as yz_training
 from engine.service.store import RunStore
 
 

@@ -17,7 +17,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from bench.webserver import serve
 from engine.paper.presets import get_preset
 from tests.service.test_health import damage_a_middle_page, store_with_runs
-from ui.lab_chart_list import CHARTS
+from ui.kinds.synthetic.chart_list import CHARTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a Chromium and a server per test: the slow tier
 ROOT = Path(__file__).resolve().parents[2]
@@ -450,7 +450,9 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
         page.goto(f"{srv.url}/runs")
         page.get_by_text("interrupted").first.wait_for()
         page.get_by_role("button", name="Resume from checkpoint").click()
-        page.wait_for_selector(".st-key-lab-cn .js-plotly-plot")  # the Lab shows the resumed run
+        # the Lab shows the resumed run: the first Lab page of a fresh server imports the engine and
+        # trains beside it, so on a busy 2-core machine it can take longer than the default 15 s
+        page.wait_for_selector(".st-key-lab-cn .js-plotly-plot", timeout=45_000)
         assert f"run={run_id}" in page.url
         with RunStore(data) as store:
             _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
@@ -465,9 +467,10 @@ def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, 
     Streamlit's generic error never shows."""
     from engine.paper.presets import get_preset
     from engine.service import budget
+    from engine.service.kinds.synthetic.budget import estimate
 
     cfg = get_preset("syn-medium-10").config.with_overrides({"replicas.seeds": list(range(1, 51))})
-    assert 1024 < budget.estimate(cfg).total_mb < budget.DEFAULT_MAX_RUN_MB  # refused here, not by default
+    assert 1024 < estimate(cfg).total_mb < budget.DEFAULT_MAX_RUN_MB  # refused here, not by default
     with serve(tmp_path / "data", tmp_path / "server.log", env={"SCANSNAP_MAX_RUN_MB": "1024"}) as srv:
         page.goto(f"{srv.url}/sweep")
         page.locator("[data-testid=stSelectbox]").first.click()

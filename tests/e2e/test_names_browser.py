@@ -11,8 +11,8 @@ import pytest
 
 from bench.webserver import launch_chromium, serve
 from engine.paper.presets import get_preset
+from engine.service.run_kinds import create_run
 from engine.service.runner import RunJob
-from engine.service.runs import create_run
 from engine.service.store import RunStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

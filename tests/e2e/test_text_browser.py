@@ -20,8 +20,9 @@ README_SHOTS = {  # test artifact → the README's copy
     "text-1920x1080-charts.png": "text-1920x1080.png",
     "text-1280x720-maps.png": "text-1280x720.png",
     "text-1920x1080-fig7.png": "text-fig7.png",
+    "text-lecture-1280x720.png": "text-lecture-1280x720.png",
 }
-H_CHART = ".st-key-text-charts-H .js-plotly-plot, .st-key-text-charts-wide-H .js-plotly-plot"
+H_CHART = ".st-key-text-charts-H .js-plotly-plot, .st-key-text-hero-H .js-plotly-plot"
 
 
 def _run_to_the_end(pg, url: str, steps: int) -> None:
@@ -46,7 +47,7 @@ def _projector_shots(pg, name: str) -> None:
     """What the projector shows: the top, the line charts, the maps, Fig. 7's row; and the whole page
     (a tall viewport: Streamlit scrolls inside its own container, so a full-page shot would not)."""
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-    for part, sel in (("charts", ".st-key-text-charts, .st-key-text-charts-wide"), ("maps", ".st-key-text-maps"),
+    for part, sel in (("charts", ".st-key-text-charts, .st-key-text-hero"), ("maps", ".st-key-text-maps"),
                       ("fig7", ".st-key-text-fig7")):  # fmt: skip
         pg.locator(sel).first.scroll_into_view_if_needed()
         pg.evaluate(UNDER_THE_BAR, sel)  # the sticky control bar would hide the part's top
@@ -81,32 +82,63 @@ def test_real_text_page_at_projector_sizes(server, browser, width, height):
         assert len(boxes) == 3 + 3 + 4 and min(boxes) >= 360, boxes  # every chart wide enough to read its labels
         ticks = pg.evaluate("() => document.querySelector('.st-key-text-maps .js-plotly-plot').layout.yaxis.ticktext")
         assert len(ticks) == 35 and all(isinstance(t, str) and t for t in ticks)  # one word per query row
-        assert pg.get_by_text(re.compile(r"At this budget \(200 steps\): layer 0")).count() == 1
+        assert pg.get_by_text(re.compile(r"JoMA's sparser-then-denser, read on the curves smoothed")).count() == 1
+        assert pg.get_by_text(re.compile(r"^Step 200: layer 0's attention is")).count() == 1  # the story
         assert pg.get_by_text("This app has encountered an error").count() == 0
         _projector_shots(pg, f"text-{width}x{height}")
     finally:
         pg.close()
 
 
-def test_real_text_lecture_mode(server, browser):
-    pg = browser.new_page(viewport={"width": 1280, "height": 720})
+def _box(pg, sel: str) -> dict | None:
+    return pg.locator(sel).first.bounding_box()
+
+
+def _on_screen(box: dict | None, w: int, h: int) -> bool:
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["x"] >= 0
+        and box["x"] + box["width"] <= w + 1
+        and (box["y"] + box["height"] <= h + 1)
+    )
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
+def test_real_text_lecture_screen_fits_a_projector(server, browser, width, height):
+    """``?lecture=1``: after a run, without scrolling, the control bar, the story sentence and the
+    entropy, the live attention map and the loss are on screen (three in a row below 1600 px, two rows
+    of two from 1600 px, with the common/distinct chart); lecture fonts; explanations below."""
+    pg = browser.new_page(viewport={"width": width, "height": height})
     pg.set_default_timeout(30_000)
     try:
         url = f"{server}/text?lecture=1&preset=text-fig7-1layer&{SHORT}&optim.steps=120&snapshots.linear_every=15"
         _run_to_the_end(pg, url, 120)
-        para = "document.querySelector('[data-testid=stMain] [data-testid=stMarkdownContainer] p')"
-        assert pg.evaluate(f"() => parseFloat(getComputedStyle({para}).fontSize)") >= 19  # 1.2rem (style.css)
-        title_px = pg.evaluate("(s) => document.querySelector(s).layout.title.font.size", H_CHART.split(",")[1].strip())
-        assert title_px >= 20  # the projector rule of the Lab (issue 14): titles ≥ 20 px, ticks ≥ 16 px
-        widths = pg.evaluate(
-            "() => [...document.querySelectorAll('.st-key-text-charts-wide .js-plotly-plot')]"
-            ".map((e) => Math.round(e.getBoundingClientRect().width))"
+        pg.wait_for_function(
+            "() => document.querySelectorAll('.st-key-text-hero .js-plotly-plot .main-svg').length >= 4"
         )
-        assert len(widths) == 3 and len(set(widths)) == 1  # one chart per row, full width
-        _projector_shots(pg, "text-lecture")
+        pg.wait_for_timeout(1000)  # the last tick's redraw at the fitted height
+        assert _on_screen(_box(pg, ".st-key-text-bar"), width, height)
+        story = pg.locator(".st-key-text-story")
+        assert _on_screen(story.bounding_box(), width, height)
+        assert story.get_by_text(re.compile(r"^Step 120: layer 0's attention is .* earlier words")).count() == 1
+        para = ".st-key-text-story [data-testid=stMarkdownContainer] p"
+        assert pg.evaluate(f"() => parseFloat(getComputedStyle(document.querySelector('{para}')).fontSize)") >= 24
+        hero = {k: _box(pg, f".st-key-text-hero-{k} .js-plotly-plot .main-svg") for k in ("H", "map-0", "loss")}
+        for k, box in hero.items():
+            assert _on_screen(box, width, height), (k, box)
+            layout = pg.evaluate(f"() => document.querySelector('.st-key-text-hero-{k} .js-plotly-plot').layout")
+            assert layout["title"]["font"]["size"] >= 20 and layout["xaxis"]["tickfont"]["size"] >= 16, k
+        rows = {round(b["y"]) for b in hero.values()}
+        assert len(rows) == (1 if width < 1600 else 2), hero  # three in a row, or two rows of two
+        groups = _box(pg, ".st-key-text-hero-groups .js-plotly-plot .main-svg")
+        assert groups is not None and (width < 1600 or _on_screen(groups, width, height))
+        assert pg.get_by_text("This app has encountered an error").count() == 0
+        pg.screenshot(path=str(ARTIFACTS / f"text-lecture-{width}x{height}.png"))
+        _projector_shots(pg, f"text-lecture-{width}x{height}")
     finally:
         pg.close()
-    if os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") == "1":
+    if os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") == "1" and width == 1920:
         SHOTS.mkdir(parents=True, exist_ok=True)
         for shot, name in README_SHOTS.items():
             if (ARTIFACTS / shot).exists():

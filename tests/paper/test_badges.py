@@ -38,11 +38,11 @@ from engine.paper.items.common import observed_from_snapshots, train
 from engine.paper.presets import get_preset
 from engine.paper.run_theory import failed_conditions, replica_curves
 from engine.paper.verdicts import Verdict
-from engine.service.export import verdicts_json
+from engine.service.kinds.synthetic.export import verdicts_json
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from ui.exports import html_report
-from ui.live import area
+from ui.kinds.synthetic import live as area
 
 SHORT = {"optim.steps": 200}  # theorem4: t_0 = 2K ln M/η_Y ≈ 63 steps, so 200 steps pass it
 FEW_DISTINCT = {**SHORT, "data.num_distinct_per_next": 3}
@@ -73,7 +73,7 @@ def runs(store):
 
 
 def lab(store: RunStore, rid: str) -> dict[str, Verdict]:
-    """The badges the Lab's live area shows for replica 0 of the stored run (its tick, ui/live/area.py)."""
+    """The badges the Lab's live area shows for replica 0 of the stored run (its tick, ui/kinds/synthetic/live.py)."""
     hist = RunHistory(rid)
     hist.update(store)
     tick = area._tick(hist, store.statics(rid), store.get_run(rid)["config_json"], rid, (0, 0, 0, None, 15))

@@ -17,8 +17,8 @@ from engine.paper.presets import get_preset, load_presets
 from engine.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
 from engine.paper.theory_view import calibrated_overlay
 from ui import chart_style, charts, token_lines
-from ui.live import lab_charts
-from ui.session import LAB
+from ui.kinds.synthetic import charts as lab_charts
+from ui.kinds.synthetic.state import LAB
 from ui.url_state import encode
 
 

@@ -256,7 +256,7 @@ def test_malformed_preset_names_the_file(tmp_path, clear_cache, content, detail)
     (tmp_path / "good.json").write_text(json.dumps(GOOD))
     (tmp_path / "bad.json").write_text(content)
     with pytest.raises(ConfigError) as exc:
-        load_presets(str(tmp_path))
+        load_presets(directory=str(tmp_path))
     msg = str(exc.value)
     assert "preset bad.json is invalid" in msg
     assert detail in msg
@@ -265,7 +265,7 @@ def test_malformed_preset_names_the_file(tmp_path, clear_cache, content, detail)
 def test_preset_dir_of_good_files(tmp_path, clear_cache):
     (tmp_path / "good.json").write_text(json.dumps(GOOD))
     (tmp_path / "bare.json").write_text(json.dumps({"config": {}}))
-    presets = load_presets(str(tmp_path))
+    presets = load_presets(directory=str(tmp_path))
     assert list(presets) == ["good", "bare"]  # order 5 before the default 100
     assert presets["bare"].title == "bare" and presets["bare"].order == 100
     assert presets["good"].config.name == "good"

@@ -8,7 +8,7 @@ import pytest
 
 from engine.core.text.data import EncodedCorpus
 from engine.core.text.tokenizer import Vocabulary
-from engine.paper.items import fig7, joma_real, text_configs
+from engine.paper.items import configs, fig7, joma_real
 
 V = 60
 
@@ -36,7 +36,7 @@ def test_items_refuse_to_run_without_a_corpus_loader():
 
 
 def test_fig7_result_shape(monkeypatch):
-    monkeypatch.setattr(text_configs, "FIG7_QUICK", text_configs.FIG7_QUICK | SMALL)
+    monkeypatch.setattr(configs, "FIG7_QUICK", configs.FIG7_QUICK | SMALL)
     seen = []
     r = fig7.run(quick=True, progress=seen.append, corpus_loader=tiny_loader)
     assert sum(seen) == fig7.work(True) == 300
@@ -52,27 +52,42 @@ def test_fig7_result_shape(monkeypatch):
 
 
 def test_joma_result_states_the_measured_numbers(monkeypatch):
-    over = text_configs.JOMA_QUICK | SMALL | {"optim.steps": 30, "snapshots.linear_every": 5}
-    monkeypatch.setattr(text_configs, "JOMA_QUICK", over)
+    over = configs.JOMA_QUICK | SMALL | {"optim.steps": 30, "snapshots.linear_every": 5}
+    monkeypatch.setattr(configs, "JOMA_QUICK", over)
     r = joma_real.run(quick=True, corpus_loader=tiny_loader)
     assert len(r.verdicts) == 4  # drop and rebound for each of the 2 layers
-    assert [v.status == "n/a" for v in r.verdicts] == [False, True, False, True]  # quick: rebounds not judged
-    assert all("budget too small to show a rebound" in v.reason for v in r.verdicts[1::2])
-    assert all("H(end) − min H = " in v.reason for v in r.verdicts[1::2])  # the measured number is stated
-    assert r.notes[0].startswith("At this budget (30 steps): layer 0:")
-    assert all("min" in v.detail and "at step" in v.detail for v in r.verdicts[::2])
+    assert [v.status == "n/a" for v in r.verdicts] == [False, True, True, True]  # quick: layer 0's drop judged
+    assert all("stated, not judged, in quick mode" in v.reason for v in r.verdicts[1:])
+    assert "H(end) − min H (nats) = " in r.verdicts[1].reason  # the measured number is stated
+    assert r.notes[0].startswith("At this budget (30 steps), on the curves smoothed over 5 snapshots: layer 0:")
+    assert set(r.data["scalars"]["seed"]) == {1}  # quick: seed 1 only
+    assert "min" in r.verdicts[0].detail and "at step" in r.verdicts[0].detail
+    assert all("min" in v.reason and "at step" in v.reason for v in r.verdicts[1:])
     full = joma_real.layer_verdicts(0, np.array([0, 10, 20]), np.array([2.5, 2.0, 2.05]))
     assert [v.status for v in full] == ["pass", "fail"]  # the full run judges the rebound (0.05 < 0.1)
 
 
 def test_summary_says_plainly_whether_a_rebound_was_measured():
-    steps = np.array([0, 10, 20, 30])
-    H = np.array([[2.5, 2.5], [2.0, 2.4], [2.3, 2.3], [2.4, 2.2]])  # L0: drop 0.5, rebound 0.4; L1 only falls
-    text = joma_real.summary(steps, H)
-    assert "layer 0: a drop-then-rebound WAS measured (H 2.500 at step 0 → 2.000 at step 10 → 2.400" in text
+    steps = np.arange(0, 110, 10)
+    L0 = [2.5, 2.2, 2.0, 2.0, 2.0, 2.1, 2.2, 2.3, 2.4, 2.4, 2.4]  # drop 0.5, rebound 0.4
+    L1 = [2.5, 2.4, 2.3, 2.3, 2.2, 2.2, 2.2, 2.2, 2.2, 2.2, 2.2]  # only falls
+    text = joma_real.summary(steps, np.stack([L0, L1], axis=1))
+    assert "layer 0: a drop-then-rebound WAS measured (smoothed H 2.500 at step 0 → 2.000 at step 20 → 2.400" in text
     assert "layer 1: NO drop-then-rebound was measured" in text
-    v = joma_real.layer_verdicts(1, steps, H[:, 1])
+    v = joma_real.layer_verdicts(1, steps, np.array(L1))
     assert [x.passed for x in v] == [True, False]
+
+
+def test_joma_verdicts_judge_the_mean_over_seeds_and_state_each_seeds_spread():
+    steps = np.arange(0, 110, 10)
+    base = np.array([2.5, 2.2, 2.0, 2.0, 2.0, 2.1, 2.2, 2.3, 2.4, 2.4, 2.4])
+    flat_after = np.r_[base[:5], np.full(6, 2.0)]  # one seed does not rebound
+    curves = np.stack([base, base, flat_after])
+    drop, rebound = joma_real.layer_verdicts(0, steps, curves)
+    mean_rebound = 2 / 3 * 0.4  # the mean curve rebounds by the mean of 0.4, 0.4 and 0
+    assert rebound.value == pytest.approx(mean_rebound) and rebound.passed
+    assert "a rebound ≥ 0.1 on 2 of 3" in rebound.detail and "rebound 0.267 ± 0.231 nats" in rebound.detail
+    assert drop.passed and "mean of 3 seeds" in drop.detail
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from engine.paper.history import RunHistory
 from engine.paper.meanfield import meanfield_twin
 from engine.paper.presets import get_preset
 from engine.paper.theory_view import twin_agreement
-from ui.live.lab_charts import twin_flip
+from ui.kinds.synthetic.charts import twin_flip
 
 
 def finite_T_run(distinct: int, steps: int = 300) -> tuple[RunHistory, dict[str, np.ndarray]]:

@@ -272,7 +272,7 @@ def test_a_run_named_like_a_path_exports_only_inside_the_temporary_dir(tmp_path,
     for fmt in ("csv", "parquet"):
         with zipfile.ZipFile(BytesIO(zipped_export(store, rid, fmt))) as zf:
             names = zf.namelist()
-            want = ("config.json", "verdicts.json", f"trajectory.{fmt}", f"scalars.{fmt}")
+            want = ("config.json", "verdicts.json", f"trajectory.{fmt}", f"scalars.{fmt}", "run.json")
             assert sorted(names) == sorted(f"{rid}/{n}" for n in want)
             assert json.loads(zf.read(f"{rid}/config.json"))["name"] == "../../x"
     assert "../../x" in html_report(store, rid)

@@ -8,7 +8,8 @@ import pytest
 
 from engine.core.config import ConfigError, RunConfig
 from engine.paper.presets import get_preset
-from engine.service.budget import SAFETY, check_budget, estimate
+from engine.service.budget import SAFETY
+from engine.service.kinds.synthetic.budget import check_budget, estimate
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 

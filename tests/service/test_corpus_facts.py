@@ -12,8 +12,9 @@ from engine.core.config import ConfigError
 from engine.core.text.config import TextDataConfig, TextRunConfig
 from engine.service import corpora, corpus_facts
 from engine.service.corpus_access import save_upload
+from engine.service.kinds.text.runs import check_text_run
+from engine.service.run_kinds import create_run
 from engine.service.store import RunStore
-from engine.service.text_runs import check_text_run, create_text_run
 from tests.service.test_corpora import prose
 
 
@@ -47,7 +48,7 @@ def test_a_text_run_is_checked_and_queued_without_tokenising_here(tmp_path):
     cfg = TextRunConfig()  # the built-in corpus
     assert check_text_run(tmp_path, cfg).total_mb > 0
     with RunStore(tmp_path) as store:
-        assert store.get_run(create_text_run(store, cfg))["status"] == "queued"
+        assert store.get_run(create_run(store, cfg))["status"] == "queued"
 
 
 @pytest.mark.usefixtures("web_process_never_tokenises")

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.service.export import export_run, scalars_frame, trajectory_frame
+from engine.service.export import export_run
+from engine.service.kinds.synthetic.export import scalars_frame, trajectory_frame
 from engine.service.store import RunStore
 
 K, M, Q, R = 3, 8, 2, 2
@@ -145,7 +146,9 @@ def test_export_run(store, tmp_path, fmt, layout):
     rid = _make(store, layout)
     out = tmp_path / "out" / "nested"
     paths = export_run(store, rid, out, fmt=fmt)
-    assert [p.name for p in paths] == ["config.json", f"trajectory.{fmt}", f"scalars.{fmt}"]
+    assert [p.name for p in paths] == ["config.json", f"trajectory.{fmt}", f"scalars.{fmt}", "run.json"]
+    info = json.loads(paths[-1].read_text())
+    assert info["id"] == rid and info["node"] is None and info["device"] == store.get_run(rid)["device"]
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths)  # no temp files
     text = paths[0].read_text()
     assert json.loads(text) == {"seed": 1, "K": K} and "\n  " in text

@@ -12,7 +12,7 @@ import pytest
 from engine.paper.presets import get_preset
 from engine.service import health
 from engine.service.health import CHECK_TTL_S, store_health
-from engine.service.runs import create_run
+from engine.service.run_kinds import create_run
 from engine.service.store import DB_NAME, RunStore
 
 

@@ -8,7 +8,8 @@ import pytest
 from engine.paper.presets import get_preset
 from engine.service.facade import Actor, LabService, ServiceError
 from engine.service.jobs import TERMINAL, JobManager
-from engine.service.limits import Limits, estimated_seconds
+from engine.service.kinds.synthetic.budget import estimated_seconds
+from engine.service.limits import Limits
 from engine.service.store import RunStore
 
 DEADLINE = 60.0
@@ -99,3 +100,26 @@ def test_limits_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("SCANSNAP_MAX_STEPS", "500")
     monkeypatch.setenv("SCANSNAP_MAX_PER_OWNER", "3")
     assert Limits.from_env() == Limits(max_steps=500, max_queue_s=Limits.max_queue_s, max_per_owner=3)
+
+
+def test_a_grid_counts_as_one_of_a_visitors_runs_and_is_queued_whole_or_not_at_all(tmp_path):
+    """A visitor may have 2 runs (SCANSNAP_MAX_PER_OWNER): a grid of 3 is one of them; a grid whose
+    total time overflows the queue stores none of its runs."""
+    per_run = estimated_seconds(_cfg(200))
+    jobs = JobManager(RunStore(tmp_path), max_concurrent=1, limits=Limits(max_queue_s=10 * per_run, max_per_owner=2))
+    service = LabService(jobs)
+    visitor = Actor("browser-a")
+    try:
+        grid = service.submit_grid([_cfg(200)] * 3, ["a", "b", "c"], visitor)
+        single = service.submit(_cfg(200), visitor, paused=True)  # the grid counted once: a second run is allowed
+        with pytest.raises(ServiceError, match="you already have 2 runs"):
+            service.submit(_cfg(200), visitor, paused=True)
+        for rid in [*grid, single]:
+            service.stop(rid, visitor)
+            jobs.wait(rid, 60)
+        before = len(jobs.store.list_runs())
+        with pytest.raises(ServiceError, match="SCANSNAP_MAX_QUEUE_S"):
+            service.submit_grid([_cfg(200)] * 11, [str(i) for i in range(11)], visitor)
+        assert len(jobs.store.list_runs()) == before  # none of the 11 stored
+    finally:
+        jobs.shutdown()

@@ -69,8 +69,8 @@ def test_the_old_runs_compare_on_their_shared_metric(old_store, monkeypatch):
 def test_the_old_runs_export(old_store):
     runs = _by_name(old_store)
     want = {
-        "finished synthetic": {"config.json", "verdicts.json", "trajectory.csv", "scalars.csv"},
-        "stopped text": {"config.json", "scalars.csv", "attn_maps.npz"},
+        "finished synthetic": {"config.json", "verdicts.json", "trajectory.csv", "scalars.csv", "run.json"},
+        "stopped text": {"config.json", "scalars.csv", "attn_maps.npz", "run.json"},
     }
     for name, files in want.items():
         rid = runs[name]["id"]
@@ -103,8 +103,8 @@ def test_an_old_synthetic_run_gets_its_theorem4_overlay_once(old_store, monkeypa
     """The old release stored no overlay (its charts computed it on every view, from the run's first
     stored logits): the first read through the facade computes it from those, stores it, and the next
     read finds it stored.  A text run has none to derive."""
-    from engine.service import yz_theory
     from engine.service.facade import StoredRuns
+    from engine.service.kinds.synthetic import theory as yz_theory
 
     runs = _by_name(old_store)
     rid = runs["finished synthetic"]["id"]

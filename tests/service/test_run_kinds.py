@@ -16,7 +16,8 @@ from engine.core.text.config import TextRunConfig
 from engine.paper.presets import get_preset
 from engine.service.facade import get_service
 from engine.service.jobs import get_manager
-from engine.service.run_kinds import KINDS, RunKind, kind_named, kind_of, register, run_seconds, stored_config
+from engine.service.kinds import RunKind
+from engine.service.run_kinds import KINDS, create_run, kind_named, kind_of, register, run_seconds, stored_config
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from tests.apphelp import run_app
@@ -30,7 +31,7 @@ def test_the_built_in_kinds_are_registered_once_each():
     assert kind_of(get_preset("syn-small").config).name == "synthetic"
     assert kind_named("text").config is TextRunConfig and kind_named("synthetic").config is RunConfig
     with pytest.raises(ValueError, match="registered already"):
-        register(RunKind("synthetic2", RunConfig, KINDS["synthetic"].create, KINDS["synthetic"].seconds, "x:y", "x:z"))
+        register(RunKind("synthetic2", RunConfig, KINDS["synthetic"].seconds, "x:y", "x:z"))
     with pytest.raises(ValueError, match="no run kind takes a dict"):
         kind_of({"optim": {}})
 
@@ -39,7 +40,7 @@ def test_a_toy_kind_is_found_by_its_config_and_its_store_name(tmp_path):
     cfg = toy_kind.ToyConfig(rate=0.25, optim={"steps": 10})
     assert kind_of(cfg).name == "toy" and run_seconds(tmp_path, cfg) == pytest.approx(0.01)
     with RunStore(tmp_path) as store:
-        rid = kind_of(cfg).create(store, cfg, "t", None, "queued")
+        rid = create_run(store, cfg, "t")
         info = store.get_run(rid)
         assert info["kind"] == "toy" and stored_config(info) == cfg
 
@@ -73,7 +74,7 @@ def test_a_toy_kind_trains_through_the_job_manager_in_a_worker_and_shows_on_the_
     assert float(store.snapshot(rid, 10)["x"][0]) == 0.5**10 and float(store.statics(rid)["x0"][0]) == 1.0
 
     with zipfile.ZipFile(io.BytesIO(get_service(data_dir).export_zip(rid, "csv"))) as zf:
-        assert sorted(zf.namelist()) == [f"{rid}/config.json", f"{rid}/x.csv"]
+        assert sorted(zf.namelist()) == [f"{rid}/config.json", f"{rid}/run.json", f"{rid}/x.csv"]
         assert json.loads(zf.read(f"{rid}/config.json"))["rate"] == 0.5
 
     at = run_app().switch_page("app_pages/runs.py").run()

@@ -20,9 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.service.control import LIGHT_DUTY, is_light
+from engine.service.control import LIGHT_DUTY, RunControl, is_light
+from engine.service.job_state import REPRODUCE, TRAIN, Job
 from engine.service.jobs import JobManager
-from engine.service.limits import STEP_OVERHEAD_S, Limits
+from engine.service.kinds.synthetic.budget import STEP_OVERHEAD_S
+from engine.service.limits import Limits
 from engine.service.scheduling import expected_wait, queue_sentence
 from engine.service.store import RunStore
 from tests.service.test_jobs import DEADLINE, _cfg, _step, _wait_for, _wait_status
@@ -135,6 +137,27 @@ def test_a_parked_run_resumes_bit_for_bit(sched):
     fa, fb = store.scalars(a), store.scalars(b)
     assert len(fa) == len(fb)
     np.testing.assert_array_equal(fa["value"].to_numpy(), fb["value"].to_numpy())
+
+
+def test_a_running_run_says_its_time_left_at_its_own_pace():
+    """Left = steps still to take × seconds per step since it got its slot (after a second of
+    training), at its throttle while it runs light, else the estimate; nothing when not running."""
+    j = Job("r", TRAIN, 1000, 0, None, (), seconds=50.0)
+    j.control = RunControl()  # in-process: no worker here
+    assert j.time_left() is None  # queued
+    j.status, j.slot = "running", True
+    assert j.time_left() == pytest.approx(50.0)  # not a second of pace yet: the estimate, all of it left
+    j.granted = (time.monotonic() - 10.0, 0)
+    j.control.report_step(200)  # 200 steps in 10 s: 20 steps/s, 800 steps to go
+    assert j.time_left() == pytest.approx(800 / 20, rel=0.01)
+    j.slot, j.light = False, True
+    j.control.max_steps_per_s = 4.0
+    assert j.time_left() == pytest.approx(800 / 4)  # light: at its throttle
+    j.status = "paused"
+    assert j.time_left() is None
+    r = Job("q", REPRODUCE, 1000, 0, None, ((), True))
+    r.status = "running"
+    assert r.time_left() is None  # a reproduction says its own (engine.paper.items.costs)
 
 
 def test_a_throttled_run_that_needs_a_sliver_of_a_core_holds_no_slot(sched):

@@ -7,7 +7,7 @@ import pytest
 from engine.core.config import ConfigError
 from engine.core.text.config import TextRunConfig
 from engine.core.text.model import CausalLM
-from engine.service.text_budget import check_text_budget, count_parameters, estimate
+from engine.service.kinds.text.budget import check_text_budget, count_parameters, estimate
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.core.config import ConfigError
-from engine.paper.text_presets import get_text_preset
+from engine.paper.presets import get_preset
 from engine.service.corpus_access import CORPUS_DIR_ENV, read_upload, save_upload
 from engine.service.facade import Actor, LabService, ServiceError
 from engine.service.jobs import JobManager
@@ -34,7 +34,7 @@ ME, OTHER = Actor("me"), Actor("other")
 
 
 def cfg(**extra: str):
-    return get_text_preset("text-fig7-1layer").config.with_overrides(SMALL | extra)
+    return get_preset("text-fig7-1layer", "text").config.with_overrides(SMALL | extra)
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_over_budget_is_refused_with_its_estimate_and_nothing_is_stored(svc, mon
     with pytest.raises(ServiceError, match=r"over the limit of 50 MB per run \(SCANSNAP_MAX_RUN_MB\)"):
         svc.submit(big, ME)
     with pytest.raises(ServiceError, match=r"reduce data\.vocab_size"):
-        svc.check_text(big)
+        svc.check(big)
     monkeypatch.setenv("SCANSNAP_MAX_TEXT_FLOP", "1e6")  # this run: 1.5e8 (text_budget.estimate)
     with pytest.raises(ServiceError, match="floating-point operations"):
         svc.submit(cfg(), ME)
@@ -119,7 +119,7 @@ def test_wikitext_folders_only_inside_the_operators_corpus_dir(svc, tmp_path, mo
     assert svc.wikitext_folders() == ["wikitext-2"]
     for path in (str(outside), "../elsewhere/wt", "/etc"):
         with pytest.raises(ServiceError, match="is not a WikiText folder of this server; allowed: wikitext-2"):
-            svc.check_text(cfg(**{"data.source": "wikitext-dir", "data.path": path}))
+            svc.check(cfg(**{"data.source": "wikitext-dir", "data.path": path}))
     ok = cfg(**{"data.source": "wikitext-dir", "data.path": "wikitext-2", "data.vocab_size": "50"})
     assert svc.text_corpus(ok.data)["train_tokens"] > 1000
     rid = svc.submit(ok, ME, paused=True)

@@ -9,20 +9,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.paper.text_presets import get_text_preset
+from engine.paper.presets import get_preset
 from engine.service import runner
 from engine.service.control import RunControl
 from engine.service.export import export_run
-from engine.service.run_kinds import kind_named
-from engine.service.store import RunStore
-from engine.service.text_runs import (
+from engine.service.kinds.text.runs import (
     MAP_MAX_T,
     MAX_HEAD_MAPS,
     TEXT_SCALARS,
-    create_text_run,
     store_rows,
     stored_maps,
 )
+from engine.service.run_kinds import create_run, kind_named
+from engine.service.store import RunStore
 
 # A small model on the built-in corpus: seconds, not minutes (2 layers × 2 heads, vocabulary 500).
 SMALL = {
@@ -42,7 +41,7 @@ SMALL = {
 
 
 def small_cfg(**extra: str):
-    return get_text_preset("text-fig7-1layer").config.with_overrides(SMALL | extra)
+    return get_preset("text-fig7-1layer", "text").config.with_overrides(SMALL | extra)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -61,7 +60,7 @@ def test_scalar_rows_round_trip_through_the_store_and_the_export_frame(tmp_path)
     assert store_rows(rows)[0] == (0, None, "attn_entropy", 2.5)
     assert store_rows(rows)[4] == (-1, None, "val_loss", 6.0)
     store = RunStore(tmp_path)
-    rid = create_text_run(store, small_cfg())
+    rid = create_run(store, small_cfg())
     store.append_snapshot(rid, 7, {"attn_map_mean": np.zeros((2, 3, 3), np.float32)}, store_rows(rows))
     back = store.scalars(rid)
     assert list(back.columns) == ["step", "layer", "head", "metric", "value"]
@@ -92,7 +91,7 @@ def test_text_runs_have_their_kind_and_old_databases_read_as_synthetic(tmp_path)
     con.close()
     store = RunStore(tmp_path)
     assert store.get_run("old1")["kind"] == "synthetic"
-    rid = create_text_run(store, small_cfg())
+    rid = create_run(store, small_cfg())
     assert store.get_run(rid)["kind"] == "text" and store.get_run(rid)["status"] == "queued"
     with pytest.raises(ValueError, match="is not a kind's name"):
         store.create_run("x", "{}", "cpu", {}, kind="Poetry!")
@@ -151,7 +150,7 @@ def test_export_of_a_text_run(tmp_path):
     job = RunJob(small_cfg(), RunStore(tmp_path / "data"), name="export")
     assert job.run() == "finished"
     files = export_run(job.store, job.run_id, tmp_path / "out", "csv")
-    assert [p.name for p in files] == ["config.json", "scalars.csv", "attn_maps.npz"]
+    assert [p.name for p in files] == ["config.json", "scalars.csv", "attn_maps.npz", "run.json"]
     df = pd.read_csv(tmp_path / "out" / "scalars.csv")
     ent = df[(df.metric == "attn_entropy") & df["head"].isna()]
     assert sorted(ent["layer"].unique()) == [0, 1] and len(ent) == 2 * len(job.store.steps(job.run_id))

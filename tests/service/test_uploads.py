@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from engine.core.config import ConfigError, RunConfig
 from engine.paper.presets import get_preset
+from engine.service.facade import config_from_upload
 from engine.service.uploads import (
     MAX_CONFIG_BYTES,
     MAX_CSV_BYTES,
     MAX_CSV_ROWS,
-    config_from_upload,
     table_from_csv,
     table_to_csv,
 )

@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict
 
-from engine.paper.environment import environment
 from engine.service.files import atomic_write, write_table
-from engine.service.run_kinds import KINDS, RunKind, register
+from engine.service.kinds import RunKind
+from engine.service.run_kinds import KINDS, register
 from engine.service.store import RunStore
 
 NAME = "toy"
@@ -84,11 +84,6 @@ class ToyTraining:
         return None
 
 
-def create_toy_run(store: RunStore, cfg: ToyConfig, name: str | None, owner: str | None, status: str) -> str:
-    versions = environment("cpu")["versions"]
-    return store.create_run(name or "toy", cfg.to_json(), "cpu", versions, owner=owner, status=status, kind=NAME)
-
-
 def export_toy(store: RunStore, run_id: str, out: Path, config: str, fmt: str) -> list[Path]:
     """config.json and x.<fmt> (step, x)."""
     df = store.scalars(run_id)[["step", "value"]].rename(columns={"value": "x"})
@@ -103,4 +98,4 @@ def toy_seconds(_data_dir: Any, cfg: ToyConfig) -> float:
 
 
 if NAME not in KINDS:
-    register(RunKind(NAME, ToyConfig, create_toy_run, toy_seconds, f"{__name__}:ToyTraining", f"{__name__}:export_toy"))
+    register(RunKind(NAME, ToyConfig, toy_seconds, f"{__name__}:ToyTraining", f"{__name__}:export_toy"))

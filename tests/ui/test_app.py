@@ -13,7 +13,7 @@ from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
 from tests.apphelp import live_figure, wait_for
 from tests.apphelp import run_app as app
-from ui.session import LAB
+from ui.kinds.synthetic.state import LAB
 
 PAGES = [f"app_pages/{name}.py" for name in ("lab", "text", "compare", "sweep", "theory", "reproduce", "runs")]
 

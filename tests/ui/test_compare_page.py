@@ -14,8 +14,8 @@ from engine.core.metrics import label, metric_names
 from engine.core.text.config import TextRunConfig
 from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
+from engine.service.kinds.text.runs import TEXT, store_rows
 from engine.service.runner import RunJob
-from engine.service.text_runs import TEXT, store_rows
 from tests.apphelp import open_page, shown_text
 
 PAGE = "app_pages/compare.py"

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from engine.paper.presets import get_preset
-from ui import lab_actions, session, url_state
+from ui import session, url_state
+from ui.kinds.synthetic import actions as lab_actions
+from ui.kinds.synthetic import state as lab_state
 
 
 @pytest.fixture
@@ -35,8 +37,8 @@ def state(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def test_stale_names_earlier_revs_only(state: dict[str, Any]) -> None:
-    assert session.stale("w4.preset") and session.stale("w0.lock")
-    assert not session.stale("w5.preset") and not session.stale(session.wkey("lock"))
+    assert lab_state.stale("w4.preset") and lab_state.stale("w0.lock")
+    assert not lab_state.stale("w5.preset") and not lab_state.stale(lab_state.wkey("lock"))
 
 
 def test_stale_preset_event_keeps_the_run_on_screen(state: dict[str, Any]) -> None:

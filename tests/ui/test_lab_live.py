@@ -1,4 +1,4 @@
-"""The Lab's live tick (ui/live/area.py): what each chart is built from, and what is rebuilt."""
+"""The Lab's live tick (ui/kinds/synthetic/live.py): what each chart is built from, and what is rebuilt."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from engine.paper.presets import get_preset
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from ui.chart_style import LECTURE_FONT
-from ui.live import area as lab_live
+from ui.kinds.synthetic import live as lab_live
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches
 
@@ -74,7 +74,7 @@ def test_each_chart_shows_the_stored_history_it_is_built_from():
 def _two_pickers() -> None:
     import streamlit as st
 
-    from ui.live.view import _pick
+    from ui.kinds.synthetic.view import _pick
 
     st.session_state["few"] = _pick("next token n", 3, 1, "few-key", "n")
     st.session_state["many"] = _pick("query q", 40, 7, "many-key", "q")

@@ -11,8 +11,8 @@ from engine.service.jobs import get_manager
 from tests.apphelp import live_figure
 from tests.apphelp import run_app as app
 from tests.ui.test_app import figure, start_and_finish, widget
+from ui.kinds.synthetic.chart_list import CHART_KEYS
 from ui.knobs import SPEEDS
-from ui.lab_chart_list import CHART_KEYS
 
 
 @pytest.fixture(scope="module")

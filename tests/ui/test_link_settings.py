@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from engine.core.text.config import TextModelConfig
 from engine.paper.presets import get_preset
-from engine.paper.text_presets import get_text_preset
 from tests.apphelp import run_app
 from tests.ui.test_text_page import open_text_page
 
@@ -19,7 +18,7 @@ def _texts(elements) -> str:
 
 
 def test_heads_and_width_that_only_fit_together_are_both_applied_on_the_text_page(data_dir):
-    model = get_text_preset(TEXT_PRESET).config.model
+    model = get_preset(TEXT_PRESET, "text").config.model
     # The finding: n_heads = 16 alone does not divide the preset's d_model, but 208 = 16 × 13 does.
     assert model.d_model % 16 != 0 and 208 % 16 == 0
     TextModelConfig(d_model=208, n_heads=16)  # the combination is valid
@@ -32,7 +31,7 @@ def test_heads_and_width_that_only_fit_together_are_both_applied_on_the_text_pag
 
 
 def test_an_invalid_combination_names_both_settings_and_keeps_the_presets_values(data_dir):
-    model = get_text_preset(TEXT_PRESET).config.model
+    model = get_preset(TEXT_PRESET, "text").config.model
     # 210 is not divisible by 4; each alone is fine with the preset (d_model 200 = 4 × 50, n_heads 1):
     # which one to keep would be a guess, so both keep the preset's values.
     assert 210 % 4 != 0 and model.d_model % 4 == 0 and 210 % model.n_heads == 0
@@ -61,5 +60,5 @@ def test_a_bad_setting_does_not_take_a_good_one_down_with_it(data_dir):
     at = open_text_page({"preset": TEXT_PRESET, "model.n_heads": "16", "model.d_model": "208", "optim.steps": "abc"})
     cfg = at.session_state["text.cfg"]
     assert (cfg["model"]["n_heads"], cfg["model"]["d_model"]) == (16, 208)
-    assert cfg["optim"]["steps"] == get_text_preset(TEXT_PRESET).config.optim.steps
+    assert cfg["optim"]["steps"] == get_preset(TEXT_PRESET, "text").config.optim.steps
     assert "optim.steps = 'abc'" in _texts(at.warning) and "the link's optim.steps is ignored" in _texts(at.warning)

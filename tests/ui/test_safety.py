@@ -16,7 +16,7 @@ from engine.paper.presets import get_preset
 from engine.service import access
 from engine.service.health import store_health
 from engine.service.jobs import get_manager
-from engine.service.runs import create_run
+from engine.service.run_kinds import create_run
 from engine.service.store import DB_NAME, RunStore, StoreError
 from tests.apphelp import APP, run_app
 from ui import page_data, session, url_state
@@ -66,7 +66,7 @@ def test_number_widgets_carry_the_schemas_bounds(data_dir):
 
 def test_a_replica_count_past_the_maximum_builds_no_list(data_dir, monkeypatch):
     """A client can send any number for a widget: the callback clamps before building the seed list."""
-    from ui import lab_actions
+    from ui.kinds.synthetic import actions as lab_actions
     from ui.knobs import KNOBS
 
     ss = {"lab.rev": 1, "lab.cfg": get_preset("syn-small").config.to_dict(), "lab.lock": None}
@@ -225,7 +225,7 @@ def test_uploads_that_once_broke_the_trainer_are_refused_with_the_field(doc, say
     import json
 
     from engine.core.config import ConfigError
-    from engine.service.uploads import config_from_upload
+    from engine.service.facade import config_from_upload
 
     with pytest.raises(ConfigError, match=says):
         config_from_upload(json.dumps(doc).encode())

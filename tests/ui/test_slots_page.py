@@ -67,7 +67,7 @@ def _pause_then_resume_each_twice() -> None:
 
     import streamlit as st
 
-    from ui.lab_actions import RUN
+    from ui.kinds.synthetic.actions import RUN
 
     action = st.session_state["do"]
     getattr(RUN, action)()

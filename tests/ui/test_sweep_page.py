@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine.paper.presets import get_preset
 from engine.paper.sweeps import sweep_config
 from engine.service.jobs import get_manager
-from engine.service.runs import create_run
+from engine.service.run_kinds import create_run
 from tests.apphelp import open_page, shown_text
 from tests.ui.test_app import widget
 

@@ -5,21 +5,23 @@ from __future__ import annotations
 import numpy as np
 
 from engine.paper.text_view import drop_rebound
-from ui import text_charts
+from ui.kinds.text import charts as text_charts
 
 
 def test_entropy_chart_marks_the_minimum_and_the_rebound_only_where_measured():
-    steps = np.array([0, 10, 20, 30])
-    # L0: drop 0.5 then rebound 0.4 (both ≥ 0.1 nats); L1 falls by 0.05 only: no marker of its own
-    H = np.array([[2.5, 2.5], [2.0, 2.48], [2.3, 2.46], [2.4, 2.45]])
+    steps = np.arange(0, 110, 10)
+    # L0: drop 0.5 then rebound 0.4 (both ≥ 0.1 nats, on the smoothed curve); L1 falls by 0.05 only: no marker
+    L0 = [2.5, 2.2, 2.0, 2.0, 2.0, 2.1, 2.2, 2.3, 2.4, 2.4, 2.4]
+    L1 = [2.5, 2.48, 2.47, 2.46, 2.45, 2.45, 2.45, 2.45, 2.45, 2.45, 2.45]
+    H = np.stack([L0, L1], axis=1)
     marks = [drop_rebound(steps, H[:, k]) for k in range(2)]
     fig = text_charts.entropy_chart(steps, H, 2.63, marks, 15)
     by_name = {t["name"]: t for t in fig["data"]}
-    assert by_name["layer 0"]["y"] == [2.5, 2.0, 2.3, 2.4] and by_name["layer 1"]["x"] == [0, 10, 20, 30]
+    assert by_name["layer 0"]["y"] == L0 and by_name["layer 1"]["x"] == steps.tolist()
     assert by_name["uniform attention (2.63)"]["y"] == [2.63, 2.63]
     low, high = by_name["measured minimum (JoMA: sparser)"], by_name["measured rebound (JoMA: denser)"]
-    assert (low["x"], low["y"], low["text"]) == ([10], [2.0], ["0"])
-    assert (high["x"], high["y"], high["text"]) == ([30], [2.4], ["0"])
+    assert (low["x"], low["y"], low["text"]) == ([20], [2.0], ["0"])
+    assert (high["x"], high["y"], high["text"]) == ([100], [2.4], ["0"])
 
 
 def test_attention_map_labels_words_and_leaves_the_masked_half_blank():

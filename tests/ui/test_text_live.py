@@ -1,4 +1,4 @@
-"""The Real text page's live charts (ui/text_live.py): every chart of one tick shows the same step."""
+"""The Real text page's live charts (ui/kinds/text/live.py): every chart of one tick shows the same step."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from tests.service.test_text_runs import small_cfg
-from ui import text_live
+from ui.kinds.text import live as text_live
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -29,14 +29,15 @@ def text_run(tmp_path_factory):
 
 def test_the_line_charts_end_at_the_step_the_tick_read(text_run, monkeypatch):
     """A tick reads the run's last step once (``last``) and draws the attention maps at it; a snapshot the
-    worker stored after that read waits for the next tick.  The entropy, share and loss charts end at
+    worker stored after that read waits for the next tick.  The entropy, groups and loss charts end at
     ``last`` too: they were read again from the store and went one snapshot further than the maps."""
     store, rid = text_run
     last = store.steps(rid)[-2]  # the page read this; the worker has stored one snapshot more since
     monkeypatch.setattr(text_live, "service", lambda: SimpleNamespace(stored=store))
-    _, charts = text_live._charts(rid, last, 15, None)
-    assert [k for k, _, _ in charts] == ["H", "share", "loss"]
-    for key, payload, _ in charts:
+    view = text_live._charts(rid, last, 15, None, False)
+    assert [k for k, _, _ in view.charts_with_sizes] == ["H", "groups", "loss"]
+    assert view.story.startswith(f"Step {last}: ")
+    for key, payload, _ in view.charts_with_sizes:
         traces = [t for t in json.loads(payload)["fig"]["data"] if t.get("x")]
         ends = [max(x for x in t["x"] if x is not None) for t in traces]
         assert ends and max(ends) == last, (key, ends)

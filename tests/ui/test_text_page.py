@@ -11,10 +11,14 @@ from multiprocessing import forkserver
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from engine.paper.items.costs import about
+from engine.paper.presets import load_presets
+from engine.service.facade import get_service
 from engine.service.jobs import get_manager
 from engine.service.store import RunStore
 from tests.apphelp import APP, live_figure
-from ui.text_history import TextHistory
+from ui.chart_style import plain_title
+from ui.kinds.text.history import TextHistory
 
 PAGE = "app_pages/text.py"
 SMALL = {
@@ -41,7 +45,7 @@ def open_text_page(params: dict[str, str] | None = None) -> AppTest:
 def live_figures(at: AppTest) -> dict[str, dict]:
     """The live charts on screen by their title."""
     figs = [live_figure(c) for c in at.get("bidi_component")]
-    return {f["layout"]["title"]["text"].removeprefix("<b>").removesuffix("</b>"): f for f in figs}
+    return {plain_title(f): f for f in figs}
 
 
 def test_the_page_renders_with_its_controls_and_corpus(data_dir):
@@ -54,6 +58,11 @@ def test_the_page_renders_with_its_controls_and_corpus(data_dir):
     captions = " ".join(c.value for c in at.caption)
     assert "World English Bible" in captions and "797,427" in captions  # the built-in corpus, measured
     assert "This run needs" in captions  # the budget estimate before Start
+    # the default is the live variant, and the page says how long it takes: the queue's estimate of it
+    assert at.session_state["text.preset"] == "text-fig7-1layer-live"
+    cfg = load_presets("text")["text-fig7-1layer-live"].config
+    seconds = get_service(data_dir).expected_seconds(cfg)
+    assert f"Expected time: {about(seconds)} on one training slot (1,500 steps)" in captions
     labels = {w.label for w in at.number_input} | {w.label for w in at.selectbox}
     assert {"layers", "heads per layer", "positional encoding", "MLP", "sequence length (bptt)", "batch (streams)",
             "steps", "learning rate: attention", "learning rate: MLP", "corpus", "Preset"} <= labels  # fmt: skip
@@ -83,7 +92,13 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
     layer0 = figs["layer 0"]["layout"]["yaxis"]
     assert layer0["ticktext"] == [str(w) for w in words[: len(layer0["ticktext"])]]
     text = " ".join(m.value for m in at.markdown)
-    assert "At this budget (30 steps): layer 0:" in text and "drop-then-rebound" in text
+    # the run finished: each layer's live verdict is decided (measured or not), none says "too early"
+    assert "JoMA's sparser-then-denser, read on the curves smoothed over 5 snapshots: layer 0:" in text
+    assert "too early" not in text and ("at this budget" in text or "rebounded" in text)
+    assert "Step 30: layer 0's attention is" in text and "earlier words" in text  # the story, from the measurements
+    assert "Scan & Snap predicts that attention leaves common words" in text  # the groups, with what was measured
+    groups = figs["Layer 0: attention on common vs distinct words (dotted: if uniform)"]
+    assert {t["name"] for t in groups["data"]} >= {"distinct words", "common words"}
     assert any(s.label.startswith("step (scrub") for s in at.select_slider)  # finished: the scrubber is on
 
 

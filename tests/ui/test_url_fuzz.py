@@ -32,7 +32,7 @@ LAB_KEYS = [*flatten_dotted(RunConfig().to_dict()), *UI_PARAMS]
 PAGES = {
     "app_pages/lab.py": LAB_KEYS,
     "app_pages/compare.py": ["runs", "metric", "lecture"],
-    "app_pages/sweep.py": ["run", "lecture"],
+    "app_pages/sweep.py": ["run", "lecture", "grid", "axes"],
     "app_pages/theory.py": ["lecture", "show"],
     "app_pages/reproduce.py": ["report", "lecture"],
     "app_pages/runs.py": ["lecture"],

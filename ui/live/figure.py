@@ -5,7 +5,7 @@ every data change remounts the chart (measured: a remount on every 0.5 s tick), 
 flickers and resets the user's zoom whatever ``uirevision`` says.  This ``components.v2``
 component keeps its div across reruns and calls ``Plotly.react``, so ``layout.uirevision``
 preserves zoom and pan while the run streams in.  It uses the plotly.js that Streamlit's own
-chart element loads (``window.Plotly``): ``ui.live.area.plotly_loader_ui`` keeps a hidden
+chart element loads (``window.Plotly``): :func:`plotly_loader_ui` keeps a hidden
 ``st.plotly_chart`` on the page for that, and the component waits until the library is there.
 In lecture mode the browser sets the height of the story's charts to fill the screen (``fitHeight``).
 Charts are drawn from a page-wide queue (see ``_JS``), one tick at a time: a tick of the timer in one
@@ -52,9 +52,10 @@ function firstOnPage(charts) {
   return first;
 }
 
-// Lecture mode: the charts of the story (in .st-key-lab-hero) fill the screen under the control bar,
+// Lecture mode: the charts of the story (in .st-key-lab-hero, .st-key-text-hero) fill the screen under the control bar,
 // one row of three below 1600 px wide, two rows of two from 1600 px (assets/live.css lays them out).
 const WIDE = 1600, GAP = 12, MIN_H = 300;
+const HERO = '[class*="st-key-lab-hero"], [class*="st-key-text-hero"]';  // the Lab's, the Real text page's
 
 function pageTop(el) {
   let y = el.getBoundingClientRect().top + window.scrollY;
@@ -63,7 +64,7 @@ function pageTop(el) {
 }
 
 function fitHeight(div) {
-  const hero = div.closest('[class*="st-key-lab-hero"]');
+  const hero = div.closest(HERO);
   if (!hero) return null;
   const rows = window.innerWidth >= WIDE ? 2 : 1;
   const free = window.innerHeight - pageTop(hero) - GAP;
@@ -84,7 +85,7 @@ if (!window.__livefigResize) {
   window.addEventListener('resize', () => {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      for (const div of document.querySelectorAll('[class*="st-key-lab-hero"] div.livefig')) {
+      for (const div of document.querySelectorAll(HERO.split(', ').map((h) => `${h} div.livefig`).join(', '))) {
         const h = fitHeight(div);
         if (h && window.Plotly && div.layout) window.Plotly.relayout(div, { height: h, ...legendAt(div.layout, h) });
       }
@@ -172,3 +173,13 @@ def live_plot_ui(payload: str, key: str, tick: str, view: str = "") -> None:
     the font): the same for every chart of a tick.  The browser draws a tick of the timer (same view) in
     one task, a new view chart by chart (see ``_JS``)."""
     _live_plot(data={"tick": tick, "view": view, "fig": payload}, key=key)
+
+
+def plotly_loader_ui() -> None:
+    """An empty, hidden ``st.plotly_chart`` outside the live fragment: Streamlit loads plotly.js
+    with its own chart element, and the live charts (:func:`live_plot_ui`) draw with that library."""
+    with st.container(key="plotly-loader"):
+        st.html("<style>.st-key-plotly-loader { display: none; }</style>")
+        st.plotly_chart(
+            {"data": [{"type": "scatter", "x": [0], "y": [0]}], "layout": {"height": 10}}, key="plotly-loader-chart"
+        )

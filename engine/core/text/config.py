@@ -67,6 +67,9 @@ class TextModelConfig(FrozenConfig):
     norm: Literal["post", "pre"] = "post"
     tie_weights: bool = False
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    # "copy": every layer starts as a copy of layer 0, as nn.TransformerEncoder deep-copies its one layer
+    # (the authors' code, science §7b); "independent": each layer drawn from its own seed stream
+    layer_init: Literal["independent", "copy"] = "independent"
 
     @model_validator(mode="after")
     def _check(self) -> TextModelConfig:
@@ -78,7 +81,14 @@ class TextModelConfig(FrozenConfig):
 class TextOptimConfig(FrozenConfig):
     """Separate learning rates: ``lr_attention`` (W_Q, W_K, W_V, output projection), ``lr_mlp``
     (both MLP layers), ``lr_other`` (embedding, positional table, LayerNorms, decoder).  StepLR:
-    every rate × ``gamma`` after each epoch.  ``clip_norm``: global gradient-norm clip (None: off)."""
+    every rate × ``gamma`` after each epoch.  ``clip_norm``: global gradient-norm clip (None: off).
+    ``mlp_lr_layers``: ``"first"`` gives ``lr_mlp`` to layer 0's MLP only and ``lr_other`` to the
+    other layers' (Fig. 7's notebook: lr 10 on ``layers.0.linear1/linear2``).  ``reset_each_epoch``:
+    the optimiser is rebuilt at every epoch boundary, its state (Adam's moments) reset, as JoMA's
+    ``decoder_wiki.py`` does.  ``epoch_steps``: the steps of one epoch *of the schedule* (the decay
+    and the reset), None: one pass over the corpus; set to 2,929 (one epoch of WikiText-2 at batch 20
+    × bptt 35, science §7b) it keeps the authors' schedule on any corpus, the data still read in order
+    and wrapped at the corpus's end."""
 
     method: Literal["sgd", "adam"] = "sgd"
     lr_attention: LearningRate = 5.0
@@ -95,6 +105,9 @@ class TextOptimConfig(FrozenConfig):
     bptt: int = Field(35, ge=2, le=4096)
     steps: int = Field(1500, ge=0, le=10**7)
     seed: int = Field(1, ge=0, le=2**31 - 1)
+    mlp_lr_layers: Literal["all", "first"] = "all"
+    reset_each_epoch: bool = False
+    epoch_steps: int | None = Field(None, ge=1, le=10**7)
 
 
 class TextProbeConfig(FrozenConfig):
@@ -102,12 +115,16 @@ class TextProbeConfig(FrozenConfig):
     ``eval_batch`` streams, window ``probe_window`` (the notebook's offset 100·bptt), clipped to
     the last full window; the map is its first sequence.  Validation loss: the first
     ``val_windows`` full windows of the same streams.  Frequent tokens: the ``frequent_top_n``
-    most frequent training tokens (``<unk>`` excluded)."""
+    most frequent training tokens (``<unk>`` excluded).  ``stream = "train"`` takes the probe window
+    from the training streams instead (window ``probe_window`` of the ``optim.batch`` training
+    streams; the map is stream 0's, as Fig. 7's notebook evaluates on ``train_data``); the
+    validation loss always reads the validation streams."""
 
     eval_batch: int = Field(10, ge=1, le=1024)
     probe_window: int = Field(100, ge=0, le=10**6)
     val_windows: int = Field(20, ge=1, le=10_000)
     frequent_top_n: int = Field(20, ge=1, le=10_000)
+    stream: Literal["validation", "train"] = "validation"
 
 
 def _text_snapshots() -> SnapshotConfig:
@@ -129,8 +146,8 @@ class TextRunConfig(RootConfig):
 
 def check_corpus_fits(cfg: TextRunConfig, train_tokens: int, val_tokens: int) -> None:
     """Raise ConfigError unless the corpus holds one training window and one probe window: the
-    training stream is cut into ``optim.batch`` streams of ⌊N/B⌋ ≥ 2 tokens, the validation stream
-    into ``probe.eval_batch`` streams of ≥ bptt + 1 tokens."""
+    training stream is cut into ``optim.batch`` streams of ⌊N/B⌋ ≥ 2 tokens (≥ bptt + 1 when the probe
+    reads them), the validation stream into ``probe.eval_batch`` streams of ≥ bptt + 1 tokens."""
     o, p = cfg.optim, cfg.probe
     if train_tokens // o.batch < 2:
         raise ConfigError(
@@ -143,6 +160,12 @@ def check_corpus_fits(cfg: TextRunConfig, train_tokens: int, val_tokens: int) ->
             f"the validation text has {val_tokens:,} tokens; probe.eval_batch = {p.eval_batch} "
             f"streams × (bptt + 1 = {o.bptt + 1}) needs at least {need:,}: use a longer corpus, a larger "
             "data.valid_fraction, a smaller probe.eval_batch or a smaller optim.bptt"
+        )
+    if p.stream == "train" and (train_tokens // o.batch - 1) // o.bptt < 1:
+        raise ConfigError(
+            f"probe.stream = 'train' takes the probe window from the {o.batch} training streams, whose "
+            f"{train_tokens // o.batch:,} tokens each hold no full window of bptt + 1 = {o.bptt + 1}: use a "
+            "longer corpus, a smaller optim.batch or probe.stream = 'validation'"
         )
 
 

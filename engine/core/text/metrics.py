@@ -1,10 +1,13 @@
 """Attention statistics of a causal LM on a probe set (names as stored: ``attn_entropy``,
-``attn_share_frequent``, ``train_loss``, ``val_loss``, ``val_ppl``).
+``attn_share_frequent``, ``attn_share_common``, ``attn_share_distinct``, ``train_loss``,
+``val_loss``, ``val_ppl``).
 
 For attention maps a of shape (B, H, T, T) (query i attends to keys j ≤ i):
 
     attn_entropy[h]        = mean_{b,i} −Σ_{j≤i} a_{bhij} ln a_{bhij}        (nats; 0 ln 0 = 0)
     attn_share_frequent[h] = mean_{b,i}  Σ_{j≤i} a_{bhij} 1[x_{bj} ∈ F]       (F: frequent tokens)
+
+and the same share on Scan & Snap's common and distinct tokens (:mod:`engine.core.text.contexts`).
 
 Uniform causal attention over T positions has entropy mean_i ln i (i = 1 … T); for T = 35 that is
 ln(35!)/35 ≈ 2.63 nats (the "≈2.63" of JoMA's figure, science §7).

@@ -6,7 +6,8 @@ loss; ``run()`` yields a snapshot at every scheduled step; ``checkpoint()`` / ``
 bit-exact resume on CPU (parameters, optimiser state, step, the trainer's own RNG state).
 
 Step s uses window k = s mod W of the batchified training stream (W windows per epoch, data.py)
-and every learning rate η·γ^⌊s/W⌋ (StepLR stepped once per epoch); the loss is the mean
+and every learning rate η·γ^⌊s/E⌋ (StepLR stepped once per epoch of E = ``optim.epoch_steps`` steps,
+W when unset); the loss is the mean
 cross-entropy over the B·T′ next-token targets; gradients are clipped to a global norm.
 Dropout draws from the trainer's own RNG state (forked around each call), so other torch code in
 the process neither changes nor is changed by a run.  No I/O.
@@ -26,6 +27,7 @@ import torch
 from torch.nn import functional as fn
 
 from engine.core.device import resolve_device
+from engine.core.text import contexts
 from engine.core.text import metrics as tm
 from engine.core.text.config import TextRunConfig, check_corpus_fits
 from engine.core.text.data import EncodedCorpus, batchify, full_windows, window, windows_per_epoch
@@ -52,7 +54,7 @@ class TextDivergedError(DivergedError):
 
 @dataclass
 class TextSnapshot:
-    """Metrics at ``step``.  scalars: attn_entropy, attn_share_frequent (L, H); train_loss,
+    """Metrics at ``step``.  scalars: attn_entropy, attn_share_frequent / _common / _distinct (L, H); train_loss,
     val_loss, val_ppl (0-d).  arrays: attn_map (L, H, T, T) of the probe window, attn_map_mean
     (L, T, T) its mean over heads."""
 
@@ -109,13 +111,22 @@ class TextTrainer:
         bptt = self.cfg.optim.bptt
         val = batchify(self.corpus.val_ids, eval_batch)
         full = (val.shape[1] - 1) // bptt
-        self.probe_index = min(probe_window, full - 1)
-        self.probe_x = window(val, self.probe_index, bptt)[0].to(self.device)
+        probed = val if self.cfg.probe.stream == "validation" else self.train_data.cpu()
+        self.probe_index = min(probe_window, (probed.shape[1] - 1) // bptt - 1)
+        self.probe_x = window(probed, self.probe_index, bptt)[0].to(self.device)
         self.val_x, self.val_y = (t.to(self.device) for t in full_windows(val, 0, min(val_windows, full), bptt))
         self.frequent = tm.frequent_ids(self.corpus.vocab.counts, self.cfg.probe.frequent_top_n)
-        is_freq = torch.zeros(self.vocab_size, dtype=torch.bool)
-        is_freq[torch.as_tensor(self.frequent)] = True
-        self.is_frequent = is_freq.to(self.device)
+        info = contexts.next_word_information(contexts.cooccurrence(self.corpus.train_ids, self.vocab_size))
+        self.common, self.distinct = contexts.common_and_distinct(info, self.corpus.vocab.counts)
+        self.is_frequent, self.is_common, self.is_distinct = (
+            self._word_set(ids) for ids in (self.frequent, self.common, self.distinct)
+        )
+
+    def _word_set(self, ids: np.ndarray) -> torch.Tensor:
+        """(V,) bool on the device: True at ``ids``."""
+        member = torch.zeros(self.vocab_size, dtype=torch.bool)
+        member[torch.as_tensor(ids, dtype=torch.long)] = True
+        return member.to(self.device)
 
     def _build_model(self) -> tuple[CausalLM, torch.Tensor, torch.Tensor | None]:
         """The model from seed s (CPU draws, then moved), and the dropout RNG states that follow."""
@@ -124,6 +135,9 @@ class TextTrainer:
             torch.default_generator.manual_seed(seed)
             model = CausalLM(self.cfg.model, self.vocab_size, self.cfg.optim.bptt)
             rng_cpu = torch.get_rng_state()
+        if self.cfg.model.layer_init == "copy":
+            for block in model.blocks[1:]:
+                block.load_state_dict(model.blocks[0].state_dict())
         rng_cuda = None
         if self.device.type == "cuda":
             rng_cuda = torch.Generator(self.device).manual_seed(seed).get_state()
@@ -134,7 +148,10 @@ class TextTrainer:
         lrs = {"attention": o.lr_attention, "mlp": o.lr_mlp, "other": o.lr_other}
         named: dict[str, list[torch.nn.Parameter]] = {g: [] for g in GROUPS}
         for name, prm in self.model.named_parameters():
-            named[parameter_group(name)].append(prm)
+            group = parameter_group(name)
+            if group == "mlp" and o.mlp_lr_layers == "first" and not name.startswith("blocks.0."):
+                group = "other"
+            named[group].append(prm)
         used = [g for g in GROUPS if named[g]]
         groups = [{"params": named[g], "lr": lrs[g], "name": g} for g in used]
         opt: torch.optim.Optimizer
@@ -160,11 +177,18 @@ class TextTrainer:
 
     # ----------------------------------------------------------------- stepping
     @property
+    def epoch_steps(self) -> int:
+        """Steps per epoch of the schedule: ``optim.epoch_steps``, else one pass over the corpus (W)."""
+        return self.cfg.optim.epoch_steps or self.windows
+
+    @property
     def epoch(self) -> int:
-        return self.step_count // self.windows
+        return self.step_count // self.epoch_steps
 
     def _step(self) -> None:
         o = self.cfg.optim
+        if o.reset_each_epoch and self.step_count and self.step_count % self.epoch_steps == 0:
+            self.opt = self._build_optimizer()[1]  # a new epoch: a fresh optimiser, its state reset
         for g, lr0 in zip(self.opt.param_groups, self.base_lr, strict=True):
             g["lr"] = lr0 * o.gamma**self.epoch
         x, y = window(self.train_data, self.step_count % self.windows, o.bptt)
@@ -217,11 +241,18 @@ class TextTrainer:
         self.model.eval()
         return self.model(self.probe_x, need_weights=True)[1]
 
+    def _word_sets(self) -> dict[str, torch.Tensor]:
+        """The word sets whose attention share a snapshot measures: the most frequent words, and Scan &
+        Snap's common and distinct tokens (:mod:`engine.core.text.contexts`)."""
+        return {"frequent": self.is_frequent, "common": self.is_common, "distinct": self.is_distinct}
+
     def snapshot(self) -> TextSnapshot:
         maps = self.attention_maps()
-        key_freq = self.is_frequent[self.probe_x]
         ent = torch.stack([tm.attention_entropy(a) for a in maps])
-        share = torch.stack([tm.share_on_tokens(a, key_freq) for a in maps])
+        shares = {
+            name: torch.stack([tm.share_on_tokens(a, member[self.probe_x]) for a in maps])
+            for name, member in self._word_sets().items()
+        }
         val = self.validation_loss()
         self.model.train()
         n = self._loss_n
@@ -231,7 +262,7 @@ class TextTrainer:
         first = torch.stack([a[0] for a in maps]).float()  # (L, H, T, T): the probe window
         scalars = {
             "attn_entropy": _np(ent.double()),
-            "attn_share_frequent": _np(share.double()),
+            **{f"attn_share_{name}": _np(share.double()) for name, share in shares.items()},
             "train_loss": np.array(train),
             "val_loss": np.array(val),
             "val_ppl": np.array(math.exp(min(val, 700.0))),
@@ -251,7 +282,9 @@ class TextTrainer:
             "frequent_ids": self.frequent,
             "frequent_corpus_share": np.array(counts[self.frequent].sum() / max(1, counts.sum())),
             "uniform_entropy": np.array(tm.uniform_causal_entropy(probe.shape[1])),
-            "uniform_share_frequent": np.array(tm.uniform_share(_np(self.is_frequent)[probe])),
+            **{f"uniform_share_{k}": np.array(tm.uniform_share(_np(m)[probe])) for k, m in self._word_sets().items()},
+            "common_ids": self.common,
+            "distinct_ids": self.distinct,
             "train_tokens": np.array(len(self.corpus.train_ids)),
             "val_tokens": np.array(len(self.corpus.val_ids)),
             "windows_per_epoch": np.array(self.windows),

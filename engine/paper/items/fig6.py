@@ -9,6 +9,9 @@ averaged over the K next tokens at the final step; the figure shows the mean ove
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -20,6 +23,8 @@ from engine.paper.items.catalog import ITEMS
 from engine.paper.items.common import train
 from engine.paper.items.configs import FIG6_NUM_LAST, fig6_config
 from engine.paper.items.result import ItemResult, Progress
+
+PanelMap = Callable[[Callable[[int], pd.DataFrame], Iterable[int]], Iterator[pd.DataFrame]]
 
 NAME = "fig6"
 TITLE = ITEMS[NAME].title
@@ -96,8 +101,9 @@ def figure(summary: pd.DataFrame, n_seeds: int) -> go.Figure:
     return fig
 
 
-def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
-    runs = pd.concat([panel_runs(q, quick, progress) for q in NUM_LAST], ignore_index=True)
+def run(quick: bool = False, progress: Progress | None = None, pmap: PanelMap = map) -> ItemResult:
+    """``pmap``: how the panels are trained (in order): one after the other here, or as cluster tasks."""
+    runs = pd.concat(list(pmap(partial(panel_runs, quick=quick, progress=progress), NUM_LAST)), ignore_index=True)
     summary = summarise(runs)
     mean, sem = grid(summary, "mean"), grid(summary, "sem")
     allowance = QUICK_ALLOWANCE if quick else 0.0

@@ -12,14 +12,17 @@ Real-text items (``ITEMS[name].corpus``) are given ``corpus_loader``: the servic
 
 from __future__ import annotations
 
+import inspect
 import time
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from engine.core.device import torch_threads
 from engine.paper.items import fig4, fig5, fig6, fig7, fig9, joma, joma_real, theorems
 from engine.paper.items.catalog import ITEMS
+from engine.paper.items.common import CorpusLoader
 from engine.paper.items.result import ItemResult, Progress
-from engine.paper.items.text_common import CorpusLoader
 
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (fig4, fig5, fig6, fig9, theorems, joma, fig7, joma_real)}
 assert list(MODULES) == list(ITEMS), "every catalogued item has a module, in report order"
@@ -31,9 +34,16 @@ def run_item(
     progress: Progress | None = None,
     threads: int | None = 1,
     corpus_loader: CorpusLoader | None = None,
+    seeds: int | None = None,
+    pmap: Callable[..., Any] | None = None,
 ) -> ItemResult:
+    """Item ``name``'s result.  ``seeds``: a real-text item trains seeds 1..seeds (default: its own);
+    ``pmap``: how an item of several independent parts (Fig. 6's panels) maps over them (default:
+    one after the other here; :mod:`engine.service.cluster` passes one that runs them as tasks)."""
     t = time.perf_counter()
-    extra = {"corpus_loader": corpus_loader} if ITEMS[name].corpus else {}
+    extra: dict[str, Any] = {"corpus_loader": corpus_loader, "seeds": seeds} if ITEMS[name].corpus else {}
+    if pmap is not None and "pmap" in inspect.signature(MODULES[name].run).parameters:
+        extra["pmap"] = pmap
     with torch_threads(threads):
         result: ItemResult = MODULES[name].run(quick=quick, progress=progress, **extra)
     if threads is not None:

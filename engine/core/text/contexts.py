@@ -1,0 +1,82 @@
+"""Scan & Snap's common and distinct tokens, measured on a corpus (numpy/scipy, no torch, no I/O).
+
+In the paper (science §1, §7b) a contextual token l is *distinct* when it co-occurs with one next
+token n (P(l|n) > 0 for a single n) and *common* when it co-occurs with many; Theorem 2 predicts that
+attention moves from common to distinct tokens.  On real text every word co-occurs with many next
+words, so the measure is graded: how much the presence of l in the context window tells about the
+next word.  With N(l, n) the number of (context position, next word) pairs in which word l stands
+within the :data:`WINDOW` positions that precede the next word n (the paper's window, bptt 35, for
+every run: the groups are a property of the corpus), the information l carries about the next word
+is the KL divergence
+
+    D(l) = Σ_n P(n | l) ln( P(n | l) / P(n) ),   P(n | l) = N(l, n) / N(l),   P(n) = Σ_l N(l, n) / N,
+
+in nats, Miller–Madow corrected for its finite sample (− (m_l − 1) / (2 N(l)), m_l = the number of
+different next words seen with l).  In science §1.2's terms, with Ω(l) = {n : P(l|n) > 0} and Bayes'
+P(n | l) ∝ P(l | n) P(n): a distinct token (|Ω(l)| = 1, l only in class n_l) has P(n | l) = 1[n = n_l],
+so D(l) = −ln P(n_l), its largest value; a token common to every class with the same P(l | n) in each
+has P(n | l) = P(n), so D(l) = 0.  D grades the words of a real text between the two: D(l) ≈ 0, l's
+contexts predict the next word no better than any context ("the", ","); large D(l), l all but names
+the next word.
+
+Only words seen at least :data:`MIN_COUNT` times are ranked (a rarer word's D is mostly noise).  Of the
+ranked words' occurrences, the third with the lowest D is **common**, the third with the highest D
+**distinct** (by occurrences, so that each group fills about as much of a window).  Frequent words and
+common tokens overlap but are different sets: the page charts both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+MIN_COUNT = 20  # occurrences in the training text before a word is ranked
+MAX_TOKENS = 1_000_000  # counted of the training text (its start): bounds the counts' memory and time
+WINDOW = 35  # context positions before the next word: Fig. 7's bptt
+
+
+def cooccurrence(ids: np.ndarray, vocab_size: int, window: int = WINDOW) -> sp.csr_matrix:
+    """N(l, n): for every next word x_{k+1} (k ≥ 0), one count for each context word x_j, k − window < j ≤ k,
+    over the first :data:`MAX_TOKENS` tokens (the built-in corpus: all of its 0.8 M; an upload of up to
+    20 MB may hold 4 M, whose counts would take several hundred MB beside the run's budget)."""
+    x = np.asarray(ids[:MAX_TOKENS], dtype=np.int64)
+    total = sp.csr_matrix((vocab_size, vocab_size), dtype=np.int64)
+    for d in range(window):  # context word d positions before the last one: (x_j, x_{j+d+1})
+        if len(x) <= d + 1:
+            break
+        context, nxt = x[: len(x) - d - 1], x[d + 1 :]
+        pairs = (np.ones(len(context), dtype=np.int64), (context, nxt))
+        total = total + sp.csr_matrix(pairs, shape=(vocab_size, vocab_size))
+    return total
+
+
+def next_word_information(counts: sp.csr_matrix) -> np.ndarray:
+    """D(l) in nats for every row l of N(l, n) (Miller–Madow corrected; NaN where N(l) = 0)."""
+    c = sp.csr_matrix(counts, dtype=np.float64)
+    row = np.asarray(c.sum(axis=1)).ravel()
+    col = np.asarray(c.sum(axis=0)).ravel()
+    total = row.sum()
+    rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
+    p_cond = c.data / row[rows]
+    terms = p_cond * np.log(c.data * total / (row[rows] * col[c.indices]))
+    d = np.bincount(rows, weights=terms, minlength=c.shape[0])
+    seen = np.diff(c.indptr)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corrected = d - (seen - 1) / (2 * row)
+    return np.where(row > 0, corrected, np.nan)
+
+
+def common_and_distinct(information: np.ndarray, word_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(common ids, distinct ids): among words with ≥ MIN_COUNT occurrences (``<unk>``, id 0, never),
+    sorted by D, the lowest-D words holding the first third of their occurrences and the highest-D
+    words holding the last third."""
+    counts = np.asarray(word_counts, dtype=np.float64)
+    ranked = np.flatnonzero((counts >= MIN_COUNT) & np.isfinite(information))
+    ranked = ranked[ranked != 0]
+    if len(ranked) < 3:
+        return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+    order = ranked[np.argsort(information[ranked], kind="stable")]
+    share = np.cumsum(counts[order]) / counts[order].sum()  # occurrences up to and including each word
+    common = order[share <= 1 / 3]
+    distinct = order[share - counts[order] / counts[order].sum() >= 2 / 3]  # starts in the last third
+    return common.astype(np.int64), distinct.astype(np.int64)

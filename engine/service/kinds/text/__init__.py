@@ -1,0 +1,25 @@
+"""The real-text kind: a small transformer trained on a corpus (the Real text page's runs)."""
+
+from __future__ import annotations
+
+from engine.core.text.config import TextRunConfig
+from engine.service.corpus_access import check_dashboard_data
+from engine.service.kinds import RunKind
+from engine.service.kinds.text.runs import TEXT, check_text_run, text_seconds
+
+
+def _offered_corpus(cfg: TextRunConfig) -> TextRunConfig:
+    """A real-text run from the dashboard reads only the corpora it offers (:func:`check_dashboard_data`)."""
+    return cfg.model_copy(update={"data": check_dashboard_data(cfg.data)})
+
+
+TEXT_KIND = RunKind(
+    TEXT,
+    TextRunConfig,
+    text_seconds,
+    "engine.service.kinds.text.training:TextTraining",
+    "engine.service.kinds.text.export:export_text_run",
+    check=check_text_run,
+    default_name="text run",
+    admit=_offered_corpus,
+)

@@ -1,0 +1,94 @@
+"""Memory and work estimate of a real-text run: refuse a config before it allocates anything.
+
+Counts (V = vocabulary, d = d_model, f = d_ff, L = layers, H = heads, B·T = batch × bptt):
+
+* parameters P = V·d (embedding) + V·d + V (decoder, untied) + L·(4d² + 4d + 2·d·f + f + d + 4d)
+  (+ T·d learned positions), stored with their gradients and the optimiser state (SGD with
+  momentum: 1 copy, Adam: 2 copies);
+* per-step temporaries: the logits, their log-softmax and its gradient (3·B·T·V), per layer
+  ~(12d + 3f)·B·T activations and 3·B·H·T² attention entries (scores, softmax, dropout mask);
+* evaluation: a logits chunk (trainer.EVAL_CHUNK_LOGITS, twice) and the probe maps;
+* the corpus: its token ids (int64, as numpy and as a tensor) and its text while it is encoded
+  (≈ 8 bytes per token): 24 bytes per training token.
+
+Total × 1.5 safety, against ``SCANSNAP_MAX_RUN_MB`` (default 2048, as the synthetic runs).
+Work: 6·B·T·(V·d + L·(4d² + 2·d·f)) + 12·L·B·T²·d floating-point operations per step (forward and
+backward matmuls), plus the snapshots' evaluation passes, against ``SCANSNAP_MAX_TEXT_FLOP``
+(default 10¹⁵ ≈ 7 hours of 2 CPU cores at the ~40 GFLOP/s measured by bench/text_speed.py: the
+authors' JoMA run, 58,580 steps, needs 7.5·10¹⁴, minutes on a GPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.core.text.config import TextRunConfig
+from engine.core.text.schedule import EVAL_CHUNK_LOGITS, schedule
+from engine.service.budget import Estimate, WorkLimit, check_within
+
+DEFAULT_MAX_TEXT_FLOP = 1e15
+ASSUMED_CPU_FLOPS = 4e10  # for the "≈ hours" hint only
+DEFAULT_TRAIN_TOKENS = 1_000_000  # the built-in corpus holds ≈ 0.8 M training tokens
+
+
+@dataclass(frozen=True)
+class TextEstimate(Estimate):
+    n_params: int
+    bytes_params: float  # parameters, gradients and optimiser state
+    bytes_step: float  # training temporaries of one step
+    bytes_eval: float
+    bytes_corpus: float
+    work: float  # floating-point operations of the whole run
+
+    def parts(self) -> tuple[tuple[str, float], ...]:
+        return (
+            (f"{self.n_params:,} parameters with gradients and optimiser state", self.bytes_params),
+            ("one step's temporaries", self.bytes_step),
+            ("evaluation", self.bytes_eval),
+            ("corpus", self.bytes_corpus),
+        )
+
+
+def count_parameters(cfg: TextRunConfig, vocab: int) -> int:
+    m = cfg.model
+    d, f = m.d_model, m.d_ff
+    mlp = 2 * d * f + f + d + 2 * d if m.mlp != "none" else 0  # W₁, W₂, biases, second LayerNorm
+    per_layer = 4 * d * d + 4 * d + 2 * d + mlp  # W_Q, W_K, W_V, W_O and biases, first LayerNorm
+    decoder = vocab if m.tie_weights else vocab * d + vocab
+    learned = cfg.optim.bptt * d if m.positional == "learned" else 0
+    final = 2 * d if m.norm == "pre" else 0
+    return vocab * d + decoder + m.n_layers * per_layer + learned + final
+
+
+def estimate(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | None = None) -> TextEstimate:
+    """The estimate for ``cfg``; ``vocab`` / ``train_tokens`` default to the config's caps."""
+    m, o, p = cfg.model, cfg.optim, cfg.probe
+    V = vocab if vocab is not None else cfg.data.vocab_size
+    N = train_tokens if train_tokens is not None else (cfg.data.max_train_tokens or DEFAULT_TRAIN_TOKENS)
+    d, f, L, H, BT, T = m.d_model, m.d_ff, m.n_layers, m.n_heads, o.batch * o.bptt, o.bptt
+    n_params = count_parameters(cfg, V)
+    copies = 2 + (2 if o.method == "adam" else (1 if o.momentum > 0 else 0))
+    step = 3 * BT * V + L * ((12 * d + 3 * f) * BT + 3 * o.batch * H * T * T) + 3 * BT * d
+    evaluation = 2 * min(EVAL_CHUNK_LOGITS, p.val_windows * p.eval_batch * T * V) + L * p.eval_batch * H * T * T
+    per_step = 6 * BT * (V * d + L * (4 * d * d + 2 * d * f)) + 12 * L * o.batch * T * T * d
+    per_eval = 2 * (p.val_windows + 1) * p.eval_batch * T * (V * d + L * (4 * d * d + 2 * d * f))
+    flop = o.steps * per_step + len(schedule(cfg)) * per_eval
+    return TextEstimate(n_params, 4.0 * n_params * copies, 4.0 * step, 4.0 * evaluation, 24.0 * N, float(flop))
+
+
+FLOP = WorkLimit("SCANSNAP_MAX_TEXT_FLOP", DEFAULT_MAX_TEXT_FLOP, "floating-point operations")
+
+
+def check_text_budget(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | None = None) -> TextEstimate:
+    """Raise ConfigError when the run would exceed the memory or work budget; else the estimate."""
+    est = estimate(cfg, vocab, train_tokens)
+    hours = est.work / ASSUMED_CPU_FLOPS / 3600
+    check_within(
+        est,
+        "this text run",
+        FLOP,
+        "reduce data.vocab_size, data.max_train_tokens, optim.batch, optim.bptt or model.d_model",
+        f"it would take ≈ {hours:,.1f} h on 2 CPU cores; reduce optim.steps, data.vocab_size, "
+        "optim.batch × optim.bptt or the model size",
+    )
+    return est

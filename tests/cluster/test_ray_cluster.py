@@ -1,0 +1,231 @@
+"""The Ray executor on a real two-node cluster (two ``ray start`` processes on loopback): grids,
+reproduce and live runs give the numbers the local pool gives; a node killed mid-grid loses no cell;
+a node killed mid-run leaves the run interrupted, and its resume equals an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.raycluster import SECOND
+from engine.cli import main
+from engine.paper.presets import get_preset
+from engine.service.cluster import LOST, drive
+from engine.service.control import RunControl
+from engine.service.run_kinds import create_run
+from engine.service.runner import RunJob
+from engine.service.store import RunStore
+from tests.service.test_run_rows import TEXT_SMALL, assert_same_run
+
+pytestmark = pytest.mark.slow
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def _sets(sets: dict[str, object]) -> list[str]:
+    return [x for k, v in sets.items() for x in ("--set", f"{k}={v}")]
+
+
+def _second_node_id() -> str:
+    import ray
+
+    (node,) = [n for n in ray.nodes() if n["Alive"] and SECOND in n["Resources"]]
+    return node["NodeID"][:8]
+
+
+def _poll(done, timeout: float, every: float = 0.1) -> bool:
+    end = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > end:
+            return False
+        time.sleep(every)
+    return True
+
+
+def _same_cells(a_dir: Path, b_dir: Path, a_out: Path, b_out: Path) -> None:
+    """The two sweeps' cells (matched by their values and seed) hold the same stored values."""
+    a, b = pd.read_parquet(a_out / "summary.parquet"), pd.read_parquet(b_out / "summary.parquet")
+    keys = [c for c in a.columns if c.startswith(("model.", "optim.", "data.")) or c == "seed"]
+    a, b = a.sort_values(keys).reset_index(drop=True), b.sort_values(keys).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a.drop(columns="run"), b.drop(columns="run"))
+    with RunStore(a_dir) as sa, RunStore(b_dir) as sb:
+        for ra, rb in zip(a["run"], b["run"], strict=True):
+            assert_same_run(sa, sb, ra, rb)
+
+
+def test_a_grid_on_the_cluster_stores_what_the_local_pool_stores(cluster, tmp_path):
+    """A text grid (2 cells, one actor on each node) and a synthetic rate grid (one run of replicas,
+    its mean-field twin computed on the node) through the cluster: every stored value equals the
+    local pool's, and each run records the node it trained on."""
+    grids = [
+        ["--preset", "text-seq-32-live", *_sets(TEXT_SMALL), "--grid", "model.positional=none,learned"],
+        ["--preset", "syn-small", "--set", "optim.steps=20", "--grid", "optim.eta_y=1,10", "--seeds", "1-2"],
+    ]
+    for i, grid in enumerate(grids):
+        local, remote = tmp_path / f"local{i}", tmp_path / f"remote{i}"
+        here = ["--data-dir", str(local), "sweep", *grid, "--jobs", "2", "--out", str(local / "o"), "--quiet"]
+        there = ["--data-dir", str(remote), "sweep", *grid, "--cluster", cluster.address, "--out", str(remote / "o")]
+        assert main(here) == 0 and main([*there, "--quiet"]) == 0
+        _same_cells(local, remote, local / "o", remote / "o")
+        with RunStore(remote) as store:
+            nodes = {r["node"] for r in store.list_runs()}
+        assert None not in nodes and all("node " in n for n in nodes)
+        if i == 0:  # two cells at once on two nodes of one CPU each: one on each
+            assert len(nodes) == 2, nodes
+
+
+def test_a_node_killed_mid_grid_loses_no_cell(cluster, tmp_path, one_torch_thread):
+    """Two text cells, one on each node; the second node is killed while its cell trains: the cell is
+    resumed from its last checkpoint on the node left, and every cell equals its config trained alone."""
+    sets = {**TEXT_SMALL, "optim.steps": 800, "snapshots.linear_every": 40}
+    grid = ["--preset", "text-seq-32-live", *_sets(sets), "--grid", "model.positional=none,learned"]
+    data, out = tmp_path / "data", tmp_path / "out"
+    second = _second_node_id()
+    code: list[int] = []
+    sweep = threading.Thread(
+        target=lambda: code.append(
+            main(["--data-dir", str(data), "sweep", *grid, "--cluster", cluster.address, "--out", str(out), "--quiet"])
+        )
+    )
+    sweep.start()
+
+    def on_second_with_a_checkpoint() -> bool:  # and in its first half: the kill lands long before its end
+        with RunStore(data) as store:
+            return any(
+                second in (r["node"] or "") and store.checkpoint(r["id"]) is not None and r["last_step"] <= 400
+                for r in store.list_runs()
+            )
+
+    try:
+        assert _poll(on_second_with_a_checkpoint, 120), "no cell trained on the second node"
+        cluster.kill(cluster.nodes.pop())
+    finally:
+        sweep.join(300)
+        cluster.start_node(f'{{"{SECOND}": 1}}')  # for the tests after this one
+        cluster.wait_for_nodes(2)
+    assert code == [0]
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert len(summary) == 2 and set(summary["status"]) == {"finished"}
+    base = get_preset("text-seq-32-live", "text").config.with_overrides(sets)
+    with RunStore(data) as store:
+        nodes = {store.get_run(r)["node"] for r in summary["run"]}
+        assert all(second not in n for n in nodes), nodes  # the lost cell finished on the node left
+        for _, cell in summary.iterrows():
+            cfg = base.with_overrides({"model.positional": cell["model.positional"]})
+            alone = RunJob(cfg, store, name="alone")
+            assert alone.run() == "finished"
+            a, b = store.scalars(cell["run"]), store.scalars(alone.run_id)
+            pd.testing.assert_frame_equal(a, b)  # max |Δ| = 0 on every metric, at every step
+
+
+def test_a_node_killed_mid_run_leaves_it_interrupted_and_its_resume_is_exact(cluster, tmp_path, one_torch_thread):
+    """A live run throttled to 100 steps/s on the second node; the node is killed after a checkpoint:
+    the run is stored ``interrupted`` with its snapshots up to that checkpoint; resumed (on any node) it
+    ends equal to the same config trained uninterrupted here: max |Δ| = 0."""
+    cfg = get_preset("syn-small").config.with_overrides({"optim.steps": 600, "model.device": "cpu"})
+    store = RunStore(tmp_path / "data")
+    try:
+        rid = create_run(store, cfg, "killed", status="queued")
+        control = RunControl()
+        control.max_steps_per_s = 100
+        result: list[tuple] = []
+        run = threading.Thread(target=lambda: result.append(drive(store, rid, control, resources={SECOND: 1})))
+        run.start()
+        try:
+            assert _poll(lambda: (store.checkpoint(rid) or (0,))[0] >= 60, 120), "no checkpoint on the second node"
+            cluster.kill(cluster.nodes.pop())
+            run.join(120)
+        finally:
+            cluster.start_node(f'{{"{SECOND}": 1}}')
+            cluster.wait_for_nodes(2)
+        (status, why), stored = result[0], store.get_run(rid)
+        assert status == LOST and stored["status"] == "interrupted" and why == stored["message"]
+        assert "was lost at step" in why
+        ckpt = store.checkpoint(rid)[0]
+        kept = store.steps(rid)
+        assert ckpt >= 60 and max(kept) < cfg.optim.steps
+        assert drive(store, rid) == ("finished", None)
+        assert set(kept) - {s for s in kept if s > ckpt} <= set(store.steps(rid))
+        alone = RunJob(cfg, RunStore(tmp_path / "alone"), name="killed")
+        assert alone.run() == "finished"
+        a, b = store.scalars(rid), alone.store.scalars(alone.run_id)
+        pd.testing.assert_frame_equal(a, b)
+        assert store.steps(rid) == alone.store.steps(alone.run_id)
+        for step in store.steps(rid)[-3:]:
+            x, y = store.snapshot(rid, step), alone.store.snapshot(alone.run_id, step)
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k])
+        alone.store.close()
+    finally:
+        store.close()
+
+
+def test_quick_reproduce_on_the_cluster_gives_the_local_verdicts(cluster, quick_reproduction, tmp_path):
+    """Every item a cluster task (Fig. 6's panels too): the verdicts and every data file equal the
+    local run's (``quick_reproduction``: tests/conftest.py).  Equal to 1e-9 relative, not bit for bit:
+    the mean-field part of ``theorems`` varies by ~1e-15 between two local runs too (float64 sums)."""
+    local_dir = quick_reproduction[0]
+    assert main(["reproduce", "--quick", "--cluster", cluster.address, "--out", str(tmp_path)]) == 0
+    local = json.loads((local_dir / "verdicts.json").read_text())
+    remote = json.loads((tmp_path / "verdicts.json").read_text())
+    assert len(local["verdicts"]) == len(remote["verdicts"]) and remote["all_passed"] == local["all_passed"]
+    for a, b in zip(local["verdicts"], remote["verdicts"], strict=True):
+        value_a, value_b = a.pop("value"), b.pop("value")
+        assert a == b
+        if isinstance(value_a, float) and isinstance(value_b, float):
+            np.testing.assert_allclose(value_b, value_a, rtol=1e-9, err_msg=a["claim"])
+        else:
+            assert value_a == value_b, a["claim"]
+    assert sorted(local["data_files"]) == sorted(remote["data_files"])
+    for rel in local["data_files"]:
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(tmp_path / rel), pd.read_parquet(local_dir / rel), check_exact=False, rtol=1e-9
+        )
+
+
+def test_the_dashboard_with_scansnap_cluster_trains_a_lab_run_on_a_node(cluster, tmp_path):
+    """A server started with SCANSNAP_CLUSTER: its slots are the cluster's CPUs; a Lab run started in
+    the browser trains on a node (the run records it) and the page watches it finish."""
+    import re
+
+    from playwright.sync_api import sync_playwright
+
+    from bench.webserver import launch_chromium, serve
+
+    data = tmp_path / "data"
+    env = {"SCANSNAP_CLUSTER": cluster.address}
+    with serve(data, tmp_path / "server.log", env=env) as srv, sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.set_default_timeout(60_000)
+        page.goto(f"{srv.url}/?preset=syn-small&optim.steps=200&speed=100")
+        page.get_by_role("button", name="▶ Start").click()
+        page.wait_for_function("() => window.location.search.includes('run=')")
+        run_id = re.search(r"run=(\w+)", page.url).group(1)
+        page.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=120_000)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "cluster-lab.png"))
+        browser.close()
+    with RunStore(data) as store:
+        run = store.get_run(run_id)
+    assert run["status"] == "finished" and run["last_step"] == 200
+    assert "node " in run["node"] and run["device"].startswith("cpu")
+
+
+def test_a_run_stopped_before_any_node_takes_it_ends_stopped(cluster, tmp_path):
+    """A run whose host no node can place (it asks for a resource none has) waits; Stop ends it, and
+    the store says so (nothing was trained)."""
+    cfg = get_preset("syn-small").config.with_overrides({"optim.steps": 50, "model.device": "cpu"})
+    with RunStore(tmp_path) as store:
+        rid = create_run(store, cfg, "never placed", status="queued")
+        control = RunControl()
+        threading.Timer(1.0, control.stop).start()
+        status, message = drive(store, rid, control, resources={"no-such-resource": 1})
+        assert (status, message) == ("stopped", "stopped before a cluster node took it")
+        run = store.get_run(rid)
+        assert run["status"] == "stopped" and run["node"] is None and store.steps(rid) == []

@@ -1,0 +1,56 @@
+"""The Sweep page's "Any knob" tab (ui/grid_view.py): a grid over any config key × seeds, one stored
+run per cell, its final metrics side by side, reopened by its link; the open questions fill the form
+in one click; a bad axis or seed list is said, and nothing starts."""
+
+from __future__ import annotations
+
+from engine.service.jobs import get_manager
+from tests.apphelp import open_page, shown_text
+
+PAGE = "app_pages/sweep.py"
+
+
+def test_a_grid_over_a_data_knob_trains_one_run_per_cell_and_reopens_by_its_link(data_dir):
+    at = open_page(PAGE, {})
+    at.selectbox(key="gr.base").set_value("syn-small")
+    at.text_area(key="gr.axes").set_value("data.num_distinct_per_next=5,10\noptim.steps=8,12")
+    at.text_input(key="gr.seeds").set_value("1").run()
+    assert not at.exception and "4 runs (2 × 2 cells × seeds 1), about 5 s of training" in shown_text(at.caption)
+    at.button(key="gr.start").click().run()
+    ids = at.session_state["grid.runs"]
+    assert len(ids) == 4 and at.query_params["grid"] in (",".join(ids), [",".join(ids)])
+    for rid in ids:
+        assert get_manager(data_dir).wait(rid, 120) == "finished"
+    again = open_page(PAGE, {"grid": ",".join(ids), "axes": "data.num_distinct_per_next,optim.steps"})
+    assert not again.exception
+    (table,) = [d.value for d in again.dataframe if "run" in d.value.columns]
+    assert sorted(table["run"]) == sorted(ids) and set(table["status"]) == {"finished"}
+    assert sorted(zip(table["data.num_distinct_per_next"], table["optim.steps"], strict=True)) == [
+        (5, 8), (5, 12), (10, 8), (10, 12)]  # fmt: skip
+    store = get_manager(data_dir).store
+    for _, row in table.iterrows():  # each row's metric is its run's own final value
+        final = store.scalars(row["run"], metrics=["entropy_distinct"])
+        assert row["entropy_distinct"] == final[final["step"] == final["step"].max()]["value"].mean()
+    assert "4 of 4 runs ended" in " ".join(p.proto.text for p in again.get("progress"))
+
+
+def test_an_open_question_fills_the_form_and_a_bad_axis_is_said(data_dir):
+    at = open_page(PAGE, {})
+    at.button(key="gr.q.Positional encoding × depth").click().run()
+    assert at.session_state["gr.base"] == "text-fig7-1layer-live"
+    assert "9 runs (3 × 3 cells" in shown_text(at.caption)
+    at.text_area(key="gr.axes").set_value("optim.nope=1,2").run()
+    assert "optim.nope" in shown_text(at.error) and at.button(key="gr.start").disabled
+    at.text_area(key="gr.axes").set_value("model.n_layers=1,2").run()
+    at.text_input(key="gr.seeds").set_value("x").run()
+    assert "--seeds 'x'" in shown_text(at.error) and at.button(key="gr.start").disabled
+    at.text_input(key="gr.seeds").set_value("1-60").run()
+    assert "the dashboard trains at most 48" in shown_text(at.error)
+
+
+def test_a_link_with_a_bad_grid_is_said_and_left_out(data_dir):
+    at = open_page(PAGE, {"grid": "abc,../x", "axes": "a b"})
+    assert not at.exception
+    warnings = shown_text(at.warning)
+    assert "not run ids" in warnings and "not dotted config keys" in warnings
+    assert not at.session_state.get("grid.runs")

@@ -1,0 +1,102 @@
+"""The Sweep page's "Any knob" tab: a grid over any config keys × seeds (one stored run per cell, as
+``python -m engine sweep`` trains them), the paper's open questions as one-click grids, and the grid's
+final metrics side by side (:mod:`ui.grid_form` holds its form and URL)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from engine.paper.presets import SHELVES, Preset, load_presets
+from engine.service.facade import TERMINAL, duration
+from ui import charts_pages, grid_form
+from ui.errors import guarded, show_callback_error
+from ui.kinds.text.state import TEXT_KNOBS
+from ui.knobs import KNOBS
+from ui.resources import service
+from ui.session import actor
+from ui.text import plain
+from ui.widgets import font, plot_ui
+
+ss = st.session_state
+KNOB_KEYS = {"synthetic": [k.key for k in KNOBS], "text": [k.key for k in TEXT_KNOBS]}
+
+
+def all_presets() -> dict[str, Preset]:
+    """Every preset of every kind's shelf, by name."""
+    return {name: p for kind in SHELVES for name, p in load_presets(kind).items()}
+
+
+@guarded
+def launch(cfgs: list[Any], names: list[str], keys: list[str]) -> None:
+    grid_form.show_grid(service().submit_grid(cfgs, names, actor()), keys)
+
+
+def form(presets: dict[str, Preset]) -> tuple[list[Any], list[str], list[str]] | None:
+    """The form; the grid's configs, cell names and axis keys, or None (the reason shown)."""
+    st.caption("The paper's open questions (its §8), as grids of real-text runs:")
+    cols = st.columns(len(grid_form.OPEN_QUESTIONS))
+    for col, q in zip(cols, grid_form.OPEN_QUESTIONS, strict=True):
+        col.button(q.label, key=f"gr.q.{q.label}", on_click=grid_form.fill, args=(q,), help=q.why)
+    c = st.columns([2, 3, 1])
+    title = {k: p.title for k, p in presets.items()}
+    base = c[0].selectbox("the grid's base preset", list(presets), format_func=title.__getitem__, key="gr.base")
+    kind = next(k for k in SHELVES if base in load_presets(k))
+    examples = ", ".join(KNOB_KEYS[kind][:12])
+    c[1].text_area("axes, one per line: KEY=V1,V2,...", key="gr.axes", height=100,
+                   help=f"any config key of the base preset's kind; e.g. {examples}")  # fmt: skip
+    c[2].text_input("seeds of every cell", key="gr.seeds", help="a range or a list: 1-3, or 1,5,9")
+    axes = grid_form.axis_lines(ss["gr.axes"])
+    try:
+        cfgs, names = service().grid_configs(presets[base].config, axes, ss["gr.seeds"])
+        seconds = sum(service().expected_seconds(cfg) for cfg in cfgs)
+    except Exception as e:  # ServiceError: what is wrong and what is allowed
+        st.error(plain(str(e)), icon="🚫")
+        return None
+    keys = [a.split("=")[0].strip() for a in axes]
+    slots = service().schedule().slots
+    st.caption(
+        f"{len(cfgs)} runs ({' × '.join(str(len(a.split('=', 1)[1].split(','))) for a in axes) or '1'} cells × "
+        f"seeds {plain(ss['gr.seeds'])}), about {duration(seconds)} of training: "
+        f"{duration(seconds / max(1, min(slots, len(cfgs))))} on this server's {slots} training slots."
+    )
+    return cfgs, names, keys
+
+
+def results(run_ids: list[str], keys: list[str]) -> None:
+    """The grid's progress, its final metrics per cell as a chart and a table."""
+    for rid in run_ids:
+        service().watch(rid)  # a run that no page shows pauses itself (SCANSNAP_IDLE_PAUSE_S)
+    summary = service().grid_summary(run_ids, keys)
+    if summary.empty:
+        st.warning("none of this grid's runs is in the store")
+        return
+    done = int(summary["status"].isin(TERMINAL).sum())
+    st.progress(done / len(summary), text=f"{done} of {len(summary)} runs ended")
+    metrics = [c for c in summary.columns if c not in {*keys, "seed", "run", "status"}]
+    if metrics:
+        default = next((m for m in ("attn_entropy@L0", "entropy_distinct") if m in metrics), metrics[0])
+        metric = st.selectbox("metric", metrics, index=metrics.index(default), key="gr.metric")
+        plot_ui(charts_pages.grid_chart(summary, keys, metric, font=font()), "gr-chart", "grid-" + metric)
+    st.dataframe(summary, hide_index=True)
+    if done < len(summary):
+        st.caption("The chart and the table fill in as the runs end; each run is also on the Runs page.")
+
+
+def grid_section() -> None:
+    presets = all_presets()
+    grid_form.init_form(list(presets))
+    ids, keys, warnings = grid_form.grid_from_url()
+    for w in warnings:
+        st.warning(plain(w))
+    if ids and ids != ss.get("grid.runs"):
+        ss["grid.runs"], ss["grid.keys"] = ids, keys
+    made = form(presets)
+    st.button("▶ Run grid", type="primary", disabled=made is None, key="gr.start", on_click=launch,
+              args=made or ([], [], []))  # fmt: skip
+    show_callback_error()
+    run_ids = ss.get("grid.runs")
+    if run_ids:
+        live = any((s := service().status(r)) is not None and s.status not in TERMINAL for r in run_ids)
+        st.fragment(results, run_every=1.0 if live else None)(run_ids, ss.get("grid.keys", []))

@@ -1,0 +1,1 @@
+"""The Real text page's body: its URL state, actions, live area, charts and history reader."""
