@@ -125,8 +125,8 @@ def predict(overhead_s: float) -> dict[str, Any]:
     fig7_seed = [1500 * 0.160, 1500 * 0.194]
     joma_seed = 58_580 * 0.204
     seeds = 3
-    as_items = [*synthetic, seeds * sum(fig7_seed), seeds * joma_seed]  # the text items train their seeds in turn
-    as_seeds = [*synthetic, *fig7_seed * seeds, *[joma_seed] * seeds]  # were each seed a task of its own
+    as_items = [*synthetic, seeds * sum(fig7_seed), seeds * joma_seed]  # before: a text item trained its seeds in turn
+    as_seeds = [*synthetic, *fig7_seed * seeds, *[joma_seed] * seeds]  # as built: each (model, seed) a task of its own
 
     def live_seconds(layers: int, length: int) -> float:
         per_layer = (21.5 - 19.9) / 2  # steps/s lost per added layer

@@ -3,7 +3,10 @@ built-in corpus is installed (slow)."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.core.text.data import EncodedCorpus
@@ -65,6 +68,45 @@ def test_joma_result_states_the_measured_numbers(monkeypatch):
     assert all("min" in v.reason and "at step" in v.reason for v in r.verdicts[1:])
     full = joma_real.layer_verdicts(0, np.array([0, 10, 20]), np.array([2.5, 2.0, 2.05]))
     assert [v.status for v in full] == ["pass", "fail"]  # the full run judges the rebound (0.05 < 0.1)
+
+
+def shipping_map(calls: list[int]):
+    """A ``pmap`` as a cluster's: every call pickled there and its result pickled back, the calls run in
+    reverse order; ``calls`` gets each map's length."""
+
+    def pmap(fn, items):
+        items = list(items)
+        calls.append(len(items))
+        done = [pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(fn))(x))) for x in reversed(items)]
+        return iter(done[::-1])
+
+    return pmap
+
+
+def test_each_seed_of_a_text_item_is_one_task_and_the_result_is_the_same(monkeypatch):
+    over = configs.JOMA_QUICK | SMALL | {"optim.steps": 20, "snapshots.linear_every": 5}
+    monkeypatch.setattr(configs, "JOMA_QUICK", over)
+    calls: list[int] = []
+    in_turn = joma_real.run(quick=True, corpus_loader=tiny_loader, seeds=2)
+    as_tasks = joma_real.run(quick=True, corpus_loader=tiny_loader, seeds=2, pmap=shipping_map(calls))
+    assert calls == [2]  # one task per seed
+    pd.testing.assert_frame_equal(in_turn.data["scalars"], as_tasks.data["scalars"])
+    pd.testing.assert_frame_equal(in_turn.data["maps"], as_tasks.data["maps"])
+    assert [v.to_dict() for v in in_turn.verdicts] == [v.to_dict() for v in as_tasks.verdicts]
+    assert in_turn.notes == as_tasks.notes
+
+
+def test_fig7_trains_every_model_and_seed_as_one_task_each(monkeypatch):
+    monkeypatch.setattr(configs, "FIG7_QUICK", configs.FIG7_QUICK | SMALL)
+    monkeypatch.setattr(fig7, "RUNS", tuple((label, preset, 10) for label, preset, _ in fig7.RUNS))
+    calls: list[int] = []
+    r = fig7.run(quick=True, corpus_loader=tiny_loader, seeds=2, pmap=shipping_map(calls))
+    assert calls == [4]  # (1 layer, 3 layers) × seeds 1, 2
+    sc = r.data["scalars"]
+    assert sorted({(run, seed) for run, seed in zip(sc["run"], sc["seed"], strict=True)}) == [
+        ("1 layer", 1), ("1 layer", 2), ("3 layers", 1), ("3 layers", 2)
+    ]  # fmt: skip
+    assert set(sc[sc.run == "3 layers"].query("metric == 'attn_entropy'")["layer"]) == {0, 1, 2}
 
 
 def test_summary_says_plainly_whether_a_rebound_was_measured():

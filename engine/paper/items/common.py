@@ -9,8 +9,10 @@ the service passes ``engine.service.corpora.encoded_corpus``."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -175,6 +177,7 @@ def c_heatmaps(
 
 # ----------------------------------------------------------------- the real-text items
 CorpusLoader = Callable[[TextDataConfig], EncodedCorpus]
+ItemMap = Callable[[Callable[[Any], Any], Iterable[Any]], Iterator[Any]]  # ``map``, or a cluster's task map
 QUARTERS = (0.0, 0.25, 0.5, 1.0)  # Fig. 7's columns: iterations 0, ¼, ½ and the end
 
 
@@ -187,12 +190,43 @@ def need_loader(name: str, loader: CorpusLoader | None) -> CorpusLoader:
     return loader
 
 
-def train_text(
-    cfg: TextRunConfig, loader: CorpusLoader, progress: Progress | None = None
-) -> tuple[TextTrainer, list[TextSnapshot]]:
+@dataclass(frozen=True)
+class CorpusFacts:
+    """What an item's notes say of the corpus a run trained on."""
+
+    name: str
+    description: str
+    train_tokens: int
+    val_tokens: int
+    vocabulary: int
+
+
+@dataclass(frozen=True)
+class TrainedText:
+    """One real-text run as an item reads it: the trainer's statics, the probe window's words, the
+    corpus's facts and every snapshot; all that a cluster task sends back (the trainer stays)."""
+
+    statics: dict[str, Any]
+    probe_tokens: list[str]
+    corpus: CorpusFacts
+    snaps: list[TextSnapshot]
+
+
+def train_text(cfg: TextRunConfig, loader: CorpusLoader, progress: Progress | None = None) -> TrainedText:
     """Run ``cfg`` fresh on its corpus and keep every scheduled snapshot."""
     tr = TextTrainer(cfg, loader(cfg.data))
-    return tr, collect(tr.run(), progress)
+    snaps = collect(tr.run(), progress)
+    st, c = tr.statics(), tr.corpus
+    facts = CorpusFacts(c.name, c.description, len(c.train_ids), len(c.val_ids), len(c.vocab))
+    return TrainedText(st, c.vocab.decode(st["probe_window"]), facts, snaps)
+
+
+def train_texts(
+    cfgs: Sequence[TextRunConfig], loader: CorpusLoader, progress: Progress | None, pmap: ItemMap = map
+) -> list[TrainedText]:
+    """Each config trained fresh, in order (``pmap``: one after the other here, or each a cluster
+    task: a seed's run depends on its config only, so the results are the same either way)."""
+    return list(pmap(partial(train_text, loader=loader, progress=progress), cfgs))
 
 
 def layer_entropy(snaps: Sequence[TextSnapshot]) -> np.ndarray:

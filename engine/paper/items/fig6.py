@@ -9,7 +9,6 @@ averaged over the K next tokens at the final step; the figure shows the mean ove
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
 import numpy as np
@@ -20,11 +19,9 @@ from plotly.subplots import make_subplots
 from engine.core.metrics import html_label, html_subscripts
 from engine.paper import fig6_patterns as f6
 from engine.paper.items.catalog import ITEMS
-from engine.paper.items.common import train
+from engine.paper.items.common import ItemMap, train
 from engine.paper.items.configs import FIG6_NUM_LAST, fig6_config
 from engine.paper.items.result import ItemResult, Progress
-
-PanelMap = Callable[[Callable[[int], pd.DataFrame], Iterable[int]], Iterator[pd.DataFrame]]
 
 NAME = "fig6"
 TITLE = ITEMS[NAME].title
@@ -101,7 +98,7 @@ def figure(summary: pd.DataFrame, n_seeds: int) -> go.Figure:
     return fig
 
 
-def run(quick: bool = False, progress: Progress | None = None, pmap: PanelMap = map) -> ItemResult:
+def run(quick: bool = False, progress: Progress | None = None, pmap: ItemMap = map) -> ItemResult:
     """``pmap``: how the panels are trained (in order): one after the other here, or as cluster tasks."""
     runs = pd.concat(list(pmap(partial(panel_runs, quick=quick, progress=progress), NUM_LAST)), ignore_index=True)
     summary = summarise(runs)

@@ -16,14 +16,17 @@ in :mod:`engine.paper.items.configs`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from engine.core.text.trainer import TextSnapshot, TextTrainer
+from engine.core.text.trainer import TextSnapshot
 from engine.paper import verdicts as vd
 from engine.paper.items.catalog import ITEMS
 from engine.paper.items.common import (
     CorpusLoader,
+    ItemMap,
     entropy_figure,
     layer_scalars_frame,
     map_grid,
@@ -31,7 +34,7 @@ from engine.paper.items.common import (
     need_loader,
     quarter_snapshots,
     seed_entropy,
-    train_text,
+    train_texts,
 )
 from engine.paper.items.configs import FIG7_RUNS as RUNS
 from engine.paper.items.configs import fig7_config as config
@@ -46,8 +49,9 @@ MIN_DROP = 0.5  # nats: ≈ 19 % of the uniform level ln(35!)/35 ≈ 2.63
 __all__ = ["NAME", "RUNS", "TITLE", "config", "run", "work"]
 
 
-def drop_verdict(label: str, tr: TextTrainer, seeds: list[list[TextSnapshot]]) -> vd.Verdict:
-    """The lowest layer's smoothed entropy, start − end, on the mean over ``seeds`` (runs of one model)."""
+def drop_verdict(label: str, st: dict[str, Any], seeds: list[list[TextSnapshot]]) -> vd.Verdict:
+    """The lowest layer's smoothed entropy, start − end, on the mean over ``seeds`` (runs of one model
+    whose statics are ``st``)."""
     steps, H = seed_entropy(seeds)
     spread = across_seeds(steps, H[:, :, 0])
     m = spread.mean
@@ -58,7 +62,6 @@ def drop_verdict(label: str, tr: TextTrainer, seeds: list[list[TextSnapshot]]) -
     q = [s.step for s in quarter_snapshots(seeds[0])]
     at = dict(zip(steps.tolist(), H[:, :, 0].mean(axis=0), strict=True))
     share = [float(np.mean([s[k].scalars["attn_share_frequent"][0].mean() for s in seeds])) for k in (0, -1)]
-    st = tr.statics()
     return vd.judge(
         NAME,
         f"{label}: the lowest layer's attention entropy ends ≥ {MIN_DROP:g} nats below its start",
@@ -79,28 +82,33 @@ def run(
     progress: Progress | None = None,
     corpus_loader: CorpusLoader | None = None,
     seeds: int | None = None,
+    pmap: ItemMap = map,
 ) -> ItemResult:
-    """``seeds``: train seeds 1..seeds (default: the authors' three; one in quick mode)."""
+    """``seeds``: train seeds 1..seeds (default: the authors' three; one in quick mode); ``pmap``: how
+    the (model, seed) runs are trained (in turn here, or each a cluster task)."""
     loader = need_loader(NAME, corpus_loader)
-    results = []
-    for label, preset, quick_steps in RUNS:
-        runs = [train_text(config(preset, quick, quick_steps, s), loader, progress) for s in text_seeds(quick, seeds)]
-        results.append((label, config(preset, quick, quick_steps), runs[0][0], [snaps for _, snaps in runs]))
-    tr0 = results[0][2]
-    st0 = tr0.statics()
-    tokens = tr0.corpus.vocab.decode(st0["probe_window"])
-    uniform = float(st0["uniform_entropy"])
-    verdicts = [drop_verdict(label, tr, seeds) for label, _, tr, seeds in results]
-    panels = [(label, seeds[0]) for label, _, _, seeds in results]
+    trained = text_seeds(quick, seeds)
+    cfgs = [config(preset, quick, quick_steps, s) for _, preset, quick_steps in RUNS for s in trained]
+    runs = train_texts(cfgs, loader, progress, pmap)
+    results = [
+        (label, config(preset, quick, quick_steps), [r.snaps for r in runs[i * len(trained) : (i + 1) * len(trained)]])
+        for i, (label, preset, quick_steps) in enumerate(RUNS)
+    ]
+    first = runs[0]
+    tokens, uniform = first.probe_tokens, float(first.statics["uniform_entropy"])
+    verdicts = [
+        drop_verdict(label, runs[i * len(trained)].statics, seeds) for i, (label, _, seeds) in enumerate(results)
+    ]
+    panels = [(label, seeds[0]) for label, _, seeds in results]
     figures = [
         ("Fig. 7 (rows: 1 and 3 layers; columns: iterations 0, ¼, ½, end; seed 1)", map_grid(panels, tokens, TITLE)),
-        ("Attention entropy per layer", entropy_figure([(label, seeds) for label, _, _, seeds in results], uniform,
+        ("Attention entropy per layer", entropy_figure([(label, seeds) for label, _, seeds in results], uniform,
                                                        "Attention entropy on the probe set")),
     ]  # fmt: skip
     scalars = [
         layer_scalars_frame(label, snaps).assign(seed=seed)
-        for label, _, _, runs in results
-        for seed, snaps in zip(text_seeds(quick, seeds), runs, strict=True)
+        for label, _, seed_runs in results
+        for seed, snaps in zip(trained, seed_runs, strict=True)
     ]
     data = {
         "scalars": pd.concat(scalars, ignore_index=True),
@@ -108,15 +116,15 @@ def run(
             [maps_frame(label, quarter_snapshots(snaps), tokens) for label, snaps in panels], ignore_index=True
         ),
     }
-    corpus = tr0.corpus
-    stream = tr0.cfg.probe.stream
+    corpus = first.corpus
+    stream = results[0][1].probe.stream
     notes = [
-        f"Corpus: {corpus.name} — {corpus.description}; {len(corpus.train_ids):,} training and "
-        f"{len(corpus.val_ids):,} validation tokens, vocabulary {len(corpus.vocab):,}. The paper's run used "
+        f"Corpus: {corpus.name} — {corpus.description}; {corpus.train_tokens:,} training and "
+        f"{corpus.val_tokens:,} validation tokens, vocabulary {corpus.vocabulary:,}. The paper's run used "
         "WikiText-2, so the shape of the result is compared, not its numbers.",
-        f"Probe: {'training' if stream == 'train' else 'validation'} window {int(st0['probe_window_index'])} (the "
-        "notebook's offset 100·bptt, clipped to the text), its first stream shown; the entropy is the mean over the "
-        f"probe batch. Seeds: {', '.join(map(str, text_seeds(quick, seeds)))}.",
+        f"Probe: {'training' if stream == 'train' else 'validation'} window {int(first.statics['probe_window_index'])} "
+        "(the notebook's offset 100·bptt, clipped to the text), its first stream shown; the entropy is the mean over "
+        f"the probe batch. Seeds: {', '.join(map(str, trained))}.",
     ]
-    configs = {label: cfg.to_dict() for label, cfg, _, _ in results}
+    configs = {label: cfg.to_dict() for label, cfg, _ in results}
     return ItemResult(NAME, TITLE, verdicts, data, figures, configs, notes)

@@ -27,6 +27,7 @@ from engine.paper import verdicts as vd
 from engine.paper.items.catalog import ITEMS
 from engine.paper.items.common import (
     CorpusLoader,
+    ItemMap,
     entropy_figure,
     layer_scalars_frame,
     map_grid,
@@ -34,7 +35,7 @@ from engine.paper.items.common import (
     need_loader,
     quarter_snapshots,
     seed_entropy,
-    train_text,
+    train_texts,
 )
 from engine.paper.items.configs import JOMA_PRESET as PRESET
 from engine.paper.items.configs import joma_config as config
@@ -92,31 +93,31 @@ def run(
     progress: Progress | None = None,
     corpus_loader: CorpusLoader | None = None,
     seeds: int | None = None,
+    pmap: ItemMap = map,
 ) -> ItemResult:
-    """``seeds``: train seeds 1..seeds (default: the authors' three; one in quick mode)."""
+    """``seeds``: train seeds 1..seeds (default: the authors' three; one in quick mode); ``pmap``: how
+    the seeds are trained (in turn here, or each a cluster task)."""
     loader = need_loader(NAME, corpus_loader)
     trained = text_seeds(quick, seeds)
-    runs = [train_text(config(quick, seed), loader, progress) for seed in trained]
-    tr, snaps = runs[0]
-    steps, H = seed_entropy([s for _, s in runs])  # (seeds, snapshots, layers)
+    runs = train_texts([config(quick, seed) for seed in trained], loader, progress, pmap)
+    first = runs[0]
+    steps, H = seed_entropy([r.snaps for r in runs])  # (seeds, snapshots, layers)
     verdicts = [v for layer in range(H.shape[2]) for v in layer_verdicts(layer, steps, H[:, :, layer], quick)]
-    st = tr.statics()
-    tokens = tr.corpus.vocab.decode(st["probe_window"])
-    curves = entropy_figure([("joma", [s for _, s in runs])], float(st["uniform_entropy"]), TITLE)
+    curves = entropy_figure([("joma", [r.snaps for r in runs])], float(first.statics["uniform_entropy"]), TITLE)
     figures = [
         ("Attention entropy per layer (JoMA's real-data figure)", curves),
         (f"Lowest layer's attention at iterations 0, ¼, ½, end (seed {trained[0]})",
-         map_grid([("JoMA run", snaps)], tokens, TITLE)),
+         map_grid([("JoMA run", first.snaps)], first.probe_tokens, TITLE)),
     ]  # fmt: skip
-    scalars = [layer_scalars_frame(PRESET, s).assign(seed=seed) for seed, (_, s) in zip(trained, runs, strict=True)]
-    maps = maps_frame(PRESET, quarter_snapshots(snaps), tokens)
+    scalars = [layer_scalars_frame(PRESET, r.snaps).assign(seed=seed) for seed, r in zip(trained, runs, strict=True)]
+    maps = maps_frame(PRESET, quarter_snapshots(first.snaps), first.probe_tokens)
     data = {"scalars": pd.concat(scalars, ignore_index=True), "maps": maps}
     mean_of = f" (the mean curve of seeds {', '.join(map(str, trained))})" if len(trained) > 1 else ""
     notes = [
         summary(steps, H.mean(axis=0)) + mean_of,
         "JoMA (WikiText-2, 2 layers, lr 1e-4, mean of seeds 1–3): L0 2.51 → 1.34 at 2k → 1.83; L1 2.55 → 1.53 at 2k "
         f"→ 2.17 at 58k minibatches. Here {len(trained)} seed{'s' if len(trained) > 1 else ''}; the corpus is "
-        f"{tr.corpus.name} ({len(tr.corpus.train_ids):,} training tokens, vocabulary {len(tr.corpus.vocab):,}).",
+        f"{first.corpus.name} ({first.corpus.train_tokens:,} training tokens, vocabulary {first.corpus.vocabulary:,}).",
     ]
     if quick:
         notes.append("Quick mode: layer 0's drop is judged; the rest is " + QUICK_REASON.format(

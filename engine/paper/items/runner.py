@@ -38,7 +38,7 @@ def run_item(
     pmap: Callable[..., Any] | None = None,
 ) -> ItemResult:
     """Item ``name``'s result.  ``seeds``: a real-text item trains seeds 1..seeds (default: its own);
-    ``pmap``: how an item of several independent parts (Fig. 6's panels) maps over them (default:
+    ``pmap``: how an item of several independent parts (Fig. 6's panels, a text item's seeds) maps over them (default:
     one after the other here; :mod:`engine.service.cluster` passes one that runs them as tasks)."""
     t = time.perf_counter()
     extra: dict[str, Any] = {"corpus_loader": corpus_loader, "seeds": seeds} if ITEMS[name].corpus else {}
