@@ -25,6 +25,7 @@ trained on are stored with the run.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import queue
@@ -81,6 +82,15 @@ def connect(address: str) -> None:
         ) from None
 
 
+def cluster_nodes(address: str) -> str:
+    """The nodes of the cluster at ``address`` as JSON (each: Alive, Resources), for a server that does
+    not join Ray (:mod:`engine.service.cluster_watch`)."""
+    import ray
+
+    connect(address)
+    return json.dumps([{"Alive": n["Alive"], "Resources": n["Resources"]} for n in ray.nodes()])
+
+
 def cluster_cpus(address: str) -> int:
     """The CPUs the cluster at ``address`` has (its training slots)."""
     import ray
@@ -98,8 +108,6 @@ def has_gpu() -> bool:
 # ------------------------------------------------------------------ the server's side
 def resources_for(store: RunStore, run_id: str) -> dict[str, float]:
     """One CPU; and one GPU where the run's device is auto or cuda and the cluster has one."""
-    import json
-
     run = store.get_run(run_id)
     config = json.loads(run["config_json"]) if run is not None else {}
     device = (config.get("model") or {}).get("device", "auto")  # model.device, in every kind
@@ -289,7 +297,7 @@ def _grid_worker(data_dir: str, work: queue.SimpleQueue, done: queue.SimpleQueue
 
 # ------------------------------------------------------------------ reproduce on the cluster
 def _item_task(name: str, quick: bool, seeds: int | None) -> Any:
-    """One reproduce item on a node (Fig. 6's panels as tasks of their own)."""
+    """One reproduce item on a node (Fig. 6's panels and a text item's seeds as tasks of their own)."""
     from engine.paper.items.runner import run_item
     from engine.service.corpora import encoded_corpus
 

@@ -18,7 +18,8 @@ without a final status (out of memory, killed) leaves its run ``interrupted``, r
 checkpoint.  Reproductions: one at a time per manager, outside the slots; starting one while another
 runs returns the running one.  ``shutdown()`` stops and joins every worker; it runs at exit.
 ``SCANSNAP_CLUSTER=ADDRESS``: each run's worker relays it to a Ray cluster (:mod:`engine.service.cluster`),
-whose CPUs are the slots; everything else works as here.  Reproductions stay on this machine.
+whose CPUs are the slots and whose nodes' memory the per-run budget (asked again every minute:
+:mod:`engine.service.cluster_watch`); everything else works as here.  Reproductions stay on this machine.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from engine.paper.items.catalog import check_items, total_work
+from engine.service.cluster_watch import ask, watch_cluster
 from engine.service.janitor import abandoned, run_janitor
 from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
 from engine.service.limits import Limits, check_visitor_run
@@ -40,7 +42,7 @@ from engine.service.run_kinds import check_run, create_run, kind_named, kind_of,
 from engine.service.scheduling import FULL, IDLE, Scheduler
 from engine.service.store import RunStore, StoreError
 from engine.service.supervision import supervise
-from engine.service.worker import CLUSTER_ENV, cluster_slots, parse_cpus, warm_up
+from engine.service.worker import CLUSTER_ENV, parse_cpus, warm_up
 
 
 class JobManager:
@@ -51,12 +53,11 @@ class JobManager:
         """``worker_cpus``: the CPUs every worker runs on (default: any), e.g. to keep training off the
         cores that serve pages; torch threads per worker are then divided among those.  ``cluster``: a
         Ray cluster's address (every run trains there; the slots default to its CPUs)."""
-        self.store = store
-        self.cluster = cluster
-        slots = max_concurrent or (cluster_slots(cluster) if cluster else os.cpu_count() or 1)
+        self.store, self.cluster = store, cluster
+        capacity = ask(cluster) if cluster else None
+        slots = max_concurrent or (capacity.cpus if capacity else os.cpu_count() or 1)
         self.max_concurrent = max(1, slots)  # the training slots
-        self.limits = limits or Limits()
-        self.worker_cpus = worker_cpus
+        self.limits, self.worker_cpus = limits or Limits(), worker_cpus
         cpus = len(worker_cpus) if worker_cpus else os.cpu_count() or 1
         self.torch_threads = max(1, cpus // self.max_concurrent)
         self._jobs: dict[str, Job] = {}
@@ -66,6 +67,8 @@ class JobManager:
         self.stopping = threading.Event()  # set at shutdown: the janitor ends
         threading.Thread(target=warm_up, name="worker-warm-up", daemon=True).start()
         threading.Thread(target=run_janitor, args=(self,), name="job-janitor", daemon=True).start()
+        if capacity is not None:  # the cluster's slots and memory budget, asked again now and then
+            watch_cluster(self, capacity, fixed_slots=max_concurrent is not None)
 
     # ----------------------------------------------------------------- submit
     def submit(
@@ -385,12 +388,9 @@ def get_manager(data_dir: str | None = None, max_concurrent: int | None = None) 
             env = os.environ.get("SCANSNAP_MAX_JOBS")
             cpus = os.environ.get("SCANSNAP_WORKER_CPUS")
             _MANAGERS[key] = JobManager(
-                store,
-                max_concurrent or (int(env) if env else None),
-                Limits.from_env(),
-                worker_cpus=parse_cpus(cpus) if cpus else None,
-                cluster=os.environ.get(CLUSTER_ENV) or None,
-            )
+                store, max_concurrent or (int(env) if env else None), Limits.from_env(),
+                worker_cpus=parse_cpus(cpus) if cpus else None, cluster=os.environ.get(CLUSTER_ENV) or None,
+            )  # fmt: skip
         return _MANAGERS[key]
 
 

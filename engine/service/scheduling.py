@@ -73,6 +73,11 @@ class Scheduler:
         self._jobs, self._launch, self._drop = jobs, launch, drop
         self.queue: deque[str] = deque()  # runs waiting for a slot, first come first served
 
+    def resize(self, slots: int) -> None:
+        """Now ``slots`` slots (a cluster grew or shrank): runs holding one keep it; the free ones are handed out."""
+        self.slots, self.max_light = slots, LIGHT_PER_SLOT * slots
+        self.assign()
+
     def want(self, j: Job, demand: str) -> None:
         """``j`` asks for a slot (FULL), to run light without one (LIGHT) or for nothing (IDLE, paused):
         give it what the rules allow, then hand out the free slots."""

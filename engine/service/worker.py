@@ -173,24 +173,6 @@ def train_on_cluster(
         report.close()
 
 
-def cluster_slots(address: str, timeout_s: float = 120.0) -> int:
-    """The CPUs of the Ray cluster at ``address``, asked by a short-lived process (the web server
-    itself never joins the cluster); ValueError says why it could not be reached."""
-    import subprocess
-    import sys
-
-    code = "import sys; from engine.service.cluster import cluster_cpus; print(cluster_cpus(sys.argv[1]))"
-    try:
-        out = subprocess.run([sys.executable, "-c", code, address], capture_output=True, text=True,
-                             timeout=timeout_s, cwd=ROOT, check=False)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        raise ValueError(f"{CLUSTER_ENV}={address}: no answer from the Ray cluster in {timeout_s:.0f} s") from None
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no message"])[-1]
-        raise ValueError(f"{CLUSTER_ENV}={address}: {last}")
-    return int(out.stdout.split()[-1])
-
-
 def reproduce(
     data_dir: str,
     rid: str,

@@ -229,3 +229,31 @@ def test_a_run_stopped_before_any_node_takes_it_ends_stopped(cluster, tmp_path):
         assert (status, message) == ("stopped", "stopped before a cluster node took it")
         run = store.get_run(rid)
         assert run["status"] == "stopped" and run["node"] is None and store.steps(rid) == []
+
+
+def test_the_server_follows_the_clusters_cpus_and_memory(cluster, tmp_path, monkeypatch):
+    """A manager on the cluster: its slots are the cluster's CPUs and a run's memory budget the nodes'
+    memory per CPU, asked again while it runs: the second node killed, one slot; back, two."""
+    import ray
+
+    from engine.service import budget, cluster_watch
+    from engine.service.cluster import connect
+    from engine.service.jobs import JobManager
+
+    connect(cluster.address)
+    monkeypatch.setattr(cluster_watch, "CHECK_S", 0.5)
+    monkeypatch.delenv(budget.MAX_RUN_MB_ENV, raising=False)
+    monkeypatch.setattr(budget.CLUSTER, "run_mb", None)  # restored after the test
+    share = min(n["Resources"]["memory"] / n["Resources"]["CPU"] for n in ray.nodes() if n["Alive"]) / 2**20
+    m = JobManager(RunStore(tmp_path), cluster=cluster.address)
+    try:
+        assert m.scheduler.slots == 2 and budget.max_run_mb() == pytest.approx(share)
+        try:
+            cluster.kill(cluster.nodes.pop())
+            assert _poll(lambda: m.scheduler.slots == 1, 90), "the server still counts the lost node's CPU"
+        finally:
+            cluster.start_node(f'{{"{SECOND}": 1}}')
+            cluster.wait_for_nodes(2)
+        assert _poll(lambda: m.scheduler.slots == 2, 90), "the server does not count the node that came back"
+    finally:
+        m.shutdown()
