@@ -27,6 +27,7 @@ from engine.paper.items.catalog import ITEMS
 from engine.paper.items.common import (
     CorpusLoader,
     ItemMap,
+    TrainedText,
     entropy_figure,
     layer_scalars_frame,
     map_grid,
@@ -77,6 +78,19 @@ def drop_verdict(label: str, st: dict[str, Any], seeds: list[list[TextSnapshot]]
     )
 
 
+def corpus_notes(first: TrainedText, stream: str, trained: tuple[int, ...]) -> list[str]:
+    """What the report says of the corpus, the probe window and the seeds."""
+    corpus = first.corpus
+    return [
+        f"Corpus: {corpus.name} — {corpus.description}; {corpus.train_tokens:,} training and "
+        f"{corpus.val_tokens:,} validation tokens, vocabulary {corpus.vocabulary:,}. The paper's run used "
+        "WikiText-2, so the shape of the result is compared, not its numbers.",
+        f"Probe: {'training' if stream == 'train' else 'validation'} window {int(first.statics['probe_window_index'])} "
+        "(the notebook's offset 100·bptt, clipped to the text), its first stream shown; the entropy is the mean over "
+        f"the probe batch. Seeds: {', '.join(map(str, trained))}.",
+    ]
+
+
 def run(
     quick: bool = False,
     progress: Progress | None = None,
@@ -116,15 +130,6 @@ def run(
             [maps_frame(label, quarter_snapshots(snaps), tokens) for label, snaps in panels], ignore_index=True
         ),
     }
-    corpus = first.corpus
-    stream = results[0][1].probe.stream
-    notes = [
-        f"Corpus: {corpus.name} — {corpus.description}; {corpus.train_tokens:,} training and "
-        f"{corpus.val_tokens:,} validation tokens, vocabulary {corpus.vocabulary:,}. The paper's run used "
-        "WikiText-2, so the shape of the result is compared, not its numbers.",
-        f"Probe: {'training' if stream == 'train' else 'validation'} window {int(first.statics['probe_window_index'])} "
-        "(the notebook's offset 100·bptt, clipped to the text), its first stream shown; the entropy is the mean over "
-        f"the probe batch. Seeds: {', '.join(map(str, trained))}.",
-    ]
+    notes = corpus_notes(first, results[0][1].probe.stream, trained)
     configs = {label: cfg.to_dict() for label, cfg, _ in results}
     return ItemResult(NAME, TITLE, verdicts, data, figures, configs, notes)
