@@ -85,5 +85,5 @@ def max_run_mb() -> float:
 
 def limit_source() -> str:
     if MAX_RUN_MB_ENV not in os.environ and CLUSTER.run_mb is not None:
-        return "the Ray cluster's memory per CPU on its smallest node"
+        return "the Ray cluster's smallest memory per CPU among its nodes"
     return MAX_RUN_MB_ENV

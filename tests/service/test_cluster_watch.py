@@ -45,7 +45,8 @@ def test_the_cluster_sets_the_slots_and_the_memory_budget_of_the_next_run(manage
     assert manager.scheduler.slots == manager.max_concurrent == 5 and manager.scheduler.max_light > 0
     with pytest.raises(ConfigError) as e:
         check_budget(cfg)
-    assert f"limit of {need / 2:,.0f} MB" in str(e.value) and "the Ray cluster's memory per CPU" in str(e.value)
+    said = str(e.value)
+    assert f"limit of {need / 2:,.0f} MB" in said and "the Ray cluster's smallest memory per CPU" in said
     apply(manager, Capacity(cpus=1, run_mb=need * 2), fixed_slots=False)  # a node lost, a bigger one joined
     assert manager.scheduler.slots == 1
     assert check_budget(cfg).total_mb == need  # fits now

@@ -104,14 +104,16 @@ def run(
     trained = text_seeds(quick, seeds)
     cfgs = [config(preset, quick, quick_steps, s) for _, preset, quick_steps in RUNS for s in trained]
     runs = train_texts(cfgs, loader, progress, pmap)
+    per_model = [runs[i : i + len(trained)] for i in range(0, len(runs), len(trained))]  # in RUNS' order
     results = [
-        (label, config(preset, quick, quick_steps), [r.snaps for r in runs[i * len(trained) : (i + 1) * len(trained)]])
-        for i, (label, preset, quick_steps) in enumerate(RUNS)
+        (label, config(preset, quick, quick_steps), [r.snaps for r in model_runs])
+        for (label, preset, quick_steps), model_runs in zip(RUNS, per_model, strict=True)
     ]
     first = runs[0]
     tokens, uniform = first.probe_tokens, float(first.statics["uniform_entropy"])
     verdicts = [
-        drop_verdict(label, runs[i * len(trained)].statics, seeds) for i, (label, _, seeds) in enumerate(results)
+        drop_verdict(label, model_runs[0].statics, seeds)
+        for (label, _, seeds), model_runs in zip(results, per_model, strict=True)
     ]
     panels = [(label, seeds[0]) for label, _, seeds in results]
     figures = [
