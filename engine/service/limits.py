@@ -8,6 +8,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+# A page that shows a live run tells the server so on each refresh, at least this often: the Lab's
+# refresh stretches under load up to this (ui/live/tickbudget.py).  A run is idle-paused only after
+# two refreshes could have come and none did.
+SLOWEST_REFRESH_S = 5.0
+IDLE_PAUSE_FLOOR_S = 2 * SLOWEST_REFRESH_S
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -19,11 +25,18 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> Limits:
+        idle = _env("SCANSNAP_IDLE_PAUSE_S", cls.idle_pause_s, float)
+        if idle < IDLE_PAUSE_FLOOR_S:
+            raise ValueError(
+                f"SCANSNAP_IDLE_PAUSE_S={idle:g} is too short: set at least {IDLE_PAUSE_FLOOR_S:g} s (a page "
+                f"watching a run refreshes only every {SLOWEST_REFRESH_S:g} s under load, so a shorter limit "
+                "would pause runs that someone watches)"
+            )
         return cls(
             _env("SCANSNAP_MAX_STEPS", cls.max_steps, int),
             _env("SCANSNAP_MAX_QUEUE_S", cls.max_queue_s, float),
             _env("SCANSNAP_MAX_PER_OWNER", cls.max_per_owner, int),
-            _env("SCANSNAP_IDLE_PAUSE_S", cls.idle_pause_s, float),
+            idle,
             _env("SCANSNAP_PARK_S", cls.park_after_s, float),
         )
 

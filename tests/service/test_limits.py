@@ -9,7 +9,7 @@ from engine.paper.presets import get_preset
 from engine.service.facade import Actor, LabService, ServiceError
 from engine.service.jobs import TERMINAL, JobManager
 from engine.service.kinds.synthetic.budget import estimated_seconds
-from engine.service.limits import Limits
+from engine.service.limits import IDLE_PAUSE_FLOOR_S, SLOWEST_REFRESH_S, Limits
 from engine.service.store import RunStore
 
 DEADLINE = 60.0
@@ -94,6 +94,16 @@ def test_bad_limits_in_the_environment_name_the_variable(monkeypatch, value, why
     monkeypatch.setenv("SCANSNAP_MAX_QUEUE_S", value)
     with pytest.raises(ValueError, match=f"SCANSNAP_MAX_QUEUE_S={value!r} {why}"):
         Limits.from_env()
+
+
+def test_an_idle_pause_shorter_than_two_slow_refreshes_is_refused(monkeypatch):
+    """A watched page refreshes (and says it watches) at least every SLOWEST_REFRESH_S: a shorter idle pause
+    than two of them would pause runs someone watches.  The floor itself is allowed."""
+    monkeypatch.setenv("SCANSNAP_IDLE_PAUSE_S", "4")
+    with pytest.raises(ValueError, match=r"SCANSNAP_IDLE_PAUSE_S=4 is too short: set at least 10 s"):
+        Limits.from_env()
+    monkeypatch.setenv("SCANSNAP_IDLE_PAUSE_S", str(2 * SLOWEST_REFRESH_S))
+    assert Limits.from_env().idle_pause_s == IDLE_PAUSE_FLOOR_S == 2 * SLOWEST_REFRESH_S
 
 
 def test_limits_come_from_the_environment(monkeypatch):

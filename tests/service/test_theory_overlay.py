@@ -4,7 +4,10 @@ the run's statics and read back by the charts unchanged: the stored overlay of e
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import psutil
 import pytest
 
 from engine.core.data import build_problem, run_statics
@@ -13,7 +16,13 @@ from engine.paper.run_theory import replica_theory
 from engine.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, step_grid, stored_overlay
 from engine.service.kinds.synthetic import theory as yz_theory
 from engine.service.kinds.synthetic import training as yz_training
-from engine.service.kinds.synthetic.theory import INLINE_WORK, OverlayProcess, backfill_overlay, curve_work
+from engine.service.kinds.synthetic.theory import (
+    BACKGROUND_NICE,
+    INLINE_WORK,
+    OverlayProcess,
+    backfill_overlay,
+    curve_work,
+)
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 
@@ -96,10 +105,14 @@ def test_a_long_runs_overlay_is_computed_in_a_process_of_its_own(tmp_path):
     store.close()
 
 
-def test_a_cancelled_overlay_stores_nothing(tmp_path):
-    """Stop does not wait for it (a resumed run computes it again)."""
+def test_a_cancelled_overlay_stores_nothing_and_its_process_yields_the_cpu(tmp_path):
+    """Stop does not wait for it (a resumed run computes it again).  While it computes, its process runs
+    BACKGROUND_NICE below its parent (the worker): a hall's first steps and pages come first."""
     _, z0, theories, store, rid = _indicative(SLOW, tmp_path)
-    OverlayProcess(SLOW, z0, theories, store, rid).finish(cancel=True)
+    overlay = OverlayProcess(SLOW, z0, theories, store, rid)
+    expected = min(19, os.nice(0) + BACKGROUND_NICE)  # Linux caps niceness at 19
+    assert psutil.Process(overlay.pid).nice() == expected
+    overlay.finish(cancel=True)
     assert not any(k.startswith("theory_") for k in store.statics(rid))
     store.close()
 

@@ -63,3 +63,16 @@ def test_a_session_that_declared_its_tick_is_not_asked_to_change_it_again():
     declared = b.tick("me")
     b.record("me", 0.5)
     assert not b.off_by(declared, "me")
+
+
+def test_the_servers_budget_never_stretches_a_refresh_past_the_idle_pauses_bound():
+    """The idle pause (SCANSNAP_IDLE_PAUSE_S, at least two of these) counts on a watched page refreshing at
+    least every SLOWEST_REFRESH_S, however many watch and however slow a tick."""
+    from engine.service.facade import SLOWEST_REFRESH_S
+    from ui.live.frame import tick_budget
+
+    assert tick_budget().max_tick == SLOWEST_REFRESH_S  # the server's one budget (shared: not loaded here)
+    b = TickBudget(base=tick_budget().base, max_tick=tick_budget().max_tick, first_cost=2.0, clock=Clock())
+    for i in range(500):
+        b.record(f"busy-{i}", 2.0)  # 500 watchers, 2 s a tick: 2,000 s of refresh wanted
+    assert b.tick() == SLOWEST_REFRESH_S

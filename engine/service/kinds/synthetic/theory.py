@@ -25,6 +25,8 @@ from engine.paper.theory_view import overlay_statics
 from engine.service.store import RunStore
 from engine.service.writers import die_with
 
+BACKGROUND_NICE = 10  # the overlay's process yields the CPU to training and to the pages (os.nice's scale)
+
 
 def backfill_overlay(store: RunStore, info: dict, statics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``statics`` with the overlay of a run that has none, a snapshot, and no worker that will store it
@@ -83,7 +85,8 @@ class OverlayProcess:
     replicas), computed in a process of its own beside the training: in a thread, the reduced system's
     Python loop held the interpreter lock, and a 10⁶-step run's first step waited 24 s for it.  A plain
     subprocess (a training worker is a daemonic process: multiprocessing gives it no children), given
-    its arguments pickled on stdin by its parent."""
+    its arguments pickled on stdin by its parent.  It runs at a lower CPU priority (:data:`BACKGROUND_NICE`):
+    the overlay may wait; the first steps of a run and the pages of a hall may not."""
 
     def __init__(
         self, cfg: RunConfig, z0: np.ndarray, theories: list[ReplicaTheory], store: RunStore, run_id: str
@@ -92,8 +95,14 @@ class OverlayProcess:
         root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
         self._process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, env=env)
+        with suppress(OSError):  # a platform without priorities computes it at the training's
+            os.setpriority(os.PRIO_PROCESS, self._process.pid, os.getpriority(os.PRIO_PROCESS, 0) + BACKGROUND_NICE)
         with suppress(BrokenPipeError), self._process.stdin as pipe:  # type: ignore[union-attr]
             pickle.dump(args, pipe)  # a child that died at once has said why on stderr; the run goes on
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
 
     def done(self) -> bool:
         return self._process.poll() is not None
