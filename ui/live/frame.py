@@ -19,7 +19,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from engine.service.facade import SLOWEST_REFRESH_S, JobStatus
+from engine.service.facade import JobStatus
 from ui import run_actions
 from ui.errors import boundary
 from ui.live.slots import SLOTS
@@ -34,7 +34,7 @@ TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # the fastest refresh;
 @st.cache_resource(show_spinner=False)
 def tick_budget() -> TickBudget:
     """One budget for the whole server: the live areas of all sessions share one core (ui/tickbudget.py)."""
-    return TickBudget(base=TICK_S, max_tick=SLOWEST_REFRESH_S)  # the idle pause counts on this bound
+    return TickBudget(base=TICK_S)
 
 
 def session_id() -> str:

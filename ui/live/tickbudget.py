@@ -17,13 +17,15 @@ from __future__ import annotations
 import threading
 import time
 
+from engine.service.facade import SLOWEST_REFRESH_S
+
 
 class TickBudget:
     def __init__(
         self,
         base: float = 0.5,
         budget: float = 0.5,
-        max_tick: float = 5.0,
+        max_tick: float = SLOWEST_REFRESH_S,  # the idle pause counts on a watched page refreshing this often
         ttl: float = 6.0,
         first_cost: float = 0.05,
         clock: object = time.monotonic,
