@@ -35,6 +35,7 @@ WorkerContext = ForkServerContext | SpawnContext
 # torch and the trainers (each run kind's worker side), loaded once by the forkserver
 PRELOAD = [
     "engine.service.runner",
+    "torch._dynamo",  # torch.optim's first optimizer imports it: ~2 s of every text run's start otherwise
     *(k.training_module for k in KINDS.values()),
     "engine.service.reproduction_run",
 ]
