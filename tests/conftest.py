@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
 from engine.service.jobs import get_manager
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -80,39 +76,8 @@ def keep_the_main_module():
         sys.modules["__main__"] = main
 
 
-STREAM_ENV = "SCANSNAP_TEST_STREAM"  # scripts/test.sh runs the two streams at once; unset: every test
-# The live stream: the browser, service and cluster tests, and any test file that starts a server, a browser,
-# training workers or Ray (waits with bounds on time).  The compute stream: the rest (numerics, the paper's
-# claims, AppTest pages that train nothing, the command line), which has no bound on time.
-LIVE_DIRS = ("tests/e2e/", "tests/service/", "tests/cluster/")
-LIVE_MARKS = ("bench.webserver", "playwright", "import ray", "JobManager(", "get_manager(", "submit(", 'start").click')
-# shares the session's quick_reproduction with tests/cluster: in the stream that runs those, computed once
-LIVE_ALSO = ("tests/paper/test_reproduce.py",)
-
-
-@functools.cache
-def stream_of(path: str) -> str:
-    """``"compute"`` or ``"live"``: the stream of the test file at ``path`` (relative to the project)."""
-    if path.startswith(LIVE_DIRS + LIVE_ALSO):
-        return "live"
-    text = (ROOT / path).read_text(encoding="utf-8")
-    return "live" if any(mark in text for mark in LIVE_MARKS) else "compute"
-
-
-def _relative(item) -> str:
-    return Path(item.path).resolve().relative_to(ROOT).as_posix()
-
-
 def pytest_collection_modifyitems(config, items):
-    """Keep the stream ``SCANSNAP_TEST_STREAM`` names (deselecting, and counting, the other's tests);
-    then the Ray cluster tests last: they join Ray from this process, and Ray's driver keeps threads and
+    """The Ray cluster tests last: they join Ray from this process, and Ray's driver keeps threads and
     sockets after ``ray.shutdown()``, which the tests that count this process's file descriptors and
     threads (tests/service/test_jobs.py) would see."""
-    stream = os.environ.get(STREAM_ENV)
-    if stream:
-        if stream not in ("compute", "live"):
-            raise pytest.UsageError(f"{STREAM_ENV}={stream!r}: expected compute or live (or unset: every test)")
-        mine = {item.nodeid for item in items if stream_of(_relative(item)) == stream}
-        config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in mine])
-        items[:] = [item for item in items if item.nodeid in mine]
-    items.sort(key=lambda item: _relative(item).startswith("tests/cluster/"))
+    items.sort(key=lambda item: "tests/cluster/" in str(item.path).replace("\\", "/"))
