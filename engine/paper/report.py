@@ -157,7 +157,7 @@ def summary(results: Sequence[ItemResult], quick: bool, env: dict[str, Any]) -> 
 def reproduction_html(results: Sequence[ItemResult], doc: dict[str, Any]) -> str:
     status = "all verdicts pass" if doc["all_passed"] else f"{doc['n_failed']} of {doc['n_verdicts']} verdicts FAIL"
     mode = "--quick (" + "; ".join(QUICK_DIFFERENCES) + ")" if doc["quick"] else "full"
-    headline = f"{status} · mode: {mode} · {doc['wall_s']:.1f} s · {doc['created']}"
+    headline = f"{status} · mode: {mode} · the items took {doc['wall_s']:.1f} s · {doc['created']}"
     sections = [Section(r.title, r.figures, r.verdicts, r.notes, r.configs, _item_status(r), r.name) for r in results]
     title = "Scan and Snap (Tian et al., NeurIPS 2023): reproduction report"
     return render_html(title, headline, [v for r in results for v in r.verdicts], sections, doc)

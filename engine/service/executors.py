@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Protocol
+from typing import Any, Protocol
 
 Outcome = tuple[int, str, str, str | None]  # (index in the caller's list, run id, final status, message)
 
@@ -61,6 +61,10 @@ class LocalExecutor:
         futures = [self._pool.submit(train_stored, i, data_dir, rid) for i, rid in enumerate(run_ids)]
         for f in as_completed(futures):
             yield f.result()
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        """``fn`` over ``items`` in the pool's processes (``fn`` and the items picklable); results in order."""
+        return self._pool.map(fn, items)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -4,7 +4,6 @@ a node killed mid-run leaves the run interrupted, and its resume equals an unint
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from engine.service.control import RunControl
 from engine.service.run_kinds import create_run
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
+from tests.reproduction_help import assert_same_reproduction
 from tests.service.test_run_rows import TEXT_SMALL, assert_same_run
 
 pytestmark = pytest.mark.slow
@@ -169,23 +169,8 @@ def test_quick_reproduce_on_the_cluster_gives_the_local_verdicts(cluster, quick_
     """Every item a cluster task (Fig. 6's panels too): the verdicts and every data file equal the
     local run's (``quick_reproduction``: tests/conftest.py).  Equal to 1e-9 relative, not bit for bit:
     the mean-field part of ``theorems`` varies by ~1e-15 between two local runs too (float64 sums)."""
-    local_dir = quick_reproduction[0]
     assert main(["reproduce", "--quick", "--cluster", cluster.address, "--out", str(tmp_path)]) == 0
-    local = json.loads((local_dir / "verdicts.json").read_text())
-    remote = json.loads((tmp_path / "verdicts.json").read_text())
-    assert len(local["verdicts"]) == len(remote["verdicts"]) and remote["all_passed"] == local["all_passed"]
-    for a, b in zip(local["verdicts"], remote["verdicts"], strict=True):
-        value_a, value_b = a.pop("value"), b.pop("value")
-        assert a == b
-        if isinstance(value_a, float) and isinstance(value_b, float):
-            np.testing.assert_allclose(value_b, value_a, rtol=1e-9, err_msg=a["claim"])
-        else:
-            assert value_a == value_b, a["claim"]
-    assert sorted(local["data_files"]) == sorted(remote["data_files"])
-    for rel in local["data_files"]:
-        pd.testing.assert_frame_equal(
-            pd.read_parquet(tmp_path / rel), pd.read_parquet(local_dir / rel), check_exact=False, rtol=1e-9
-        )
+    assert_same_reproduction(tmp_path, quick_reproduction[0])
 
 
 def test_the_dashboard_with_scansnap_cluster_trains_a_lab_run_on_a_node(cluster, tmp_path):
