@@ -8,11 +8,12 @@ alone writes the store (:mod:`engine.service.cluster`).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Protocol
+
+from engine.service.worker import worker_context
 
 Outcome = tuple[int, str, str, str | None]  # (index in the caller's list, run id, final status, message)
 
@@ -53,7 +54,7 @@ class LocalExecutor:
     def __init__(self, slots: int | None = None):
         cores = len(os.sched_getaffinity(0))
         self.slots = max(1, slots or cores)
-        ctx = multiprocessing.get_context("forkserver")
+        ctx = worker_context()  # the one fork server of this process, with the workers' preload
         threads = max(1, cores // self.slots)
         self._pool = ProcessPoolExecutor(self.slots, mp_context=ctx, initializer=_init_worker, initargs=(threads,))
 
