@@ -75,9 +75,12 @@ def test_real_text_page_at_projector_sizes(server, browser, width, height):
         url = f"{server}/text?preset=text-fig7-3layer&{SHORT}&optim.steps=200&snapshots.linear_every=20"
         _run_to_the_end(pg, url, 200)
         assert _layer_lines(pg) == ["layer 0", "layer 1", "layer 2"]
+        charts = repr(", ".join(f".st-key-text-{k} .js-plotly-plot" for k in ("charts", "maps", "fig7")))
+        # every chart drawn: live charts come from a queue, and the full rerun after "finished" redraws them
+        # (once, 9 of the 10 were there when the widths were read)
+        pg.wait_for_function(f"() => document.querySelectorAll({charts}).length >= 10")
         boxes = pg.evaluate(
-            "() => [...document.querySelectorAll('.st-key-text-charts .js-plotly-plot, .st-key-text-maps "
-            ".js-plotly-plot, .st-key-text-fig7 .js-plotly-plot')].map((e) => e.getBoundingClientRect().width)"
+            f"() => [...document.querySelectorAll({charts})].map((e) => e.getBoundingClientRect().width)"
         )
         assert len(boxes) == 3 + 3 + 4 and min(boxes) >= 360, boxes  # every chart wide enough to read its labels
         ticks = pg.evaluate("() => document.querySelector('.st-key-text-maps .js-plotly-plot').layout.yaxis.ticktext")
