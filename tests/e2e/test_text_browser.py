@@ -1,5 +1,6 @@
 """The Real text page in Debian's Chromium at both projector sizes (1280×720 and 1920×1080): Start,
-watch the entropy chart fill, see the maps labelled with words; lecture mode.  Screenshots go to
+watch the entropy chart fill, see the maps labelled with words; lecture mode.  Each run trains once:
+the first size watches it live, the second opens its link.  Screenshots go to
 test-artifacts/ (and, with SCANSNAP_UPDATE_SCREENSHOTS=1, to assets/screenshots/ for the README)."""
 
 from __future__ import annotations
@@ -25,11 +26,22 @@ README_SHOTS = {  # test artifact → the README's copy
 H_CHART = ".st-key-text-charts-H .js-plotly-plot, .st-key-text-hero-H .js-plotly-plot"
 
 
-def _run_to_the_end(pg, url: str, steps: int) -> None:
-    pg.goto(url)
-    pg.get_by_role("button", name="▶ Start").click()
-    pg.wait_for_selector(H_CHART, timeout=60_000)
+@pytest.fixture(scope="module")
+def links() -> dict[str, str]:
+    """The link of each run a test trained, by its URL: the first size watches the run live from ▶ Start
+    to its end, the other size opens its link (a lecturer reopening the view on another projector)."""
+    return {}
+
+
+def _run_to_the_end(pg, url: str, steps: int, links: dict[str, str]) -> None:
+    if url in links:
+        pg.goto(links[url])
+    else:
+        pg.goto(url)
+        pg.get_by_role("button", name="▶ Start").click()
+        pg.wait_for_selector(H_CHART, timeout=60_000)
     pg.get_by_text(re.compile(rf"^finished · step {steps} / {steps}")).wait_for(timeout=120_000)
+    links.setdefault(url, pg.url)
     pg.wait_for_selector(".st-key-text-fig7 .js-plotly-plot", state="attached")
     pg.wait_for_function(  # the four Fig. 7 panels drawn (a live chart is drawn from a queue, a moment later)
         "() => document.querySelectorAll('.st-key-text-fig7 .js-plotly-plot .main-svg').length >= 4"
@@ -68,12 +80,12 @@ def _layer_lines(pg) -> list[str]:
 
 
 @pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
-def test_real_text_page_at_projector_sizes(server, browser, width, height):
+def test_real_text_page_at_projector_sizes(server, browser, links, width, height):
     pg = browser.new_page(viewport={"width": width, "height": height})
     pg.set_default_timeout(30_000)
     try:
         url = f"{server}/text?preset=text-fig7-3layer&{SHORT}&optim.steps=200&snapshots.linear_every=20"
-        _run_to_the_end(pg, url, 200)
+        _run_to_the_end(pg, url, 200, links)
         assert _layer_lines(pg) == ["layer 0", "layer 1", "layer 2"]
         charts = repr(", ".join(f".st-key-text-{k} .js-plotly-plot" for k in ("charts", "maps", "fig7")))
         # every chart drawn: live charts come from a queue, and the full rerun after "finished" redraws them
@@ -108,7 +120,7 @@ def _on_screen(box: dict | None, w: int, h: int) -> bool:
 
 
 @pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
-def test_real_text_lecture_screen_fits_a_projector(server, browser, width, height):
+def test_real_text_lecture_screen_fits_a_projector(server, browser, links, width, height):
     """``?lecture=1``: after a run, without scrolling, the control bar, the story sentence and the
     entropy, the live attention map and the loss are on screen (three in a row below 1600 px, two rows
     of two from 1600 px, with the common/distinct chart); lecture fonts; explanations below."""
@@ -116,7 +128,7 @@ def test_real_text_lecture_screen_fits_a_projector(server, browser, width, heigh
     pg.set_default_timeout(30_000)
     try:
         url = f"{server}/text?lecture=1&preset=text-fig7-1layer&{SHORT}&optim.steps=120&snapshots.linear_every=15"
-        _run_to_the_end(pg, url, 120)
+        _run_to_the_end(pg, url, 120, links)
         pg.wait_for_function(
             "() => document.querySelectorAll('.st-key-text-hero .js-plotly-plot .main-svg').length >= 4"
         )
