@@ -684,7 +684,9 @@ def test_stop_does_not_wait_for_the_twin_and_a_resumed_run_computes_it(tmp_path,
     monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint with every snapshot
     monkeypatch.setattr(twin, "train_twin", endless_twin)
     with RunStore(tmp_path) as store:
-        job, control = RunJob(_cfg(10**6), store), RunControl()
+        # 10**5 steps: never ended before the stop; the resumed run's finish() below waits for its Theorem 4
+        # overlay too, whose process steps the reduced system to the run's end (10**6 steps: 18 s of it)
+        job, control = RunJob(_cfg(10**5), store), RunControl()
         worker = threading.Thread(target=job.run, args=(control,))
         worker.start()
         _wait_for(lambda: computing.is_set() and (store.checkpoint(job.run_id) or (0,))[0] > 0, "a checkpoint")
