@@ -17,7 +17,7 @@ from ui.knobs import KNOBS, RATIOS, visible
 from ui.page_data import p_preview
 from ui.resources import service
 from ui.text import plain
-from ui.widgets import LIVE_STYLE, copy_link_ui, font, knob_ui, lecture_on, plot_ui, recovery_ui
+from ui.widgets import LIVE_STYLE, font, knob_ui, lecture_on, plot_ui, recovery_ui, share_ui
 
 ss = st.session_state
 for problem in lab_state.init_state():
@@ -237,7 +237,4 @@ if lecture or on_screen:  # a run's story and charts come first
     run_bar.publish_switch(lab_actions.RUN, "pub.", run_cfg is not None)
     preview_ui()
 
-with st.expander("Share, config JSON"):
-    copy_link_ui({**st.query_params.to_dict()})
-    if run_cfg is not None:
-        st.code(run_cfg.to_json(), language="json")
+share_ui("lab-share", {**st.query_params.to_dict()}, None if run_cfg is None else run_cfg.to_json())

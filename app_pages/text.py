@@ -3,7 +3,7 @@ Fig. 7: the lowest layer's attention becomes sparse; JoMA: sparser, then denser)
 questions as knobs (positional encoding, layers, sequence length, MLP kind)."""
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -18,7 +18,7 @@ from ui.kinds.text.live import text_live_area
 from ui.kinds.text.state import TEXT_KNOBS
 from ui.resources import service
 from ui.text import code, plain
-from ui.widgets import copy_link_ui, knob_ui, lecture_on, recovery_ui
+from ui.widgets import knob_ui, lecture_on, recovery_ui, share_ui
 
 if TYPE_CHECKING:
     from engine.core.text.config import TextRunConfig
@@ -171,11 +171,4 @@ if lecture:
         st.caption(ss["text.estimate"])
 
 
-def share_ui(params: dict[str, Any]) -> None:
-    with st.expander("Share, config JSON"):
-        copy_link_ui(params)
-        if run_cfg is not None:
-            st.code(run_cfg.to_json(), language="json")
-
-
-share_ui({**st.query_params.to_dict()})
+share_ui("text-share", {**st.query_params.to_dict()}, None if run_cfg is None else run_cfg.to_json())

@@ -30,6 +30,12 @@ def open_page(page: str, params: dict[str, str]) -> AppTest:
     return at.run()
 
 
+def open_share_box(at: AppTest, key: str = "lab-share") -> AppTest:
+    """Open a page's "Share, config JSON" box (drawn only while open: ``ui.widgets.share_ui``), as a click does."""
+    at.session_state[key] = True
+    return at.run()
+
+
 def shown_text(elements) -> str:
     """The text of ``elements`` (warnings, captions …) joined, Markdown's escapes removed."""
     return " ".join(e.value for e in elements).replace("\\", "")

@@ -22,6 +22,7 @@ from engine.service.uploads import (
     table_from_csv,
     table_to_csv,
 )
+from tests.apphelp import open_share_box
 from tests.apphelp import run_app as app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,7 +195,7 @@ def test_lab_config_upload_replaces_the_config_and_a_bad_one_keeps_it(data_dir):
     assert not at.exception and not at.sidebar.error
     assert at.session_state["lab.cfg"] == cfg.to_dict()
     assert at.query_params["optim.steps"] in ("9", ["9"])  # the URL follows, as after a preset change
-    assert json.loads(next(c.value for c in at.code if c.language == "json")) == cfg.to_dict()
+    assert json.loads(next(c.value for c in open_share_box(at).code if c.language == "json")) == cfg.to_dict()
     big = b" " * (MAX_CONFIG_BYTES + 10) + b"{}"
     _uploader(at, "Load a config (JSON)").set_value(("big.json", big, "application/json")).run()
     assert any("262,144 bytes" in e.value for e in at.sidebar.error)

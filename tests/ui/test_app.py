@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from engine.core.config import RunConfig
 from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
-from tests.apphelp import live_figure, wait_for
+from tests.apphelp import live_figure, open_share_box, wait_for
 from tests.apphelp import run_app as app
 from ui.kinds.synthetic.state import LAB
 
@@ -113,7 +113,7 @@ def test_url_params_in_config_out(data_dir):
     assert at.session_state["lab.cfg"] == want.to_dict()
     out = {k: v if isinstance(v, str) else v[-1] for k, v in dict(at.query_params).items()}
     assert RunConfig.from_dict(LAB.parse_params(out)[1]) == want  # and the URL written back restores it exactly
-    shown = [c.value for c in at.code if c.language == "json"]
+    shown = [c.value for c in open_share_box(at).code if c.language == "json"]
     assert json.loads(shown[0]) == want.to_dict()
 
 

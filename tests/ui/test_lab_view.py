@@ -4,11 +4,13 @@ share box's address (issue 14, items 3–4 and 6)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.paper.presets import get_preset
 from engine.service.jobs import get_manager
-from tests.apphelp import live_figure
+from tests.apphelp import live_figure, open_page, open_share_box
 from tests.apphelp import run_app as app
 from tests.ui.test_app import figure, start_and_finish, widget
 from ui.kinds.synthetic.chart_list import CHART_KEYS
@@ -139,11 +141,24 @@ def test_the_first_visit_hint_gives_way_after_a_pick(data_dir):
     assert "Pick a preset" not in hint and "Press **▶ Start** to train “Lecture: scan, then snap”" in hint
 
 
+@pytest.mark.parametrize(("page", "key"), [("app_pages/lab.py", "lab-share"), ("app_pages/text.py", "text-share")])
+def test_the_share_box_draws_its_link_and_config_only_when_open(data_dir, page, key):
+    """Closed (as every page load finds it), the box draws no code box: the browser never loads the syntax
+    highlighter for it; opened, it shows the link to this view and the config, as JSON."""
+    at = open_page(page, {"optim.steps": "7"})
+    assert not at.exception and not at.code
+    at = open_share_box(at, key)
+    link, config = ([c.value for c in at.code if (c.language == "json") is j] for j in (False, True))
+    assert len(link) == 1 and "optim.steps=7" in link[0], link
+    assert len(config) == 1 and json.loads(config[0])["optim"]["steps"] == 7, config
+
+
 def test_the_share_box_uses_the_public_address_when_set(data_dir, monkeypatch):
     monkeypatch.setenv("SCANSNAP_PUBLIC_URL", "http://10.1.2.3:8501/")
     at = app({"preset": "lecture"})
-    links = [c.value for c in at.code if c.language != "json"]
+    assert not at.code  # the box is drawn only while open
+    links = [c.value for c in open_share_box(at).code if c.language != "json"]
     assert any(v.startswith("http://10.1.2.3:8501?preset=lecture") for v in links), links
     monkeypatch.setenv("SCANSNAP_PUBLIC_URL", "ftp://nowhere")
-    at = app({"preset": "lecture"})
+    at = open_share_box(app({"preset": "lecture"}))
     assert "is not an http(s) address" in _texts(at.warning)
