@@ -43,6 +43,7 @@ BENCHES: dict[str, list[str]] = {
     "queue_estimate": [PY, "-m", "bench.queue_estimate"],
     "tick_payload": [PY, "-m", "bench.tick_payload"],
     "first_paint": [PY, "-m", "bench.first_paint", "--repeats", "3"],
+    "page_load": [PY, "-m", "bench.page_load", "--against", "1327af0", "--repeats", "6"],
     "lecture_pace": [PY, "-m", "bench.lecture_pace", "--repeats", "3"],
     "reproduce_page": [PY, "-m", "bench.reproduce_page"],
     "text_speed": [PY, "-m", "bench.text_speed"],
