@@ -237,4 +237,4 @@ if lecture or on_screen:  # a run's story and charts come first
     run_bar.publish_switch(lab_actions.RUN, "pub.", run_cfg is not None)
     preview_ui()
 
-share_ui("lab-share", {**st.query_params.to_dict()}, None if run_cfg is None else run_cfg.to_json())
+share_ui("lab-share", {**st.query_params.to_dict()}, run_cfg)

@@ -171,4 +171,4 @@ if lecture:
         st.caption(ss["text.estimate"])
 
 
-share_ui("text-share", {**st.query_params.to_dict()}, None if run_cfg is None else run_cfg.to_json())
+share_ui("text-share", {**st.query_params.to_dict()}, run_cfg)

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from pydantic import BaseModel
 
-from engine.core.config import MAX_SEED, MAX_SEEDS, field_bounds, get_dotted, parse_value
+from engine.core.config import MAX_SEED, MAX_SEEDS, RootConfig, field_bounds, get_dotted, parse_value
 from engine.paper.claims import verdict_text
 from engine.paper.verdicts import Verdict
 from engine.service.facade import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
@@ -87,18 +87,18 @@ def copy_link_ui(params: dict[str, str]) -> None:
         st.caption(f"Others cannot open localhost{where}. Set {PUBLIC_URL_ENV} to the address students use.")
 
 
-def share_ui(key: str, params: dict[str, str], config_json: str | None) -> None:
-    """The "Share, config JSON" expander: the link to this view and the run's config, drawn only while it
-    is open (it reruns the page when opened or closed): its code boxes load the browser's syntax
-    highlighter, a 1.5 MB script that took ~0.65 s of the page's main thread at every load of the Lab
-    (a CDP profile of Chromium here), whether or not anyone opened the box."""
+def share_ui(key: str, params: dict[str, str], config: RootConfig | None) -> None:
+    """The "Share, config JSON" expander: the link to this view and the run's config, drawn (and the JSON
+    written) only while it is open (it reruns the page when opened or closed): its code boxes load the
+    browser's syntax highlighter, a 1.5 MB script that took ~0.65 s of the page's main thread at every
+    load of the Lab (a CDP profile of Chromium here), whether or not anyone opened the box."""
     box = st.expander("Share, config JSON", key=key, on_change="rerun")
     if not box.open:
         return
     with box:
         copy_link_ui(params)
-        if config_json is not None:
-            st.code(config_json, language="json")
+        if config is not None:
+            st.code(config.to_json(), language="json")
 
 
 def verdicts_ui(verdicts: list[Verdict]) -> None:
