@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from engine.service.health import store_health
+from ui import gc_freeze
 from ui.prewarm import prewarm
 
 
@@ -20,4 +21,5 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 prewarm()  # before the server answers: the first page finds everything imported and built
+gc_freeze.start()  # what the imports built leaves the collector's full passes (ui/gc_freeze.py)
 app = st.App("app.py", routes=[Route("/healthz", healthz)])

@@ -714,6 +714,7 @@ def memory_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
             "idle_rss_mb": r["idle"]["rss_mb"],
             "idle_tree_pss_mb": r["idle"]["tree_pss_mb"],
             **{k: r["idle"].get("memdebug", {}).get("sessions", {}).get(k) for k in ("sqlite_connections",)},
+            "gc_full_passes": r["idle"].get("memdebug", {}).get("gc_full_passes"),  # SCANSNAP_MEMDEBUG=gcpauses
         }
         for r in res["rounds"]
     ]

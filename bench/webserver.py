@@ -3,12 +3,13 @@ subprocess (``streamlit run server.py`` on a free loopback port), wait for its h
 sample its memory (psutil), and launch Debian's Chromium through Playwright.
 
 Memory debugging: with ``SCANSNAP_MEMDEBUG`` set in the environment (a comma list of ``objects``,
-``sessions``, ``gc``, ``trim``, ``tracemalloc``), :func:`serve` starts the server through
+``sessions``, ``gc``, ``gcpauses``, ``trim``, ``tracemalloc``), :func:`serve` starts the server through
 :func:`memdebug_main`, which answers SIGUSR1 with a JSON report (:meth:`Server.memory_report`):
 the live object counts by type, Streamlit's active and disconnected sessions, what a full
-``gc.collect()`` and glibc's ``malloc_trim(0)`` give back (RSS before and after each), and
-tracemalloc's top allocation sites and their growth since the previous report.  Debug only: the
-``gc`` and ``trim`` actions change the memory they measure."""
+``gc.collect()`` and glibc's ``malloc_trim(0)`` give back (RSS before and after each), how long
+the collector's full (generation-2) passes held the GIL since the last report, and tracemalloc's
+top allocation sites and their growth since the previous report.  Debug only: the ``gc`` and
+``trim`` actions change the memory they measure."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -136,6 +137,8 @@ def memdebug_main() -> None:
 
         tracemalloc.start(int(os.environ.get("SCANSNAP_MEMDEBUG_FRAMES", "1")))
     state: dict[str, Any] = {}
+    if "gcpauses" in actions:
+        gc.callbacks.append(_full_pass_timer(state.setdefault("gc_pauses_s", [])))
 
     def on_usr1(_sig: int, _frame: Any) -> None:
         try:  # an exception here would surface in whatever the main thread runs: the server's event loop
@@ -152,6 +155,19 @@ def memdebug_main() -> None:
 
     sys.argv = ["streamlit", *sys.argv[1:]]
     main(prog_name="streamlit")
+
+
+def _full_pass_timer(pauses: list[float]) -> Callable[[str, dict[str, int]], None]:
+    """A ``gc.callbacks`` entry that appends the wall time of each generation-2 pass to ``pauses``."""
+    started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        elif info["generation"] == 2:
+            pauses.append(time.perf_counter() - started[0])
+
+    return on_gc
 
 
 def _rss_mb() -> float:
@@ -175,6 +191,14 @@ def _memory_report(actions: set[str], state: dict[str, Any]) -> dict[str, Any]:
     if "gc" in actions:
         rep["gc_collected"] = gc.collect()
         rep["rss_after_gc_mb"] = _rss_mb()
+    if "gcpauses" in actions:
+        pauses = sorted(state["gc_pauses_s"])
+        state["gc_pauses_s"].clear()  # the next report covers the passes after this one
+        rep["gc_full_passes"] = {
+            "count": len(pauses),
+            "median_ms": round(1000 * pauses[len(pauses) // 2], 1) if pauses else None,
+            "max_ms": round(1000 * pauses[-1], 1) if pauses else None,
+        }
     if "trim" in actions:
         rep["malloc_trim_released"] = ctypes.CDLL("libc.so.6").malloc_trim(0)
         rep["rss_after_trim_mb"] = _rss_mb()

@@ -8,6 +8,7 @@ import streamlit as st
 
 from engine.service.facade import ServiceError
 from ui.errors import boundary
+from ui.gc_freeze import freeze_imports
 from ui.live.slots import SLOTS
 from ui.resources import service
 from ui.widgets import apply_lecture_mode, lecture_requested
@@ -42,3 +43,4 @@ def main() -> None:
         st.caption(PAPER_LINE)
     with SLOTS.slot(), boundary():  # a few script runs at a time, server-wide (ui/live/slots.py)
         page.run()
+    freeze_imports()  # the page's first visit imported modules: its objects leave the collector's passes

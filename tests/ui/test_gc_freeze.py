@@ -1,0 +1,68 @@
+"""ui/gc_freeze.py: after a script run that imported modules, the garbage is collected and the rest frozen."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import types
+import weakref
+
+import pytest
+
+from ui import gc_freeze
+from ui.gc_freeze import freeze_imports
+
+
+class Node:
+    """An object that can sit in a reference cycle."""
+
+    other: object = None
+
+
+@pytest.fixture
+def unfrozen(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(gc_freeze, "_modules_frozen", 0)  # as in a fresh server process
+    monkeypatch.setattr(gc_freeze, "_enabled", True)  # as after server.py's gc_freeze.start()
+    gc.unfreeze()
+    yield
+    gc.unfreeze()  # the rest of the suite runs with the collector as it was
+
+
+def new_import(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+
+
+def test_new_imports_freeze_what_lives_and_collect_the_garbage_first(unfrozen, monkeypatch):
+    cycle = Node()
+    cycle.other = cycle  # garbage only the collector frees
+    garbage = weakref.ref(cycle)
+    alive = Node()
+    del cycle
+    new_import(monkeypatch, "scansnap_test_imported_a")
+    assert freeze_imports()
+    assert garbage() is None  # collected, not frozen with the rest
+    assert gc.get_freeze_count() > 0
+    assert not any(o is alive for o in gc.get_objects())  # frozen objects leave the collector's passes
+
+
+def test_no_new_import_no_freeze(unfrozen, monkeypatch):
+    new_import(monkeypatch, "scansnap_test_imported_b")
+    assert freeze_imports()
+    frozen = gc.get_freeze_count()
+    later = Node()
+    assert not freeze_imports()
+    assert gc.get_freeze_count() == frozen
+    assert any(o is later for o in gc.get_objects())
+    new_import(monkeypatch, "scansnap_test_imported_c")
+    assert freeze_imports()
+    assert gc.get_freeze_count() > frozen
+
+
+def test_a_process_that_did_not_start_it_never_freezes(monkeypatch):
+    """AppTest's and the CLI's processes: pages run there too, and nothing of theirs is frozen."""
+    monkeypatch.setattr(gc_freeze, "_enabled", False)
+    monkeypatch.setattr(gc_freeze, "_modules_frozen", 0)
+    frozen = gc.get_freeze_count()
+    new_import(monkeypatch, "scansnap_test_imported_d")
+    assert not freeze_imports()
+    assert gc.get_freeze_count() == frozen
