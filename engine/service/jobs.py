@@ -173,7 +173,11 @@ class JobManager:
             self.changed.notify_all()
 
     def _launch(self, j: Job) -> None:
-        j.status, j.parked, j.worker_alive = "running", False, True  # "running": what its worker reports first
+        """Start ``j``'s worker.  ``running`` from here, in the store too: a run resumed from ``paused``
+        (the Lab's ▶ Start) or let out of the queue does not read as paused or queued on the Runs page
+        while its worker starts (the worker stores ``running`` again once it has loaded the run)."""
+        self.set_job_status(j, "running", None)
+        j.parked, j.worker_alive = False, True
         j.thread = threading.Thread(target=supervise, args=(self, j), name=f"{j.kind}-{j.id}", daemon=True)
         j.thread.start()
         self.changed.notify_all()

@@ -211,6 +211,23 @@ def test_submit_paused_does_not_train(manager):
     assert manager.wait(rid, timeout=DEADLINE) == "stopped"
 
 
+def test_a_launched_run_is_stored_running_before_its_worker_starts(manager, store):
+    """A run started paused and resumed (what the Lab's ▶ Start does), or let out of the queue, reads
+    ``running`` in the store from its launch: not ``paused`` or ``queued`` while its worker starts (the
+    Runs page and other tabs read the store).  The first check follows ``resume`` at once, long before a
+    worker process could have loaded the run."""
+    rid = manager.submit(_cfg(10**6), paused=True)
+    assert store.get_run(rid)["status"] == "paused"
+    manager.resume(rid)
+    assert store.get_run(rid)["status"] == "running"
+    queued = manager.submit(_cfg(30))
+    assert store.get_run(queued)["status"] == "queued"
+    manager.stop(rid)
+    _wait_status(manager, queued, lambda s: s != "queued", "the queued run's launch")
+    assert store.get_run(queued)["status"] in ("running", "finished")
+    assert manager.wait(queued, timeout=DEADLINE) == "finished"
+
+
 def test_unknown_run_id(manager):
     for call in (manager.pause, manager.resume, manager.stop):
         with pytest.raises(KeyError, match="no live job 'nope'"):
