@@ -143,6 +143,25 @@ def test_a_new_view_is_drawn_chart_by_chart_and_a_newer_tick_waits_for_the_pass(
     assert _drawn(page)[-1] == "c0" and _shown(page) == [3] + [2] * (CHARTS - 1)
 
 
+def test_a_chart_out_of_sight_waits_and_is_drawn_when_it_comes_into_sight(page):
+    """A chart three screens below (what a student scrolled past) is drawn once, then its ticks wait on
+    it while the charts in sight are redrawn; scrolled into sight it shows the newest tick at once (the
+    browser's IntersectionObserver, no task of the queue)."""
+    page.evaluate(
+        """() => { const far = document.getElementById('c5'), gap = document.createElement('div');
+        gap.style.height = (3 * innerHeight) + 'px'; far.before(gap);
+        document.head.insertAdjacentHTML('beforeend', '<style>#c5 > div.livefig { height: 300px; }</style>'); }"""
+    )
+    _first_tick(page)
+    for tick in (2, 3):
+        _arrive(page, tick)
+        _run(page, 1)
+    assert _shown(page) == [3] * (CHARTS - 1) + [1]
+    page.evaluate("() => document.getElementById('c5').scrollIntoView()")
+    page.wait_for_function("() => window.shown.c5 === 3")
+    assert _drawn(page).count("c5") == 2
+
+
 def test_an_unchanged_chart_is_not_drawn_again(page):
     """The same data again (a paused run's tick): nothing is queued, nothing drawn."""
     _arrive(page, 1, range(1))

@@ -93,8 +93,32 @@ if (!window.__livefigResize) {
   });
 }
 
+// A chart out of sight (more than half a screen above or below it) is not redrawn with every tick: its
+// newest data waits on the div, and is drawn when the chart comes into sight (an IntersectionObserver
+// sees it; scrolling, a resize or a layout change).  A chart's first drawing never waits.  Measured (the
+// Lab at 1280x720 with its sidebar, the Lecture preset at its pace, Plotly.react timed in Chromium on this
+// project's 2-core machine, 14 ticks): 449 ms of each 0.5 s tick for the seven charts, 269 ms with the
+// three below the screen waiting.
+const MARGIN = 0.5;
+function outOfSight(div) {
+  const r = div.getBoundingClientRect(), h = window.innerHeight;
+  return r.height > 0 && (r.bottom < -MARGIN * h || r.top > (1 + MARGIN) * h);
+}
+
+const sight = window.__livefigSight || (window.__livefigSight = new IntersectionObserver((seen) => {
+  for (const e of seen) {
+    const waiting = e.target.waiting;
+    if (e.isIntersecting && waiting) { e.target.waiting = null; draw(e.target, waiting); }
+  }
+}));
+
 function draw(div, data) {
   try {
+    if (div.drawn !== undefined && div.drawn !== data.fig && outOfSight(div)) {
+      div.waiting = data;  // drawn when it comes into sight
+      return;
+    }
+    div.waiting = null;
     if (div.drawn !== data.fig) {
       div.drawn = data.fig;
       const spec = JSON.parse(data.fig);
@@ -140,8 +164,9 @@ export default function(component) {
     div.className = 'livefig';
     div.style.width = '100%';
     parentElement.appendChild(div);
+    sight.observe(div);
   }
-  if (div.drawn === data.fig && !queue.pending.has(div) && !queue.pass.has(div)) return;  // unchanged
+  if (div.drawn === data.fig && !div.waiting && !queue.pending.has(div) && !queue.pass.has(div)) return;  // unchanged
   queue.latest = data;
   if (queue.busy && data.tick === queue.tick) {  // the tick being drawn: this pass draws it
     queue.pending.delete(div);
