@@ -38,7 +38,8 @@ from engine.service.store import RunStore
 from engine.service.worker import parse_cpus
 from engine.service.writers import pid_alive
 
-DEADLINE = float(os.environ.get("TEST_DEADLINE_S", "20"))  # generous: the CI machine may be busy
+DEADLINE = float(os.environ.get("TEST_DEADLINE_S", "120"))  # a hang detector, generous: `make test` runs this
+# module beside the browser tests at a lower priority (scripts/test.sh), where a worker may wait seconds for a CPU
 USABLE = sorted(os.sched_getaffinity(0))
 
 
@@ -429,9 +430,7 @@ def test_ended_workers_leave_no_file_descriptors():
         for _ in range(4):
             assert m.wait(m.submit(_cfg(2)), timeout=DEADLINE) == "finished"
         _wait_for(lambda: not m.worker_pids(), "the workers to end")
-        _wait_for(
-            lambda: len(os.listdir("/proc/self/fd")) <= before, "the fds of the ended workers to close", timeout=5
-        )
+        _wait_for(lambda: len(os.listdir("/proc/self/fd")) <= before, "the fds of the ended workers to close")
     finally:
         m.shutdown()
         store.close()
