@@ -173,10 +173,7 @@ class JobManager:
             self.changed.notify_all()
 
     def _launch(self, j: Job) -> None:
-        """Start ``j``'s worker.  ``running`` from here, in the store too: a run resumed from ``paused``
-        (the Lab's ▶ Start) or let out of the queue does not read as paused or queued on the Runs page
-        while its worker starts (the worker stores ``running`` again once it has loaded the run)."""
-        self.set_job_status(j, "running", None)
+        self.set_job_status(j, "running", None)  # stored too: not paused or queued while its worker starts
         j.parked, j.worker_alive = False, True
         j.thread = threading.Thread(target=supervise, args=(self, j), name=f"{j.kind}-{j.id}", daemon=True)
         j.thread.start()
@@ -389,8 +386,7 @@ def get_manager(data_dir: str | None = None, max_concurrent: int | None = None) 
     key = str(store.data_dir.resolve())
     with _MANAGERS_LOCK:
         if key not in _MANAGERS or _MANAGERS[key].closed:
-            env = os.environ.get("SCANSNAP_MAX_JOBS")
-            cpus = os.environ.get("SCANSNAP_WORKER_CPUS")
+            env, cpus = os.environ.get("SCANSNAP_MAX_JOBS"), os.environ.get("SCANSNAP_WORKER_CPUS")
             _MANAGERS[key] = JobManager(
                 store, max_concurrent or (int(env) if env else None), Limits.from_env(),
                 worker_cpus=parse_cpus(cpus) if cpus else None, cluster=os.environ.get(CLUSTER_ENV) or None,

@@ -412,10 +412,9 @@ def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
             tab.wait_for_function("() => window.location.search.includes('run=')")
             run_id = re.search(r"run=(\w+)", tab.url).group(1)
             tab.wait_for_selector(".st-key-lab-cn .js-plotly-plot")
-            # the store says "paused" from the submit until the worker has started and taken its first steps
-            # (the chart may be drawn before: it failed once in a full run with the row still "paused")
+            # closed once the run has stored a step: the chart may be drawn before its worker has taken one
             with RunStore(tmp_path / "data") as store:
-                _poll(lambda: store.get_run(run_id)["status"] != "paused", 30)
+                _poll(lambda: (store.get_run(run_id)["last_step"] or 0) > 0, 30)
         finally:
             tab.close()
         with RunStore(tmp_path / "data") as store:
