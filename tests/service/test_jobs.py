@@ -38,8 +38,7 @@ from engine.service.store import RunStore
 from engine.service.worker import parse_cpus
 from engine.service.writers import pid_alive
 
-DEADLINE = float(os.environ.get("TEST_DEADLINE_S", "120"))  # a hang detector, generous: `make test` runs this
-# module beside the browser tests at a lower priority (scripts/test.sh), where a worker may wait seconds for a CPU
+DEADLINE = float(os.environ.get("TEST_DEADLINE_S", "120"))  # a hang detector: a loaded machine only makes it slower
 USABLE = sorted(os.sched_getaffinity(0))
 
 
