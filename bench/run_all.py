@@ -39,6 +39,7 @@ BENCHES: dict[str, list[str]] = {
     "ui_latency": [PY, "-m", "bench.ui_latency", "--trials", "40"],
     "ui_latency_pinned": [PY, "-m", "bench.ui_latency", "--trials", "40", "--pin"],
     "chart_draw": [PY, "-m", "bench.chart_draw"],
+    "chart_sight": [PY, "-m", "bench.chart_sight"],
     "load": [PY, "-m", "bench.load_test", "--rounds", "50:20,150:30"],
     "queue_estimate": [PY, "-m", "bench.queue_estimate"],
     "tick_payload": [PY, "-m", "bench.tick_payload"],

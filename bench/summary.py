@@ -614,6 +614,25 @@ def chart_draw() -> list[str]:
     ]
 
 
+def chart_sight() -> list[str]:
+    res = load("chart_sight")
+    if not res:
+        return []
+    r = res["result"]
+    keys = ("ticks", "charts_per_tick", "react_ms_per_tick", "renderer_cpu_per_s")
+    rows = [[name, *(v[k] for k in keys)] for name, v in r["variants"].items()]
+    ratio = r["ratio_to_all"]
+    return [
+        stamp(res) + f" ({r['preset']} in the Lab at {r['size']}, sidebar open, at its pace; medians of "
+        f"{r['rounds']} windows of {r['seconds']} s per variant, in turns)\n",
+        table(["charts redrawn", "ticks", "charts per tick", "Plotly.react ms per tick", "renderer CPU per s"], rows),
+        "",
+        f"Out of sight waiting / every chart: Plotly.react per tick × {ratio['react_ms_per_tick']}, "
+        f"renderer CPU × {ratio['renderer_cpu_per_s']}.",
+        "",
+    ]
+
+
 def first_paint() -> list[str]:
     res = load("first_paint")
     if not res:
@@ -664,6 +683,7 @@ def main() -> None:
         ("UI throughput", ui_throughput),
         ("UI latency", ui_latency),
         ("Live chart drawing", chart_draw),
+        ("Live charts out of sight", chart_sight),
         ("Live tick payload", tick_payload),
         ("First paint", first_paint),
         ("Load", load_test),

@@ -95,12 +95,13 @@ if (!window.__livefigResize) {
 
 // A chart out of sight (more than half a screen above or below it) is not redrawn with every tick: its
 // newest data waits on the div, and is drawn when the chart comes into sight (an IntersectionObserver
-// sees it; scrolling, a resize or a layout change).  A chart's first drawing never waits.  Measured (the
-// Lab at 1280x720 with its sidebar, the Lecture preset at its pace, Plotly.react timed in Chromium on this
-// project's 2-core machine, 14 ticks): 449 ms of each 0.5 s tick for the seven charts, 269 ms with the
-// three below the screen waiting.
+// sees it; scrolling, a resize or a layout change).  A chart's first drawing never waits.  Measured by
+// bench/chart_sight.py (the Lab at 1280x720, its sidebar open, the Lecture preset at its pace; 2 cores):
+// Plotly.react 245 -> 138 ms per tick, Chromium's renderer 1.0 -> 0.68 cores, with the three charts below
+// the screen waiting.
 const MARGIN = 0.5;
 function outOfSight(div) {
+  if (window.__livefigAllInSight) return false;  // bench/chart_sight.py's switch: every chart redrawn each tick
   const r = div.getBoundingClientRect(), h = window.innerHeight;
   return r.height > 0 && (r.bottom < -MARGIN * h || r.top > (1 + MARGIN) * h);
 }
