@@ -1,5 +1,12 @@
 #!/usr/bin/env bash
 # Everything CI gates on: lint, type check of engine/, then the whole pytest suite (nothing skipped).
+#
+# The suite runs in two parts, one after the other (with arguments: one plain pytest of those arguments):
+# 1. every test not marked `alone`, in two pytest processes side by side (pytest-xdist, a file per process),
+#    one torch thread each: most of these tests keep one core busy, so two share the machine's two cores;
+# 2. the tests marked `alone` (pyproject.toml), one at a time with nothing beside them: most browser tests,
+#    the hall's load test, the Ray cluster and the quick reproduction it shares: they state bounds on time
+#    (a run trains within 5 s, health answers within 1 s) and must have the machine as a server would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -9,4 +16,13 @@ echo "== ruff"  # one command per line: under set -e a failure inside an && list
 echo "== mypy engine/"; .venv/bin/mypy engine
 echo "== lint-imports"; .venv/bin/lint-imports --no-cache
 echo "== hadolint Dockerfile"; .venv/bin/hadolint Dockerfile
-echo "== pytest"; .venv/bin/python -m pytest --durations=25 "$@"
+if [ "$#" -gt 0 ]; then
+  echo "== pytest $*"; exec .venv/bin/python -m pytest --durations=25 "$@"
+fi
+
+echo "== pytest, part 1 of 2: every test not marked alone, two processes"
+part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n 2 --dist loadfile --durations=25 -m "not alone" || part1=$?
+echo "== pytest, part 2 of 2: the tests marked alone, one at a time"
+part2=0; .venv/bin/python -m pytest --durations=25 -m alone || part2=$?
+echo "== pytest: part 1 exit $part1, part 2 exit $part2"
+[ "$part1" -eq 0 ] && [ "$part2" -eq 0 ]

@@ -60,14 +60,15 @@ def test_text_preset_run_writes_entropy_per_layer_and_maps_and_the_entropy_falls
 
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # the paper's model on the built-in corpus: minutes of CPU on a shared machine
-def test_the_fig7_preset_as_shipped_for_its_first_fifth(tmp_path):
-    """The Fig. 7 preset with every setting as shipped but its steps (300 of 1,500: 75 s on 2 cores, the
-    whole run 8 min) and its validation windows (1 of 20: they change only the validation loss, not the
-    training nor the entropy: tests/core/test_text_trainer.py; here 300 steps took 108.9 s with 20 and
-    75.9 s with 1, the entropy equal at every snapshot): the layer's attention entropy falls by more than
-    0.5 nats (measured: 2.52 at step 0, 1.42 at step 15, 1.33 at step 300; it bounces up in between, to
-    2.14 at step 37, JoMA's "sparser, then denser")."""
-    sets = ("--set", "optim.steps=300", "--set", "probe.val_windows=1")
+def test_the_fig7_preset_as_shipped_for_its_first_tenth(tmp_path):
+    """The Fig. 7 preset with every setting as shipped but its steps (150 of 1,500: the whole run takes 8 min
+    on 2 cores) and its validation windows (1 of 20: they change only the validation loss, not the training
+    nor the entropy: tests/core/test_text_trainer.py): the layer's attention entropy falls by more than 0.5
+    nats.  Measured (2 threads, 300 steps, a snapshot every 10; the rate is constant, so a shorter run is
+    the same run cut short): 2.52 at step 0, 1.42 at step 15, back up to 2.14 at step 37 (JoMA's "sparser,
+    then denser"), 1.97 at step 100 (too close to the 2.02 bound to test there), 1.68 at step 150, 1.33 at
+    step 300; from step 110 on it stays at or below 1.93."""
+    sets = ("--set", "optim.steps=150", "--set", "probe.val_windows=1")
     args = ("run", "--preset", "text-fig7-1layer", *sets, "--out", str(tmp_path / "out"))
     r = run_cli(tmp_path, *args, timeout=1100)
     assert r.returncode == 0, r.stderr[-3000:]

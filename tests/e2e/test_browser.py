@@ -19,7 +19,8 @@ from engine.paper.presets import get_preset
 from tests.service.test_health import damage_a_middle_page, store_with_runs
 from ui.kinds.synthetic.chart_list import CHARTS
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a Chromium and a server per test: the slow tier
+# a Chromium and a server per test: the slow tier; alone: bounds on time (scripts/test.sh)
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.alone]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refreshes the README's copies

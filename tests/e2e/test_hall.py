@@ -28,7 +28,7 @@ from engine.service.control import RunControl
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.alone]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 START_WITHIN_S = 5.0  # the bound: a new visitor's run trains this soon when nothing holds a slot

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 ROUNDS = ((50, 20), (150, 30))
 # Streamlit keeps a closed tab's session (its st.session_state) for a reconnect: at most 128 of
