@@ -19,7 +19,8 @@ from engine.paper.presets import get_preset
 from tests.service.test_health import damage_a_middle_page, store_with_runs
 from ui.kinds.synthetic.chart_list import CHARTS
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a Chromium and a server per test: the slow tier
+# a Chromium and a server per test: the slow tier; alone: bounds on time (scripts/test.sh)
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.alone]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refreshes the README's copies
@@ -45,7 +46,7 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def page(browser):
     pg = browser.new_page(viewport={"width": 1600, "height": 2300})
-    pg.set_default_timeout(60_000)  # a hang detector: beside another test (scripts/test.sh) pages load slower
+    pg.set_default_timeout(15_000)
     yield pg
     pg.close()
 
@@ -55,7 +56,7 @@ def _step_of_chart(pg) -> int:
     return int(m.group(1)) if m else -1
 
 
-def _wait_step_above(pg, value: int, timeout_s: float = 60) -> int:
+def _wait_step_above(pg, value: int, timeout_s: float = 20) -> int:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         step = _step_of_chart(pg)
@@ -79,8 +80,8 @@ def _pick_preset(pg, name: str) -> None:
         pg.wait_for_function(SCRIPT_IDLE, timeout=30_000)
         pg.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
         try:
-            pg.get_by_role("option", name=title).click(timeout=30_000)
-            pg.wait_for_function(landed, timeout=30_000)
+            pg.get_by_role("option", name=title).click(timeout=10_000)
+            pg.wait_for_function(landed, timeout=10_000)
             return
         except PlaywrightTimeout:  # the list was closed, or the pick swallowed, by a redraw
             pg.keyboard.press("Escape")
@@ -403,7 +404,7 @@ def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
     with serve(tmp_path / "data", tmp_path / "server.log") as srv:
         tab = page.context.browser.new_page()
         try:
-            tab.set_default_timeout(60_000)
+            tab.set_default_timeout(30_000)
             tab.goto(f"{srv.url}/?preset=syn-small&optim.steps={steps}&speed=100")
             tab.wait_for_selector("[data-testid=stPlotlyChart]")
             tab.wait_for_timeout(1000)
@@ -457,8 +458,8 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
         page.get_by_text("interrupted").first.wait_for()
         page.get_by_role("button", name="Resume from checkpoint").click()
         # the Lab shows the resumed run: the first Lab page of a fresh server imports the engine and
-        # trains beside it, so on a busy 2-core machine (beside another test) it can take a minute
-        page.wait_for_selector(".st-key-lab-cn .js-plotly-plot", timeout=90_000)
+        # trains beside it, so on a busy 2-core machine it can take longer than the default 15 s
+        page.wait_for_selector(".st-key-lab-cn .js-plotly-plot", timeout=45_000)
         assert f"run={run_id}" in page.url
         with RunStore(data) as store:
             _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
@@ -490,7 +491,6 @@ def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, 
         page.screenshot(path=str(ARTIFACTS / "sweep-over-budget.png"))
 
 
-@pytest.mark.alone  # a bound on time (health within 1 s): nothing beside it (scripts/test.sh)
 def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, page):
     """The link that once grew the server by gigabytes (/?data.num_last=40&data.num_distinct_per_next=200000):
     the page says what it refused; the server grows by < 300 MB and answers health checks in < 1 s."""
@@ -519,10 +519,10 @@ def test_healthz_reports_a_damaged_store(tmp_path):
     data.mkdir()
     (data / "runs.sqlite").write_bytes(b"not a database at all" * 200)
     with serve(data, tmp_path / "server.log") as srv:
-        with urllib.request.urlopen(f"{srv.url}/_stcore/health", timeout=30) as r:
+        with urllib.request.urlopen(f"{srv.url}/_stcore/health", timeout=5) as r:
             assert r.status == 200  # Streamlit's own check only says that the server answers
         with pytest.raises(urllib.error.HTTPError) as err:
-            urllib.request.urlopen(f"{srv.url}/healthz", timeout=30)
+            urllib.request.urlopen(f"{srv.url}/healthz", timeout=5)
         assert err.value.code == 503 and b"cannot be read" in err.value.read()
     broken = tmp_path / "broken-page"  # the runs table answers; one b-tree page half-way through is garbage
     damage_a_middle_page(store_with_runs(broken))
@@ -530,5 +530,5 @@ def test_healthz_reports_a_damaged_store(tmp_path):
         urllib.request.urlopen(f"{srv.url}/healthz", timeout=30)
     assert err.value.code == 503 and b"is damaged (quick_check: " in err.value.read()
     good = tmp_path / "good"
-    with serve(good, tmp_path / "good.log") as srv, urllib.request.urlopen(f"{srv.url}/healthz", timeout=30) as r:
+    with serve(good, tmp_path / "good.log") as srv, urllib.request.urlopen(f"{srv.url}/healthz", timeout=5) as r:
         assert r.status == 200
