@@ -3,7 +3,7 @@ directory with no network needed (the built-in corpus is a pip dependency): it w
 entropy per layer and the maps, and the lowest layer's entropy falls over training.
 
 The fast test shortens the preset with --set (vocabulary 2,000, batch 10, 60 steps: seconds); the
-preset as it ships (1,500 steps, ~4 min of one CPU core) is the slow one."""
+preset as it ships, cut to its first 150 of 1,500 steps (about a minute), is the slow one."""
 
 from __future__ import annotations
 
