@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.alone]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refreshes the README's copies
+UPDATE_SHOTS = os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") == "1"
 README_SHOTS = (
     "lab-paused.png",
     "lab-designer.png",
@@ -329,10 +330,13 @@ def test_theory_meets_the_measurement_in_the_lab(server, page, preset, shot, sol
     """theorem4 (every condition of Theorem 4 holds): its calibrated curves drawn dashed next to the
     measurement, no red badge; lecture (finite T): the curves dotted and named indicative, with the
     failed condition said under the chart.  Screenshots of the first charts for the README.  At full
-    speed: the Lecture preset's narrated pace (15 s) is test_lecture_screen_fits_a_projector's."""
+    speed: the Lecture preset's narrated pace (15 s) is test_lecture_screen_fits_a_projector's.  theorem4
+    trains the first tenth of its 40,000 steps (its snap comes at ~200; tests/paper/test_presets.py checks
+    the whole run against the calibrated theory), all of them when the README's screenshots are refreshed."""
     url, _ = server
     pg = page
-    pg.goto(f"{url}/?preset={preset}&speed=max")
+    tenth = preset == "theorem4" and not UPDATE_SHOTS
+    pg.goto(f"{url}/?preset={preset}&speed=max" + ("&optim.steps=4000" if tenth else ""))
     pg.get_by_role("button", name="▶ Start").click()
     pg.get_by_text(re.compile(r"^finished · step")).wait_for(timeout=180_000)
     snap = "document.querySelector('.st-key-lab-B .js-plotly-plot')"
@@ -364,7 +368,7 @@ def test_theory_page(server, page):
     page.get_by_role("tab", name="Theorem 4").click()
     page.wait_for_selector("[data-testid=stPlotlyChart]")
     page.screenshot(path=str(ARTIFACTS / "theory.png"), full_page=True)
-    if os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") != "1":  # the README's copies change only when asked
+    if not UPDATE_SHOTS:  # the README's copies change only when asked
         return
     for name in README_SHOTS:
         if (ARTIFACTS / name).exists():
@@ -432,7 +436,7 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
     snapshots intact, and "Resume from checkpoint" takes it to the end."""
     from engine.service.store import RunStore
 
-    STEPS = 3000  # 60 s at 50 steps/s: the kill comes long before the end; the resumed run trains at full speed
+    STEPS = 1000  # 20 s at 50 steps/s: the kill comes long before the end; the resumed run trains at full speed
     data = tmp_path / "data"
     with serve(data, tmp_path / "first.log") as srv:
         page.goto(f"{srv.url}/?preset=syn-small&optim.steps={STEPS}&speed=50")
