@@ -240,29 +240,35 @@ def _problems(pg, where: str) -> list[str]:
     return [f"{where}: {p}" for c in charts for p in chart_problems(c)]
 
 
+@pytest.fixture(scope="module")
+def page(browser, runs):
+    """One tab for every size: each page is loaded afresh at each size (the tab's cache kept)."""
+    pg = _page(browser, *SIZES[0])
+    yield pg
+    pg.close()
+
+
 @pytest.mark.parametrize(("w", "h"), SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_every_chart_readable(server, browser, runs, w, h):
+def test_every_chart_readable(server, runs, page, w, h):
     """No legend over a title or a label, no toolbar over a title, no legend label cut, on every page
     with charts at this screen size."""
     found = []
-    pg = _page(browser, w, h)
-    try:
-        for name, open_page in PAGES.items():
-            open_page(pg, server, runs)
-            if name == "theory":  # one tab at a time: a hidden tab's chart has no boxes
-                for tab in ("Theorem 4", "JoMA"):
-                    pg.get_by_role("tab", name=tab).click()
-                    pg.locator("[data-testid=stPlotlyChart] .main-svg:visible").first.wait_for()
-                    pg.wait_for_timeout(800)
-                    found += _problems(pg, f"{name} ({tab}) {w}x{h}")
-                    _screens(pg, f"{name}-{tab.replace(' ', '')}", w, h)
-                continue
-            found += _problems(pg, f"{name} {w}x{h}")
-            if name == "text":
-                found += [f"text {w}x{h}: {p}" for p in _masked_cells_have_no_nan(pg)]
-            _screens(pg, name, w, h)
-    finally:
-        pg.close()
+    pg = page
+    pg.set_viewport_size({"width": w, "height": h})
+    for name, open_page in PAGES.items():
+        open_page(pg, server, runs)
+        if name == "theory":  # one tab at a time: a hidden tab's chart has no boxes
+            for tab in ("Theorem 4", "JoMA"):
+                pg.get_by_role("tab", name=tab).click()
+                pg.locator("[data-testid=stPlotlyChart] .main-svg:visible").first.wait_for()
+                pg.wait_for_timeout(800)
+                found += _problems(pg, f"{name} ({tab}) {w}x{h}")
+                _screens(pg, f"{name}-{tab.replace(' ', '')}", w, h)
+            continue
+        found += _problems(pg, f"{name} {w}x{h}")
+        if name == "text":
+            found += [f"text {w}x{h}: {p}" for p in _masked_cells_have_no_nan(pg)]
+        _screens(pg, name, w, h)
     assert not found, "\n".join(found)
 
 
