@@ -130,11 +130,3 @@ def test_joma_verdicts_judge_the_mean_over_seeds_and_state_each_seeds_spread():
     assert rebound.value == pytest.approx(mean_rebound) and rebound.passed
     assert "a rebound ≥ 0.1 on 2 of 3" in rebound.detail and "rebound 0.267 ± 0.231 nats" in rebound.detail
     assert drop.passed and "mean of 3 seeds" in drop.detail
-
-
-@pytest.mark.slow
-def test_fig7_quick_on_the_builtin_corpus_passes():
-    from engine.service.corpora import encoded_corpus
-
-    r = fig7.run(quick=True, corpus_loader=encoded_corpus)
-    assert all(v.passed for v in r.verdicts), [v.detail for v in r.verdicts]
