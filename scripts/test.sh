@@ -4,9 +4,9 @@
 # The suite runs in two parts, one after the other (with arguments: one plain pytest of those arguments):
 # 1. every test not marked `alone`, in two pytest processes side by side (pytest-xdist, a file per process),
 #    one torch thread each: most of these tests keep one core busy, so two share the machine's two cores;
-# 2. the tests marked `alone` (pyproject.toml), one at a time with nothing beside them: most browser tests
-#    and the hall's load test: they state bounds on time (a run trains within 5 s, health answers within
-#    1 s) or watch a run tick by tick, and must have the machine as a server would.
+# 2. the tests marked `alone` (pyproject.toml), one at a time with nothing beside them: most browser tests,
+#    the hall's load test, the Ray cluster and the quick reproduction it shares: they state bounds on time
+#    (a run trains within 5 s, health answers within 1 s) and must have the machine as a server would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"

@@ -26,30 +26,18 @@ def data_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def quick_reproduction(tmp_path_factory, worker_id):
-    """``python -m engine reproduce --quick`` run once for the whole test run: (its folder, exit code, what
-    it printed); tests/paper/test_reproduce.py checks it, tests/cluster compares the cluster's with it.
-    pytest-xdist's processes share it (the file lock of xdist's documentation): the first to ask runs it,
-    the other reads it."""
+def quick_reproduction(tmp_path_factory):
+    """``python -m engine reproduce --quick`` run once for the session: (its folder, exit code, what it
+    printed); tests/paper/test_reproduce.py checks it, tests/cluster compares the cluster's with it."""
     import contextlib
     import io
-    import json
-
-    from filelock import FileLock
 
     from engine.cli import main
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base if worker_id == "master" else base.parent  # the folder every xdist process's basetemp is in
-    out, done = shared / "quick-reproduction", shared / "quick-reproduction.json"
-    with FileLock(f"{done}.lock"):
-        if not done.exists():
-            printed = io.StringIO()
-            with contextlib.redirect_stdout(printed):
-                rc = main(["reproduce", "--quick", "--out", str(out)])
-            done.write_text(json.dumps({"rc": rc, "printed": printed.getvalue()}))
-    ran = json.loads(done.read_text())
-    return out, ran["rc"], ran["printed"]
+    out, printed = tmp_path_factory.mktemp("quick-reproduction"), io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        rc = main(["reproduce", "--quick", "--out", str(out)])
+    return out, rc, printed.getvalue()
 
 
 @pytest.fixture

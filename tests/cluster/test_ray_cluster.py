@@ -23,7 +23,7 @@ from engine.service.store import RunStore
 from tests.reproduction_help import assert_same_reproduction
 from tests.service.test_run_rows import TEXT_SMALL, assert_same_run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 

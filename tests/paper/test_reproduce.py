@@ -9,6 +9,9 @@ import pytest
 from engine.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_VERDICT_FAILED, main
 from engine.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, check_items
 
+# with the cluster tests: both read the session's one quick reproduction (tests/conftest.py)
+pytestmark = pytest.mark.alone
+
 VERDICT_KEYS = {
     "id",
     "label",
