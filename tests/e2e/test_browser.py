@@ -216,6 +216,12 @@ STORY = ("cn", "B", "H")  # the three charts a lecture needs on the first screen
 MAIN_SCROLL = "(y) => document.querySelector('[data-testid=stMain]').scrollTo(0, y)"
 HEAT_TITLE = "document.querySelector('.st-key-lab-cnh .js-plotly-plot')?.layout?.title?.text || ''"
 CHART_COUNT = "() => document.querySelectorAll('[class*=st-key-lab-] .js-plotly-plot').length"
+# a live chart's drawing (.main-svg) and its place on the page (the keyed element), px wide
+WIDTHS = (
+    "(k) => { const c = document.querySelector(`.st-key-lab-${k}`), s = c.querySelector('.main-svg');"
+    " return [Math.round(s.getBoundingClientRect().width), Math.round(c.getBoundingClientRect().width)]; }"
+)
+FITS = f"(k) => {{ const [s, c] = ({WIDTHS})(k); return Math.abs(s - c) <= 2; }}"
 
 
 def _box(pg, selector: str) -> dict[str, float]:
@@ -233,8 +239,10 @@ def test_lecture_screen_fits_a_projector(server, page, w, h):
     scrolling, the control bar (full labels), the story sentence and the c_n, snap and entropy charts are
     all on screen, with ticks ≥ 16 px and titles ≥ 20 px; three charts in a row
     below 1600 px, two from 1600 px; the bar stays on screen when the page scrolls; all four badges
-    say n/a (finite T: outside Theorems 2–4), never green or red, and name T = 128.  Screenshots for
-    the README."""
+    say n/a (finite T: outside Theorems 2–4), never green or red, and name T = 128; the window then resized
+    to 1440×900 and 1920×1080 (a laptop moved to a projector), the story's charts and the heatmap fill
+    their new places each time.
+    Screenshots for the README."""
     url, _ = server
     pg = page.context.browser.new_page(viewport={"width": w, "height": h})
     try:
@@ -279,6 +287,15 @@ def test_lecture_screen_fits_a_projector(server, page, w, h):
         pg.evaluate(MAIN_SCROLL, 1500)
         pg.wait_for_timeout(300)
         assert _inside(_box(pg, ".st-key-lab-bar"), w, h)  # sticky
+        if narrated:  # the window then resized twice (a laptop moved to a projector): the charts refit each time
+            for size in ((1440, 900), (1920, 1080)):
+                pg.set_viewport_size({"width": size[0], "height": size[1]})
+                for k in (*STORY, "cnh"):
+                    try:
+                        pg.wait_for_function(FITS, arg=k, timeout=10_000)
+                    except PlaywrightTimeout:
+                        got = pg.evaluate(WIDTHS, k)
+                        pytest.fail(f"resized to {size}, the {k} chart is {got[0]} px wide in a place of {got[1]} px")
     finally:
         pg.close()
 
