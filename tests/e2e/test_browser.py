@@ -241,8 +241,7 @@ def test_lecture_screen_fits_a_projector(server, page, w, h):
     below 1600 px, two from 1600 px; the bar stays on screen when the page scrolls; all four badges
     say n/a (finite T: outside Theorems 2–4), never green or red, and name T = 128; the window then resized
     to 1440×900 and 1920×1080 (a laptop moved to a projector), the story's charts and the heatmap fill
-    their new places each time.
-    Screenshots for the README."""
+    their new places each time.  Screenshots for the README."""
     url, _ = server
     pg = page.context.browser.new_page(viewport={"width": w, "height": h})
     try:
@@ -288,14 +287,14 @@ def test_lecture_screen_fits_a_projector(server, page, w, h):
         pg.wait_for_timeout(300)
         assert _inside(_box(pg, ".st-key-lab-bar"), w, h)  # sticky
         if narrated:  # the window then resized twice (a laptop moved to a projector): the charts refit each time
-            for size in ((1440, 900), (1920, 1080)):
-                pg.set_viewport_size({"width": size[0], "height": size[1]})
+            for rw, rh in ((1440, 900), (1920, 1080)):
+                pg.set_viewport_size({"width": rw, "height": rh})
                 for k in (*STORY, "cnh"):
                     try:
                         pg.wait_for_function(FITS, arg=k, timeout=10_000)
                     except PlaywrightTimeout:
                         got = pg.evaluate(WIDTHS, k)
-                        pytest.fail(f"resized to {size}, the {k} chart is {got[0]} px wide in a place of {got[1]} px")
+                        pytest.fail(f"resized to {rw}x{rh}, the {k} chart is {got[0]} px wide, its place {got[1]} px")
     finally:
         pg.close()
 

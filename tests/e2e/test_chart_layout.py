@@ -241,7 +241,7 @@ def _problems(pg, where: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def page(browser, runs):
+def page(browser):
     """One tab for every size: each page is loaded afresh at each size (the tab's cache kept)."""
     pg = _page(browser, *SIZES[0])
     yield pg

@@ -1,5 +1,5 @@
-"""The real-text reproduce items: plumbing on a tiny synthetic corpus; the real quick runs when the
-built-in corpus is installed (slow)."""
+"""The real-text reproduce items: plumbing on a tiny synthetic corpus (their quick runs on the built-in
+corpus are the session's quick reproduction's: tests/paper/test_reproduce.py)."""
 
 from __future__ import annotations
 

@@ -87,10 +87,11 @@ if (!window.__livefigResize) {
     timer = setTimeout(() => {
       for (const div of document.querySelectorAll(HERO.split(', ').map((h) => `${h} div.livefig`).join(', '))) {
         const h = fitHeight(div);
+        if (!h || !window.Plotly || !div.layout) continue;
         // the width too: a height alone fixes the chart at its old width, and plotly.js's own resize
         // handler then leaves a chart with both set as it is (1440 -> 1920 px: charts cut or half wide)
-        const size = { width: div.getBoundingClientRect().width, height: h };
-        if (h && window.Plotly && div.layout) window.Plotly.relayout(div, { ...size, ...legendAt(div.layout, h) });
+        const width = div.getBoundingClientRect().width;
+        window.Plotly.relayout(div, { width, height: h, ...legendAt(div.layout, h) });
       }
     }, 150);
   });
