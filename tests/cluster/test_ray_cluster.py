@@ -180,11 +180,11 @@ def test_the_dashboard_with_scansnap_cluster_trains_a_lab_run_on_a_node(cluster,
 
     from playwright.sync_api import sync_playwright
 
-    from bench.webserver import launch_chromium, serve
+    from bench.webserver import launch_chromium
+    from tests.e2e.watching import serve_watched
 
     data = tmp_path / "data"
-    env = {"SCANSNAP_CLUSTER": cluster.address}
-    with serve(data, tmp_path / "server.log", env=env) as srv, sync_playwright() as p:
+    with serve_watched(data, tmp_path / "server.log", SCANSNAP_CLUSTER=cluster.address) as srv, sync_playwright() as p:
         browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.set_default_timeout(60_000)

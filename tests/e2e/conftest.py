@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.webserver import launch_chromium, serve
+from bench.webserver import launch_chromium
+from tests.e2e.watching import serve_watched
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 FAILURES = ARTIFACTS / "failures"
@@ -18,9 +19,11 @@ FAILURES = ARTIFACTS / "failures"
 
 @pytest.fixture(scope="module")
 def server(request, tmp_path_factory):
-    """``streamlit run`` of this checkout on a free port, with a fresh data directory: its URL."""
+    """``streamlit run`` of this checkout on a free port, with a fresh data directory and the browser tests'
+    refresh (tests/e2e/watching.py): its URL."""
     name = request.module.__name__.rsplit(".", 1)[-1]
-    with serve(tmp_path_factory.mktemp(f"{name}-data"), tmp_path_factory.mktemp("log") / "streamlit.log") as srv:
+    data, log = tmp_path_factory.mktemp(f"{name}-data"), tmp_path_factory.mktemp("log") / "streamlit.log"
+    with serve_watched(data, log) as srv:
         yield srv.url
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from bench.webserver import serve
 from engine.paper.presets import get_preset
+from tests.e2e.watching import serve_watched
 from tests.service.test_health import damage_a_middle_page, store_with_runs
 from ui.kinds.synthetic.chart_list import CHARTS
 
@@ -39,8 +39,10 @@ CN_TITLE = "document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.ti
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """``streamlit run app.py`` on a free loopback port with a fresh data directory."""
-    with serve(tmp_path_factory.mktemp("browser-data"), tmp_path_factory.mktemp("log") / "streamlit.log") as srv:
+    """``streamlit run app.py`` on a free loopback port with a fresh data directory (the browser tests'
+    refresh: tests/e2e/watching.py)."""
+    data, log = tmp_path_factory.mktemp("browser-data"), tmp_path_factory.mktemp("log") / "streamlit.log"
+    with serve_watched(data, log) as srv:
         yield srv.url, srv.t_launch
 
 
@@ -395,7 +397,7 @@ def test_theory_page(server, page):
 def test_direct_link_to_a_page_right_after_start_gets_the_app_shell(tmp_path, page):
     """The first request to a fresh server is a link to /theory: it must open inside the app
     (top navigation, header), not as a bare page script (ui/shell.py)."""
-    with serve(tmp_path / "data", tmp_path / "server.log") as srv:
+    with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
         page.goto(f"{srv.url}/theory")
         page.get_by_text("Scan & Snap lab").first.wait_for()
         page.get_by_role("heading", name="Theory").wait_for()
@@ -421,7 +423,7 @@ def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
     from engine.service.store import RunStore
 
     steps = 1500  # 15 s at 100 steps/s: the tab closes well before the end on a loaded machine
-    with serve(tmp_path / "data", tmp_path / "server.log") as srv:
+    with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
         tab = page.context.browser.new_page()
         try:
             tab.set_default_timeout(30_000)
@@ -454,7 +456,7 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
 
     STEPS = 1000  # 20 s at 50 steps/s: the kill comes long before the end; the resumed run trains at full speed
     data = tmp_path / "data"
-    with serve(data, tmp_path / "first.log") as srv:
+    with serve_watched(data, tmp_path / "first.log") as srv:
         page.goto(f"{srv.url}/?preset=syn-small&optim.steps={STEPS}&speed=50")
         page.get_by_role("button", name="▶ Start").click()
         page.wait_for_function("() => window.location.search.includes('run=')")
@@ -473,7 +475,7 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
         run = store.get_run(run_id)
         kept = store.steps(run_id)
         assert run["status"] == "interrupted" and kept and kept[-1] >= 100
-    with serve(data, tmp_path / "second.log") as srv:
+    with serve_watched(data, tmp_path / "second.log") as srv:
         page.goto(f"{srv.url}/runs")
         page.get_by_text("interrupted").first.wait_for()
         page.get_by_role("button", name="Resume from checkpoint").click()
@@ -498,7 +500,7 @@ def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, 
 
     cfg = get_preset("syn-medium-10").config.with_overrides({"replicas.seeds": list(range(1, 51))})
     assert 1024 < estimate(cfg).total_mb < budget.DEFAULT_MAX_RUN_MB  # refused here, not by default
-    with serve(tmp_path / "data", tmp_path / "server.log", env={"SCANSNAP_MAX_RUN_MB": "1024"}) as srv:
+    with serve_watched(tmp_path / "data", tmp_path / "server.log", SCANSNAP_MAX_RUN_MB="1024") as srv:
         page.goto(f"{srv.url}/sweep")
         page.locator("[data-testid=stSelectbox]").first.click()
         page.get_by_role("option", name="Syn-Medium 10/20 (Fig. 6 panel)").click()
@@ -516,7 +518,7 @@ def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, pag
     the page says what it refused; the server grows by < 300 MB and answers health checks in < 1 s."""
     from bench.webserver import health_latency
 
-    with serve(tmp_path / "data", tmp_path / "server.log") as srv:
+    with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
         page.goto(f"{srv.url}/")
         page.wait_for_selector("[data-testid=stPlotlyChart]")  # warmed up: the Lab's imports are paid
         idle = srv.rss_mb()
@@ -531,14 +533,16 @@ def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, pag
         assert page.get_by_text("This app has encountered an error").count() == 0
 
 
-def test_healthz_reports_a_damaged_store(tmp_path):
+def test_healthz_reports_a_damaged_store(tmp_path, server):
+    """/healthz answers 503 with the reason on a store that is not a database and on one with a damaged
+    page; 200 on a sound one (the module's server, whose store holds the runs of the tests above)."""
     import urllib.error
     import urllib.request
 
     data = tmp_path / "data"
     data.mkdir()
     (data / "runs.sqlite").write_bytes(b"not a database at all" * 200)
-    with serve(data, tmp_path / "server.log") as srv:
+    with serve_watched(data, tmp_path / "server.log") as srv:
         with urllib.request.urlopen(f"{srv.url}/_stcore/health", timeout=5) as r:
             assert r.status == 200  # Streamlit's own check only says that the server answers
         with pytest.raises(urllib.error.HTTPError) as err:
@@ -546,9 +550,8 @@ def test_healthz_reports_a_damaged_store(tmp_path):
         assert err.value.code == 503 and b"cannot be read" in err.value.read()
     broken = tmp_path / "broken-page"  # the runs table answers; one b-tree page half-way through is garbage
     damage_a_middle_page(store_with_runs(broken))
-    with serve(broken, tmp_path / "broken.log") as srv, pytest.raises(urllib.error.HTTPError) as err:
+    with serve_watched(broken, tmp_path / "broken.log") as srv, pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(f"{srv.url}/healthz", timeout=30)
     assert err.value.code == 503 and b"is damaged (quick_check: " in err.value.read()
-    good = tmp_path / "good"
-    with serve(good, tmp_path / "good.log") as srv, urllib.request.urlopen(f"{srv.url}/healthz", timeout=5) as r:
+    with urllib.request.urlopen(f"{server[0]}/healthz", timeout=5) as r:
         assert r.status == 200

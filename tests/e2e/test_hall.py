@@ -115,7 +115,8 @@ def _leave_paused(browser: Any, url: str) -> str:
 
 def _visitor_trains_within(browser: Any, url: str, data: Path, bound: float, shot: str, steps: str = LONG) -> str:
     """A new visitor presses ▶ Start (a run of ``steps``): the run must train within ``bound`` seconds; the
-    Runs page's slot table is saved as ``shot``."""
+    Runs page's slot table is saved as ``shot``; then the visitor leaves (a tab watching a live run keeps
+    about a core of Chromium busy: the tests after this go on without it)."""
     page = _open(browser, url + f"/?{steps}")
     page.get_by_role("button", name="▶ Start").wait_for()
     t0 = time.monotonic()
@@ -129,6 +130,7 @@ def _visitor_trains_within(browser: Any, url: str, data: Path, bound: float, sho
     runs = _open(browser, url + "/runs", page.context)
     runs.get_by_text("Training slots").wait_for()
     runs.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+    page.context.close()
     return rid
 
 
@@ -172,9 +174,9 @@ def test_an_unwatched_run_pauses_itself_and_resumes_exactly(tmp_path, one_torch_
         note = "nobody had this run open"
         said = lambda: (r := _run(data, rid)).get("status") == "paused" and note in (r["message"] or "")
         _wait("the unwatched run to pause itself and say why", said, 60, data)
-        # the other visitor's run is short (2,000 steps): it gives the one slot back for the resumed run; with
-        # 100,000 steps it held the slot for as long as the machine took to train them (~100 s quiet, more
-        # under a full suite: the wait below timed out once)
+        # the other visitor's run is short (2,000 steps) and its tab is closed: it gives the one slot back for
+        # the resumed run, finished or paused unwatched; with 100,000 steps it held the slot for as long as the
+        # machine took to train them (~100 s quiet, more under a full suite: the wait below timed out once)
         other = _visitor_trains_within(browser, url, data, START_WITHIN_S, "hall-idle-paused.png", "optim.steps=2000")
         paused_at = _run(data, rid)["last_step"]
         page = _open(browser, url + f"/?run={rid}", owner)  # the owner's browser reopens it

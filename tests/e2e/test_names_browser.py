@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.webserver import launch_chromium, serve
+from bench.webserver import launch_chromium
 from engine.paper.presets import get_preset
 from engine.service.run_kinds import create_run
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
+from tests.e2e.watching import serve_watched
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +79,7 @@ def _check(shown: list[dict], *names: str) -> None:
 def test_run_names_show_as_typed_everywhere(runs):
     sync_api = pytest.importorskip("playwright.sync_api")
     data, (url_run, md_run) = runs
-    with serve(data, data / "streamlit.log") as srv, sync_api.sync_playwright() as p:
+    with serve_watched(data, data / "streamlit.log") as srv, sync_api.sync_playwright() as p:
         browser = launch_chromium(p)
         pg = browser.new_page(viewport={"width": 1400, "height": 1400})
         pg.set_default_timeout(60_000)
