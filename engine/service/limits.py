@@ -13,6 +13,8 @@ from typing import Any
 # two refreshes could have come and none did.
 SLOWEST_REFRESH_S = 5.0
 IDLE_PAUSE_FLOOR_S = 2 * SLOWEST_REFRESH_S
+REFRESH_S = 0.5  # SCANSNAP_TICK_S: the fastest refresh of a page showing a live run (the default)
+FASTEST_REFRESH_S = 0.1  # the least SCANSNAP_TICK_S may be
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,18 @@ class Limits:
             idle,
             _env("SCANSNAP_PARK_S", cls.park_after_s, float),
         )
+
+
+def live_refresh_s() -> float:
+    """``SCANSNAP_TICK_S``: how often, at the fastest, a page showing a live run refreshes (the tick budget
+    stretches it under load, up to :data:`SLOWEST_REFRESH_S`); a value outside that range is refused."""
+    tick = _env("SCANSNAP_TICK_S", REFRESH_S, float)
+    if not FASTEST_REFRESH_S <= tick <= SLOWEST_REFRESH_S:
+        raise ValueError(
+            f"SCANSNAP_TICK_S={tick:g} is out of range: set {FASTEST_REFRESH_S:g} to {SLOWEST_REFRESH_S:g} s (a "
+            f"watched page tells the server it watches at each refresh, at least every {SLOWEST_REFRESH_S:g} s)"
+        )
+    return tick
 
 
 def _env(name: str, default: float, typ: type) -> Any:

@@ -3,13 +3,15 @@ delete does to a training run, and the limits' environment variables."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from engine.paper.presets import get_preset
 from engine.service.facade import Actor, LabService, ServiceError
 from engine.service.jobs import TERMINAL, JobManager
 from engine.service.kinds.synthetic.budget import estimated_seconds
-from engine.service.limits import IDLE_PAUSE_FLOOR_S, SLOWEST_REFRESH_S, Limits
+from engine.service.limits import IDLE_PAUSE_FLOOR_S, REFRESH_S, SLOWEST_REFRESH_S, Limits, live_refresh_s
 from engine.service.store import RunStore
 
 DEADLINE = 60.0
@@ -133,3 +135,25 @@ def test_a_grid_counts_as_one_of_a_visitors_runs_and_is_queued_whole_or_not_at_a
         assert len(jobs.store.list_runs()) == before  # none of the 11 stored
     finally:
         jobs.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("abc", "'abc' is not a number"), ("0", "'0' must be > 0"), ("0.05", "0.05 is out of range: set 0.1 to 5 s"),
+     ("6", "6 is out of range: set 0.1 to 5 s")],
+)  # fmt: skip
+def test_a_bad_refresh_in_the_environment_names_the_variable_and_the_range(monkeypatch, value, why):
+    """SCANSNAP_TICK_S, the fastest refresh of a live page: a watched page must say so at least every
+    SLOWEST_REFRESH_S (the idle pause counts on it), so a refresh slower than that is refused too."""
+    monkeypatch.setenv("SCANSNAP_TICK_S", value)
+    with pytest.raises(ValueError, match=re.escape(f"SCANSNAP_TICK_S={why}")):
+        live_refresh_s()
+
+
+def test_the_refresh_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv("SCANSNAP_TICK_S", raising=False)
+    assert live_refresh_s() == REFRESH_S == 0.5
+    monkeypatch.setenv("SCANSNAP_TICK_S", "1")
+    assert live_refresh_s() == 1.0
+    monkeypatch.setenv("SCANSNAP_TICK_S", str(SLOWEST_REFRESH_S))
+    assert live_refresh_s() == SLOWEST_REFRESH_S

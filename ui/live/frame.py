@@ -10,7 +10,6 @@ Session keys (under the page's prefix): ``<prefix>.active`` (the run trained at 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from engine.service.facade import JobStatus
+from engine.service.facade import JobStatus, live_refresh_s
 from ui import run_actions
 from ui.errors import boundary
 from ui.live.slots import SLOTS
@@ -28,7 +27,7 @@ from ui.resources import service
 from ui.text import plain
 
 ss = st.session_state
-TICK_S = float(os.environ.get("SCANSNAP_TICK_S") or 0.5)  # the fastest refresh; the budget stretches it under load
+TICK_S = live_refresh_s()  # the fastest refresh (SCANSNAP_TICK_S); the budget stretches it under load
 
 
 @st.cache_resource(show_spinner=False)
