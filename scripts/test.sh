@@ -7,6 +7,7 @@
 # 2. the tests marked `alone` (pyproject.toml), one at a time with nothing beside them: most browser tests,
 #    the hall's load test, the Ray cluster and the quick reproduction it shares: they state bounds on time
 #    (a run trains within 5 s, health answers within 1 s) and must have the machine as a server would.
+# Every test's time (setup, call, teardown) goes to test-artifacts/pytest-part1.xml and -part2.xml (JUnit XML).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -21,8 +22,9 @@ if [ "$#" -gt 0 ]; then
 fi
 
 echo "== pytest, part 1 of 2: every test not marked alone, two processes"
-part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n 2 --dist loadfile --durations=25 -m "not alone" || part1=$?
+part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n 2 --dist loadfile --durations=25 -m "not alone" \
+  --junitxml=test-artifacts/pytest-part1.xml || part1=$?
 echo "== pytest, part 2 of 2: the tests marked alone, one at a time"
-part2=0; .venv/bin/python -m pytest --durations=25 -m alone || part2=$?
+part2=0; .venv/bin/python -m pytest --durations=25 -m alone --junitxml=test-artifacts/pytest-part2.xml || part2=$?
 echo "== pytest: part 1 exit $part1, part 2 exit $part2"
 [ "$part1" -eq 0 ] && [ "$part2" -eq 0 ]
