@@ -76,8 +76,35 @@ def keep_the_main_module():
         sys.modules["__main__"] = main
 
 
-def pytest_collection_modifyitems(config, items):
+# The files whose tests take longest (measured in a full run: `make test` writes every test's time to
+# test-artifacts/pytest-part1.xml), longest first.  Part 1 of scripts/test.sh hands whole files to two
+# processes in collection order, so a long file collected last keeps one process busy while the other
+# has nothing left: with tests/ui/test_url_fuzz.py last, one core idled for the last ~60 s of part 1.
+SLOW_FILES = (
+    "tests/e2e/test_chart_layout.py",
+    "tests/test_cli_text.py",
+    "tests/ui/test_url_fuzz.py",
+    "tests/paper/test_presets.py",
+    "tests/service/test_jobs.py",
+    "tests/service/test_scheduling.py",
+    "tests/service/test_text_facade.py",
+    "tests/e2e/test_names_browser.py",
+    "tests/core/test_calibration.py",
+    "tests/service/test_limits.py",
+    "tests/service/test_theory_overlay.py",
+    "tests/service/test_resume.py",
+)
+
+
+def _order(item) -> tuple[bool, int]:
     """The Ray cluster tests last: they join Ray from this process, and Ray's driver keeps threads and
     sockets after ``ray.shutdown()``, which the tests that count this process's file descriptors and
-    threads (tests/service/test_jobs.py) would see."""
-    items.sort(key=lambda item: "tests/cluster/" in str(item.path).replace("\\", "/"))
+    threads (tests/service/test_jobs.py) would see.  Before them, the slow files first (:data:`SLOW_FILES`);
+    the order within a file is kept."""
+    path = str(item.path).replace("\\", "/")
+    slow = [i for i, name in enumerate(SLOW_FILES) if path.endswith(name)]
+    return "tests/cluster/" in path, slow[0] if slow else len(SLOW_FILES)
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=_order)
