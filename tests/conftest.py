@@ -76,23 +76,30 @@ def keep_the_main_module():
         sys.modules["__main__"] = main
 
 
-# The files whose tests take longest (measured in a full run: `make test` writes every test's time to
-# test-artifacts/pytest-part1.xml), longest first.  Part 1 of scripts/test.sh hands whole files to two
-# processes in collection order, so a long file collected last keeps one process busy while the other
-# has nothing left: with tests/ui/test_url_fuzz.py last, one core idled for the last ~60 s of part 1.
+# The files of part 1 whose tests take longest, longest first (measured: `make test` writes every test's
+# time to test-artifacts/pytest-part1.xml; these 18 took 20 to 200 s each, 950 of part 1's 1,180 s).
+# Part 1 of scripts/test.sh hands whole files to two processes in collection order, so a long file
+# collected late keeps one process busy while the other has nothing left: with tests/ui/test_url_fuzz.py
+# and test_text_page.py among the last, one core idled for the last ~60 s of part 1.
 SLOW_FILES = (
     "tests/e2e/test_chart_layout.py",
     "tests/test_cli_text.py",
+    "tests/service/test_jobs.py",
     "tests/ui/test_url_fuzz.py",
     "tests/paper/test_presets.py",
-    "tests/service/test_jobs.py",
+    "tests/ui/test_text_page.py",
+    "tests/core/test_calibration.py",
     "tests/service/test_scheduling.py",
     "tests/service/test_text_facade.py",
     "tests/e2e/test_names_browser.py",
-    "tests/core/test_calibration.py",
     "tests/service/test_limits.py",
     "tests/service/test_theory_overlay.py",
+    "tests/service/test_reproductions.py",
     "tests/service/test_resume.py",
+    "tests/test_architecture.py",
+    "tests/ui/test_reproduce_page.py",
+    "tests/service/test_budget.py",
+    "tests/test_cli.py",
 )
 
 
