@@ -4,6 +4,7 @@
 # The suite runs in two parts, one after the other (with arguments: one plain pytest of those arguments):
 # 1. every test not marked `alone`, in two pytest processes side by side (pytest-xdist, a file per process),
 #    one torch thread each: most of these tests keep one core busy, so two share the machine's two cores;
+#    the files in the order tests/conftest.py gives (the slowest first), not xdist's (the most tests first);
 # 2. the tests marked `alone` (pyproject.toml), one at a time with nothing beside them: most browser tests,
 #    the hall's load test, the Ray cluster and the quick reproduction it shares: they state bounds on time
 #    (a run trains within 5 s, health answers within 1 s) and must have the machine as a server would.
@@ -22,8 +23,8 @@ if [ "$#" -gt 0 ]; then
 fi
 
 echo "== pytest, part 1 of 2: every test not marked alone, two processes"
-part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n 2 --dist loadfile --durations=25 -m "not alone" \
-  --junitxml=test-artifacts/pytest-part1.xml || part1=$?
+part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 \
+  -m "not alone" --junitxml=test-artifacts/pytest-part1.xml || part1=$?
 echo "== pytest, part 2 of 2: the tests marked alone, one at a time"
 part2=0; .venv/bin/python -m pytest --durations=25 -m alone --junitxml=test-artifacts/pytest-part2.xml || part2=$?
 echo "== pytest: part 1 exit $part1, part 2 exit $part2"

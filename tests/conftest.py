@@ -78,9 +78,10 @@ def keep_the_main_module():
 
 # The files of part 1 whose tests take longest, longest first (measured: `make test` writes every test's
 # time to test-artifacts/pytest-part1.xml; these 18 took 20 to 200 s each, 950 of part 1's 1,180 s).
-# Part 1 of scripts/test.sh hands whole files to two processes in collection order, so a long file
-# collected late keeps one process busy while the other has nothing left: with tests/ui/test_url_fuzz.py
-# and test_text_page.py among the last, one core idled for the last ~60 s of part 1.
+# Part 1 of scripts/test.sh hands whole files to two processes in collection order (xdist's
+# --no-loadscope-reorder: by default it hands out the files with the most tests first, and
+# tests/e2e/test_chart_layout.py, 4 tests and 200 s, came 66th of 92), so a long file taken late keeps
+# one process busy while the other has nothing left: one core idled for the last 60 to 90 s of part 1.
 SLOW_FILES = (
     "tests/e2e/test_chart_layout.py",
     "tests/test_cli_text.py",
