@@ -44,7 +44,7 @@ from engine.service.export import zipped_export
 from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.kinds.synthetic.budget import check_budget
-from engine.service.limits import SLOWEST_REFRESH_S, live_refresh_s
+from engine.service.limits import REFRESH_S, SLOWEST_REFRESH_S, live_refresh_s
 from engine.service.reproductions import DamagedError, Reproductions, StoredReproduction, StoredSummary, check_id
 from engine.service.run_kinds import check_run, completed_statics, kind_of, run_seconds, stored_config
 from engine.service.scheduling import duration
@@ -73,6 +73,7 @@ __all__ = [
     "OPERATOR_GATE",
     "PUBLIC_URL_ENV",
     "RECOVERABLE",
+    "REFRESH_S",
     "SLOWEST_REFRESH_S",
     "TABLE_UPLOAD",
     "TERMINAL",

@@ -17,13 +17,13 @@ from __future__ import annotations
 import threading
 import time
 
-from engine.service.facade import SLOWEST_REFRESH_S
+from engine.service.facade import REFRESH_S, SLOWEST_REFRESH_S
 
 
 class TickBudget:
     def __init__(
         self,
-        base: float = 0.5,
+        base: float = REFRESH_S,  # the deployment's is SCANSNAP_TICK_S (ui/live/frame.py)
         budget: float = 0.5,
         max_tick: float = SLOWEST_REFRESH_S,  # the idle pause counts on a watched page refreshing this often
         ttl: float = 6.0,
