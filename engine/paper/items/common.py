@@ -9,6 +9,7 @@ the service passes ``engine.service.corpora.encoded_corpus``."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -31,29 +32,52 @@ from engine.paper.run_theory import failed_conditions, replica_curves, replica_t
 
 HEATMAP_STEPS = (0, 2, 4, 6, 8, 10)  # Fig. 4/5 rows, then "Final"
 KIND_NAMES = {0: "none", 1: "distinct", 2: "common"}
+S = TypeVar("S")  # a kind's snapshot
+S_co = TypeVar("S_co", covariant=True)
+PROGRESS_EVERY_S = 0.25  # with a progress callback, it is told at least this often (a step allowing)
 
 
-class Stepped(Protocol):
-    step: int
+class Stepping(Protocol[S_co]):
+    """What both kinds' trainers have: a snapshot schedule, a step count, ``advance(n)`` and ``snapshot()``."""
+
+    schedule: Any
+    step_count: int
+
+    def advance(self, n: int) -> None: ...
+
+    def snapshot(self) -> S_co: ...
 
 
-S = TypeVar("S", bound=Stepped)  # a kind's snapshot
-
-
-def collect(snapshots: Iterable[S], progress: Progress | None = None) -> list[S]:
-    """Every snapshot of a run (any kind's: each has a ``step``), telling ``progress`` the steps taken."""
+def collect(trainer: Stepping[S], progress: Progress | None = None) -> list[S]:
+    """Every scheduled snapshot of a fresh ``trainer`` (``trainer.run()``'s), telling ``progress`` the steps
+    taken in chunks of about :data:`PROGRESS_EVERY_S`, not only at the snapshots: a stop raised by ``progress``
+    ends a reproduction within a chunk, where Fig. 6's panels snapshot only at their first and last step."""
     snaps: list[S] = []
-    for s in snapshots:
-        if progress is not None:
-            progress(s.step - (snaps[-1].step if snaps else 0))
-        snaps.append(s)
+    for target in trainer.schedule:
+        advance_telling(trainer, int(target), progress)
+        snaps.append(trainer.snapshot())
     return snaps
+
+
+def advance_telling(trainer: Stepping[Any], target: int, progress: Progress | None) -> None:
+    """Advance to step ``target``; each chunk is sized from the last one's time to take ~PROGRESS_EVERY_S."""
+    if progress is None:
+        trainer.advance(max(0, target - trainer.step_count))
+        return
+    chunk = 1
+    while trainer.step_count < target:
+        n = min(chunk, target - trainer.step_count)
+        t0 = time.perf_counter()
+        trainer.advance(n)
+        dt = time.perf_counter() - t0
+        progress(n)
+        chunk = max(1, min(10_000, int(n * PROGRESS_EVERY_S / dt))) if dt > 0 else 2 * n
 
 
 def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, list[Snapshot]]:
     """Run ``cfg`` fresh (all replicas in one Trainer) and keep every scheduled snapshot."""
     tr = Trainer(cfg)
-    return tr, collect(tr.run(), progress)
+    return tr, collect(tr, progress)
 
 
 def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int = 0) -> Observed:
@@ -215,7 +239,7 @@ class TrainedText:
 def train_text(cfg: TextRunConfig, loader: CorpusLoader, progress: Progress | None = None) -> TrainedText:
     """Run ``cfg`` fresh on its corpus and keep every scheduled snapshot."""
     tr = TextTrainer(cfg, loader(cfg.data))
-    snaps = collect(tr.run(), progress)
+    snaps = collect(tr, progress)
     st, c = tr.statics(), tr.corpus
     facts = CorpusFacts(c.name, c.description, len(c.train_ids), len(c.val_ids), len(c.vocab))
     return TrainedText(st, c.vocab.decode(st["probe_window"]), facts, snaps)
