@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -270,6 +271,51 @@ def test_every_chart_readable(server, runs, page, w, h):
             found += [f"text {w}x{h}: {p}" for p in _masked_cells_have_no_nan(pg)]
         _screens(pg, name, w, h)
     assert not found, "\n".join(found)
+
+
+# every live chart drawn and shown: its drawing (.main-svg) and its place (div.livefig), px wide
+LIVE_WIDTHS = """() => [...document.querySelectorAll('div.livefig')]
+  .filter((d) => d.getBoundingClientRect().width > 0 && d.querySelector('.main-svg'))
+  .map((d) => [(d.closest('[class*=st-key-lab-]')?.className.match(/st-key-lab-[\\w-]+/) || ['?'])[0],
+               Math.round(d.querySelector('.main-svg').getBoundingClientRect().width),
+               Math.round(d.getBoundingClientRect().width)])"""
+ALL_FIT = (
+    f"() => {{ const w = ({LIVE_WIDTHS})(); return w.length >= 7 && w.every(([, s, c]) => Math.abs(s - c) <= 2); }}"
+)
+
+
+def _refitted(pg, what: str) -> None:
+    try:
+        pg.wait_for_function(ALL_FIT, timeout=10_000)
+    except PlaywrightTimeout:
+        pytest.fail(f"{what}: live charts (name, drawn px, place px) {pg.evaluate(LIVE_WIDTHS)}")
+
+
+def test_live_charts_follow_the_window_and_the_sidebar(server, runs, browser):
+    """A run watched to its end at 1280×720, the window then widened to 1920×1080 and narrowed back: every
+    chart fills its place each time (plotly's own observer left charts drawn through a live run at their
+    1920-px width once the run had ended, drawn over each other in their narrower places); then the lecture
+    screen with its sidebar opened and closed."""
+    pg = _page(browser, 1280, 720)
+    try:
+        pg.goto(f"{server}/?preset=syn-small&speed=max")
+        pg.get_by_role("button", name="▶ Start").click()
+        pg.get_by_text(re.compile(r"^finished · step 100")).wait_for(timeout=120_000)
+        _wait_drawn(pg, ".st-key-lab-charts", 7)
+        for w, h in ((1920, 1080), (1280, 720)):
+            pg.set_viewport_size({"width": w, "height": h})
+            _refitted(pg, f"the Lab, the window resized to {w}x{h}")
+        _lecture(pg, server, runs)
+        _refitted(pg, "the lecture screen at 1280x720")
+        pg.get_by_test_id("stExpandSidebarButton").click()
+        _refitted(pg, "the lecture screen, its sidebar opened")
+        pg.get_by_test_id("stSidebar").hover()
+        pg.get_by_role("button", name="Collapse sidebar").click()
+        _refitted(pg, "the lecture screen, its sidebar closed again")
+        pg.wait_for_timeout(500)  # the sidebar's slide ends
+        pg.screenshot(path=str(ARTIFACTS / "layout-lecture-sidebar-closed-1280x720.png"))
+    finally:
+        pg.close()
 
 
 def test_lab_at_1440x900_shows_the_story_and_a_chart_after_start(runs):

@@ -79,21 +79,35 @@ function legendAt(layout, h) {
   return { 'legend.y': 1 - (1 - lg.y) * layout.height / h };
 }
 
+// A chart follows its place's width (a window resized, the sidebar opened or closed) and, on the lecture
+// screen, the window's height.  Plotly's own "responsive" observer left a finished run's charts at their old
+// width after the window narrowed (1920 -> 1000 px: four of seven still 722 px wide in a 262-px column,
+// drawn over each other), so every live chart is refitted here.  A story chart gets its width and height
+// set (a height alone fixes the chart at its old width); any other is autosized by plotly (Plots.resize).
+function refit(div) {
+  const width = Math.round(div.getBoundingClientRect().width);
+  const full = div._fullLayout;
+  if (!window.Plotly || !full || !div.layout || width === 0) return;  // not drawn yet, or hidden
+  const h = fitHeight(div);
+  if (h) {
+    if (Math.abs(full.width - width) > 1 || full.height !== h) {
+      window.Plotly.relayout(div, { width, height: h, ...legendAt(div.layout, h) });
+    }
+  } else if (Math.abs(full.width - width) > 1) {
+    window.Plotly.Plots.resize(div).catch(() => {});  // rejected when hidden meanwhile: refitted when shown
+  }
+}
+
+const fits = window.__livefigFits || (window.__livefigFits = new ResizeObserver((seen) => {
+  for (const e of seen) refit(e.target);
+}));
+
 if (!window.__livefigResize) {
   window.__livefigResize = true;
   let timer = null;
-  window.addEventListener('resize', () => {
+  window.addEventListener('resize', () => {  // the window's height: the story charts' place does not change
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      for (const div of document.querySelectorAll(HERO.split(', ').map((h) => `${h} div.livefig`).join(', '))) {
-        const h = fitHeight(div);
-        if (!h || !window.Plotly || !div.layout) continue;
-        // the width too: a height alone fixes the chart at its old width, and plotly.js's own resize
-        // handler then leaves a chart with both set as it is (1440 -> 1920 px: charts cut or half wide)
-        const width = div.getBoundingClientRect().width;
-        window.Plotly.relayout(div, { width, height: h, ...legendAt(div.layout, h) });
-      }
-    }, 150);
+    timer = setTimeout(() => { for (const div of document.querySelectorAll('div.livefig')) refit(div); }, 150);
   });
 }
 
@@ -170,6 +184,7 @@ export default function(component) {
     div.style.width = '100%';
     parentElement.appendChild(div);
     sight.observe(div);
+    fits.observe(div);
   }
   if (div.drawn === data.fig && !div.waiting && !queue.pending.has(div) && !queue.pass.has(div)) return;  // unchanged
   queue.latest = data;
