@@ -294,17 +294,21 @@ def _refitted(pg, what: str) -> None:
 def test_live_charts_follow_the_window_and_the_sidebar(server, runs, browser):
     """A run watched to its end at 1280×720, the window then widened to 1920×1080 and narrowed back: every
     chart fills its place each time (plotly's own observer left charts drawn through a live run at their
-    1920-px width once the run had ended, drawn over each other in their narrower places); then the lecture
-    screen with its sidebar opened and closed."""
+    1920-px width once the run had ended, drawn over each other in their narrower places); at 1000×720 with
+    the sidebar open the charts go one to a row, every title whole; then the lecture screen with its sidebar
+    opened and closed."""
     pg = _page(browser, 1280, 720)
     try:
         pg.goto(f"{server}/?preset=syn-small&speed=max")
         pg.get_by_role("button", name="▶ Start").click()
         pg.get_by_text(re.compile(r"^finished · step 100")).wait_for(timeout=120_000)
         _wait_drawn(pg, ".st-key-lab-charts", 7)
-        for w, h in ((1920, 1080), (1280, 720)):
+        for w, h in ((1920, 1080), (1280, 720), (1000, 720)):
             pg.set_viewport_size({"width": w, "height": h})
             _refitted(pg, f"the Lab, the window resized to {w}x{h}")
+        problems = _problems(pg, "the Lab narrowed to 1000x720 (half a 1920-px screen), its sidebar open")
+        assert not problems, "\n".join(problems)  # one chart to a row: no title cut
+        pg.set_viewport_size({"width": 1280, "height": 720})
         _lecture(pg, server, runs)
         _refitted(pg, "the lecture screen at 1280x720")
         pg.get_by_test_id("stExpandSidebarButton").click()
