@@ -296,7 +296,7 @@ def test_live_charts_follow_the_window_and_the_sidebar(server, runs, browser):
     chart fills its place each time (plotly's own observer left charts drawn through a live run at their
     1920-px width once the run had ended, drawn over each other in their narrower places); at 1000×720 with
     the sidebar open the charts go one to a row, every title whole; then the lecture screen with its sidebar
-    opened and closed."""
+    opened (its three charts in a row go two to a row, every title whole) and closed."""
     pg = _page(browser, 1280, 720)
     try:
         pg.goto(f"{server}/?preset=syn-small&speed=max")
@@ -313,6 +313,10 @@ def test_live_charts_follow_the_window_and_the_sidebar(server, runs, browser):
         _refitted(pg, "the lecture screen at 1280x720")
         pg.get_by_test_id("stExpandSidebarButton").click()
         _refitted(pg, "the lecture screen, its sidebar opened")
+        pg.wait_for_timeout(500)  # the sidebar's slide ends
+        problems = _problems(pg, "the lecture screen at 1280x720, its sidebar open")
+        assert not problems, "\n".join(problems)  # two to a row: no title cut
+        pg.screenshot(path=str(ARTIFACTS / "layout-lecture-sidebar-open-1280x720.png"))
         pg.get_by_test_id("stSidebar").hover()
         pg.get_by_role("button", name="Collapse sidebar").click()
         _refitted(pg, "the lecture screen, its sidebar closed again")

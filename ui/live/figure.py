@@ -53,7 +53,8 @@ function firstOnPage(charts) {
 }
 
 // Lecture mode: the charts of the story (in .st-key-lab-hero, .st-key-text-hero) fill the screen under the control bar,
-// one row of three below 1600 px wide, two rows of two from 1600 px (assets/live.css lays them out).
+// one row of three below 1600 px wide, two rows of two from 1600 px (assets/live.css lays them out; below
+// 1600 px with the sidebar open, two to a row, each as tall as the one row: a 2 x 2 screen would squash them).
 const WIDE = 1600, GAP = 12, MIN_H = 300;
 const HERO = '[class*="st-key-lab-hero"], [class*="st-key-text-hero"]';  // the Lab's, the Real text page's
 
