@@ -81,9 +81,10 @@ function legendAt(layout, h) {
 }
 
 // A chart follows its place's width (a window resized, the sidebar opened or closed) and, on the lecture
-// screen, the window's height.  Plotly's own "responsive" observer left a finished run's charts at their old
-// width after the window narrowed (1920 -> 1000 px: four of seven still 722 px wide in a 262-px column,
-// drawn over each other), so every live chart is refitted here.  A story chart gets its width and height
+// screen, the window's height.  Plotly's own "responsive" observer left charts drawn through a live run at
+// their old width once the run had ended and the window narrowed (1920 -> 1280 px: five of seven still 722 px
+// wide in 402-px places, drawn over each other; tests/e2e/test_chart_layout.py), so every live chart is
+// refitted here.  A story chart gets its width and height
 // set (a height alone fixes the chart at its old width); any other is autosized by plotly (Plots.resize).
 function refit(div) {
   const width = Math.round(div.getBoundingClientRect().width);

@@ -34,7 +34,7 @@ HEATMAP_STEPS = (0, 2, 4, 6, 8, 10)  # Fig. 4/5 rows, then "Final"
 KIND_NAMES = {0: "none", 1: "distinct", 2: "common"}
 S = TypeVar("S")  # a kind's snapshot
 S_co = TypeVar("S_co", covariant=True)
-PROGRESS_EVERY_S = 0.25  # with a progress callback, it is told at least this often (a step allowing)
+PROGRESS_EVERY_S = 0.25  # with a progress callback, it is told about this often (a step allowing)
 
 
 class Stepping(Protocol[S_co]):
@@ -49,29 +49,23 @@ class Stepping(Protocol[S_co]):
 
 
 def collect(trainer: Stepping[S], progress: Progress | None = None) -> list[S]:
-    """Every scheduled snapshot of a fresh ``trainer`` (``trainer.run()``'s), telling ``progress`` the steps
-    taken in chunks of about :data:`PROGRESS_EVERY_S`, not only at the snapshots: a stop raised by ``progress``
-    ends a reproduction within a chunk, where Fig. 6's panels snapshot only at their first and last step."""
+    """Every scheduled snapshot of a fresh ``trainer`` (``trainer.run()``'s).  With ``progress``, it is told the
+    steps taken in chunks sized from the last chunk's time to take about :data:`PROGRESS_EVERY_S`, not only at
+    the snapshots: a stop raised by ``progress`` ends a reproduction within a chunk, where Fig. 6's panels
+    snapshot only at their first and last step."""
     snaps: list[S] = []
+    chunk = 1
     for target in trainer.schedule:
-        advance_telling(trainer, int(target), progress)
+        while (left := int(target) - trainer.step_count) > 0:
+            n = left if progress is None else min(chunk, left)
+            t0 = time.perf_counter()
+            trainer.advance(n)
+            if progress is not None:
+                dt = time.perf_counter() - t0
+                progress(n)
+                chunk = max(1, min(10_000, int(n * PROGRESS_EVERY_S / dt))) if dt > 0 else 2 * n
         snaps.append(trainer.snapshot())
     return snaps
-
-
-def advance_telling(trainer: Stepping[Any], target: int, progress: Progress | None) -> None:
-    """Advance to step ``target``; each chunk is sized from the last one's time to take ~PROGRESS_EVERY_S."""
-    if progress is None:
-        trainer.advance(max(0, target - trainer.step_count))
-        return
-    chunk = 1
-    while trainer.step_count < target:
-        n = min(chunk, target - trainer.step_count)
-        t0 = time.perf_counter()
-        trainer.advance(n)
-        dt = time.perf_counter() - t0
-        progress(n)
-        chunk = max(1, min(10_000, int(n * PROGRESS_EVERY_S / dt))) if dt > 0 else 2 * n
 
 
 def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, list[Snapshot]]:
