@@ -22,10 +22,24 @@ if [ "$#" -gt 0 ]; then
   echo "== pytest $*"; exec .venv/bin/python -m pytest --durations=25 "$@"
 fi
 
+# The machine's CPU seconds since boot (/proc/stat: busy, idle, stolen by the host), to say after each part
+# how busy the machine was and how much the host took: the same tests took 25 to 35 min on this 2-vCPU
+# machine depending on the host (issue 24's note of stop 38).
+cpu_now() { awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6, $9}' /proc/stat 2>/dev/null || echo "0 0 0"; }
+cpu_since() {  # "$1": cpu_now's reading at the start; $2: the part's name; $3: its start time (s)
+  read -r b0 i0 s0 <<<"$1"; read -r b1 i1 s1 <<<"$(cpu_now)"
+  hz=$(getconf CLK_TCK)
+  echo "== $2: $(( $(date +%s) - $3 )) s; the machine's CPU-s busy $(( (b1 - b0) / hz )), idle $(( (i1 - i0) / hz )), stolen by the host $(( (s1 - s0) / hz ))"
+}
+
 echo "== pytest, part 1 of 2: every test not marked alone, two processes"
+c=$(cpu_now); t=$(date +%s)
 part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 \
   -m "not alone" --junitxml=test-artifacts/pytest-part1.xml || part1=$?
+cpu_since "$c" "part 1" "$t"
 echo "== pytest, part 2 of 2: the tests marked alone, one at a time"
+c=$(cpu_now); t=$(date +%s)
 part2=0; .venv/bin/python -m pytest --durations=25 -m alone --junitxml=test-artifacts/pytest-part2.xml || part2=$?
+cpu_since "$c" "part 2" "$t"
 echo "== pytest: part 1 exit $part1, part 2 exit $part2"
 [ "$part1" -eq 0 ] && [ "$part2" -eq 0 ]
