@@ -84,8 +84,8 @@ function legendAt(layout, h) {
 // screen, the window's height.  Plotly's own "responsive" observer left charts drawn through a live run at
 // their old width once the run had ended and the window narrowed (1920 -> 1280 px: five of seven still 722 px
 // wide in 402-px places, drawn over each other; tests/e2e/test_chart_layout.py), so every live chart is
-// refitted here.  A story chart gets its width and height
-// set (a height alone fixes the chart at its old width); any other is autosized by plotly (Plots.resize).
+// refitted here.  A story chart gets its width and height set (a height alone fixes the chart at its old
+// width); any other is autosized by plotly (Plots.resize).
 function refit(div) {
   const width = Math.round(div.getBoundingClientRect().width);
   const full = div._fullLayout;
