@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+!|~$])")
 # Where Markdown would start a link or a directive that no escape stops (GitHub's autolinks of http://…,
@@ -22,6 +23,12 @@ def plain(text: str, limit: int = 2000) -> str:
     if len(s) > limit:
         s = s[:limit] + f"… ({len(s) - limit:,} more characters)"
     return _AUTOLINK.sub(WORD_JOINER, _MARKDOWN.sub(r"\\\1", s))
+
+
+def quoted_words(words: Iterable[object], n: int = 8) -> str:
+    """The first ``n`` of ``words`` in curly quotes, comma-separated and :func:`plain`: a corpus's tokens
+    include punctuation, and ``,, the, ., to`` reads as a typo where ``“,”, “the”, “.”, “to”`` does not."""
+    return plain(", ".join(f"“{w}”" for w in list(words)[:n]))
 
 
 def code(text: str, limit: int = 200) -> str:

@@ -20,7 +20,7 @@ from engine.service.run_kinds import create_run
 from engine.service.store import DB_NAME, RunStore, StoreError
 from tests.apphelp import APP, run_app
 from ui import page_data, session, url_state
-from ui.text import WORD_JOINER, plain
+from ui.text import WORD_JOINER, plain, quoted_words
 
 GENERIC = "This app has encountered an error"
 
@@ -111,6 +111,16 @@ def test_plain_text_leaves_markdown_nothing_to_link_or_format(name):
     assert unescaped.replace(WORD_JOINER, "") == name
     assert re.search(r"(?i)[a-z]+://|www\.|@\w|:[\w/+-]", unescaped) is None, unescaped
     assert re.search(r"(?<!\\)[\[\]()*_`<>$]", out) is None  # every Markdown character is escaped
+
+
+def test_a_corpus_s_words_are_quoted_and_shown_as_typed():
+    """Punctuation tokens read as words, not as the list's own commas; a token that is Markdown (``*``,
+    ``[x](y)``) shows as typed; only the first eight are shown."""
+    words = [",", "the", ".", "*", "[x](y)", "a", "b", "c", "d"]
+    out = quoted_words(np.array(words, dtype=object))
+    unescaped = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", out)
+    assert unescaped == "“,”, “the”, “.”, “*”, “[x](y)”, “a”, “b”, “c”"
+    assert "\\*" in out and "\\[x\\]\\(y\\)" in out  # escaped for Markdown
 
 
 # ------------------------------------------------------------------------------ a damaged store

@@ -6,6 +6,7 @@ tests wait for the engine, then rerun the script."""
 from __future__ import annotations
 
 import json
+import re
 from multiprocessing import forkserver
 
 import numpy as np
@@ -97,6 +98,7 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
     assert "too early" not in text and ("at this budget" in text or "rebounded" in text)
     assert "Step 30: layer 0's attention is" in text and "earlier words" in text  # the story, from the measurements
     assert "Scan & Snap predicts that attention leaves common words" in text  # the groups, with what was measured
+    assert re.search(r"Common \(\d+ words\): “[^”]+”, “", text), text  # its words quoted: punctuation reads
     groups = figs["Layer 0: attention on common vs distinct words (dotted: if uniform)"]
     assert {t["name"] for t in groups["data"]} >= {"distinct words", "common words"}
     assert any(s.label.startswith("step (scrub") for s in at.select_slider)  # finished: the scrubber is on

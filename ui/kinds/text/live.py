@@ -32,7 +32,7 @@ from ui.kinds.text.history import TextHistory
 from ui.live.figure import live_payload, live_plot_ui, plotly_loader_ui
 from ui.live.frame import Watched, live_frame
 from ui.resources import service
-from ui.text import plain
+from ui.text import plain, quoted_words
 from ui.widgets import LIVE_STYLE, font, lecture_on
 
 ss = st.session_state
@@ -174,7 +174,6 @@ def measured(hist: TextHistory, steps: np.ndarray, H: np.ndarray, uniform: float
     if len(steps) == 0:
         return ""
     window = int(st_.get("probe_window_index", 0))
-    words = ", ".join(str(w) for w in st_.get("frequent_tokens", ())[:8])
     lines = [
         f"Measured on window {window} of the probe streams (the same words at every step): attention entropy of "
         f"each layer, mean over heads and query positions (uniform causal attention: {uniform:.2f} nats; lower = "
@@ -190,16 +189,13 @@ def measured(hist: TextHistory, steps: np.ndarray, H: np.ndarray, uniform: float
             groups_sentence(
                 common[:, 0], distinct[:, 0], float(st_["uniform_share_common"]), float(st_["uniform_share_distinct"])
             )
-            + f" Common ({int(st_['common_size'])} words): {plain(_examples(st_['common_tokens']))}; distinct "
-            f"({int(st_['distinct_size']):,} words), e.g. {plain(_examples(st_['distinct_tokens']))}; the most "
-            f"frequent: {plain(words)}, … A word's group is measured on the training text: how much its presence "
-            f"in the {CONTEXT_WINDOW} words before a word tells about the next word (common: least, distinct: most)."
+            + f" Common ({int(st_['common_size'])} words): {quoted_words(st_['common_tokens'])}; distinct "
+            f"({int(st_['distinct_size']):,} words), e.g. {quoted_words(st_['distinct_tokens'])}; the most "
+            f"frequent: {quoted_words(st_.get('frequent_tokens', ()))}, … A word's group is measured on the "
+            f"training text: how much its presence in the {CONTEXT_WINDOW} words before a word tells about the "
+            "next word (common: least, distinct: most)."
         )
     return "\n\n".join(x for x in lines if x)
-
-
-def _examples(tokens: np.ndarray, n: int = 8) -> str:
-    return ", ".join(str(w) for w in list(tokens)[:n])
 
 
 @byte_lru("text charts")
