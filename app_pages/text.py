@@ -17,7 +17,7 @@ from ui.kinds.text import state as text_state
 from ui.kinds.text.live import text_live_area
 from ui.kinds.text.state import TEXT_KNOBS
 from ui.resources import service
-from ui.text import code, plain
+from ui.text import code, plain, quoted_words
 from ui.widgets import knob_ui, lecture_on, recovery_ui, share_ui
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def corpus_summary_ui() -> None:
     except ServiceError as e:
         st.error(plain(str(e)))
         return
-    top = ", ".join(f"{plain(w)} ({n:,})" for w, n in c["top_tokens"][:6])
+    top = ", ".join(f"{quoted_words([w])} ({n:,})" for w, n in c["top_tokens"][:6])
     st.caption(
         f"{plain(c['description'])}. **{c['train_tokens']:,}** training and {c['val_tokens']:,} validation words, "
         f"vocabulary {c['vocab_size']:,}; most frequent: {top}."

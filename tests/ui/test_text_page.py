@@ -99,6 +99,8 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
     assert "Step 30: layer 0's attention is" in text and "earlier words" in text  # the story, from the measurements
     assert "Scan & Snap predicts that attention leaves common words" in text  # the groups, with what was measured
     assert re.search(r"Common \(\d+ words\): “[^”]+”, “", text), text  # its words quoted: punctuation reads
+    corpus = " ".join(c.value for c in at.caption)
+    assert re.search(r"most frequent: “[^”]+” \([\d,]+\), “", corpus), corpus  # the sidebar's corpus, quoted too
     groups = figs["Layer 0: attention on common vs distinct words (dotted: if uniform)"]
     assert {t["name"] for t in groups["data"]} >= {"distinct words", "common words"}
     assert any(s.label.startswith("step (scrub") for s in at.select_slider)  # finished: the scrubber is on
