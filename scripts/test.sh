@@ -3,7 +3,8 @@
 #
 # The suite runs in two parts, one after the other (with arguments: one plain pytest of those arguments):
 # 1. every test not marked `alone`, in two pytest processes side by side (pytest-xdist, a file per process),
-#    one torch thread each: most of these tests keep one core busy, so two share the machine's two cores;
+#    one torch thread each: most of these tests keep one core busy, so two share the machine's two cores
+#    (TEST_WORKERS=4 on a 4-core machine: not nproc, which counts the host's cores under a CPU quota);
 #    the files in the order tests/conftest.py gives (the slowest first), not xdist's (the most tests first);
 # 2. the tests marked `alone` (pyproject.toml), one at a time with nothing beside them: most browser tests,
 #    the hall's load test, the Ray cluster and the quick reproduction it shares: they state bounds on time
@@ -32,9 +33,10 @@ cpu_since() {  # "$1": cpu_now's reading at the start; $2: the part's name; $3: 
   echo "== $2: $(( $(date +%s) - $3 )) s; the machine's CPU-s busy $(( (b1 - b0) / hz )), idle $(( (i1 - i0) / hz )), stolen by the host $(( (s1 - s0) / hz ))"
 }
 
-echo "== pytest, part 1 of 2: every test not marked alone, two processes"
+workers="${TEST_WORKERS:-2}"  # part 1's pytest processes: one per core (set it on a machine with more cores)
+echo "== pytest, part 1 of 2: every test not marked alone, $workers processes"
 c=$(cpu_now); t=$(date +%s)
-part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 \
+part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder --durations=25 \
   -m "not alone" --junitxml=test-artifacts/pytest-part1.xml || part1=$?
 cpu_since "$c" "part 1" "$t"
 echo "== pytest, part 2 of 2: the tests marked alone, one at a time"
