@@ -123,16 +123,20 @@ def _visitor_trains_within(browser: Any, url: str, data: Path, bound: float, sho
     rid = _start(page)
     seen = time.time() - clicked
     _wait(f"run {rid} to train", lambda: _trains(data, rid), 60, data)
-    waited = time.time() - clicked
+    noticed = time.time() - clicked
     run = _run(data, rid)
+    # when the store held a snapshot after step 0: its row's `updated` (written with each snapshot) is at or
+    # after the first one; the test noticing it can be later still (it polls once the page shows the run)
+    trained = min(noticed, run["updated"] - clicked)
     phases = (
-        f"the new visitor's run trained {waited:.1f} s after ▶ Start (bound {bound:.0f} s): the server stored "
+        f"the new visitor's run trained {trained:.1f} s after ▶ Start (bound {bound:.0f} s): the server stored "
         f"it {run['created'] - clicked:.1f} s after the click, the page showed its id at {seen:.1f} s, its "
-        f"latest snapshot (step {run['last_step']}) was stored at {run['updated'] - clicked:.1f} s"
+        f"latest snapshot (step {run['last_step']}) was stored at {run['updated'] - clicked:.1f} s, the test "
+        f"saw it at {noticed:.1f} s"
     )
     with (ARTIFACTS / "hall-timings.txt").open("a") as log:  # every run's phases, not only a failure's
         log.write(f"{shot}: {phases}\n")
-    assert waited <= bound, phases + _runs_now(data)
+    assert trained <= bound, phases + _runs_now(data)
     _wait("the page to show the run's steps", lambda: _page_step(page) > 0, 60)
     runs = _open(browser, url + "/runs", page.context)
     runs.get_by_text("Training slots").wait_for()
