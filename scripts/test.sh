@@ -33,7 +33,7 @@ cpu_since() {  # "$1": cpu_now's reading at the start; $2: the part's name; $3: 
   echo "== $2: $(( $(date +%s) - $3 )) s; the machine's CPU-s busy $(( (b1 - b0) / hz )), idle $(( (i1 - i0) / hz )), stolen by the host $(( (s1 - s0) / hz ))"
 }
 
-workers="${TEST_WORKERS:-2}"  # part 1's pytest processes: one per core (set it on a machine with more cores)
+workers="${TEST_WORKERS:-2}"
 echo "== pytest, part 1 of 2: every test not marked alone, $workers processes"
 c=$(cpu_now); t=$(date +%s)
 part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder --durations=25 \
