@@ -55,10 +55,11 @@ class JobManager:
         Ray cluster's address (every run trains there; the slots default to its CPUs)."""
         self.store, self.cluster = store, cluster
         capacity = ask(cluster) if cluster else None
-        slots = max_concurrent or (capacity.cpus if capacity else os.cpu_count() or 1)
+        own = len(os.sched_getaffinity(0))  # the CPUs this server may use (taskset, a container's cpuset)
+        slots = max_concurrent or (capacity.cpus if capacity else own)
         self.max_concurrent = max(1, slots)  # the training slots
         self.limits, self.worker_cpus = limits or Limits(), worker_cpus
-        cpus = len(worker_cpus) if worker_cpus else os.cpu_count() or 1
+        cpus = len(worker_cpus) if worker_cpus else own
         self.torch_threads = max(1, cpus // self.max_concurrent)
         self._jobs: dict[str, Job] = {}
         self.scheduler = Scheduler(self.max_concurrent, self._jobs, self._launch, self._drop)
