@@ -9,6 +9,8 @@
 # 2. the tests marked `alone` (pyproject.toml), one at a time with nothing beside them: most browser tests,
 #    the hall's load test, the Ray cluster and the quick reproduction it shares: they state bounds on time
 #    (a run trains within 5 s, health answers within 1 s) and must have the machine as a server would.
+#    With TEST_WORKERS=4 or more: in TEST_WORKERS/2 streams side by side, each pinned to 2 CPUs of its own
+#    (tests/streams.py), the 2-core server those bounds are stated for.
 # Every test's time (setup, call, teardown) goes to test-artifacts/pytest-part1.xml and -part2.xml (JUnit XML).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,9 +41,18 @@ c=$(cpu_now); t=$(date +%s)
 part1=0; OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder --durations=25 \
   -m "not alone" --junitxml=test-artifacts/pytest-part1.xml || part1=$?
 cpu_since "$c" "part 1" "$t"
-echo "== pytest, part 2 of 2: the tests marked alone, one at a time"
+# part 2 in streams of 2 CPUs each where TEST_WORKERS gives 4 or more (tests/streams.py), else one at a time
+streams=$(( workers / 2 )); stream_args=()
+if [ "$streams" -ge 2 ]; then
+  echo "== pytest, part 2 of 2: the tests marked alone, in $streams streams side by side, 2 CPUs each"
+  stream_args=(-n "$streams" --dist loadgroup --no-loadscope-reorder)
+  export TEST_ALONE_STREAMS="$streams" TEST_STREAM_CPUS=2
+else
+  echo "== pytest, part 2 of 2: the tests marked alone, one at a time"
+fi
 c=$(cpu_now); t=$(date +%s)
-part2=0; .venv/bin/python -m pytest --durations=25 -m alone --junitxml=test-artifacts/pytest-part2.xml || part2=$?
+part2=0; .venv/bin/python -m pytest ${stream_args[@]+"${stream_args[@]}"} --durations=25 -m alone \
+  --junitxml=test-artifacts/pytest-part2.xml || part2=$?
 cpu_since "$c" "part 2" "$t"
 echo "== pytest: part 1 exit $part1, part 2 exit $part2"
 [ "$part1" -eq 0 ] && [ "$part2" -eq 0 ]

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from engine.service.jobs import get_manager
+from tests import streams
 
 
 @pytest.fixture(scope="module")
@@ -114,5 +115,44 @@ def _order(item) -> tuple[bool, int]:
     return "tests/cluster/" in path, slow[0] if slow else len(SLOW_FILES)
 
 
+# Part 2's groups when it runs in streams (tests/streams.py), longest first (seconds alone on a quiet host,
+# measured per test in stop 40: 283, 278, 166, 110, 96, 4) so that the streams end close together.
+STREAM_ORDER = (
+    "e2e/test_browser.py",
+    streams.SHARED_GROUP,
+    "e2e/test_hall.py",
+    "e2e/test_load.py",
+    "e2e/test_text_browser.py",
+    "e2e/test_live_queue.py",
+)
+
+
+def _stream_order(group: str) -> int:
+    return STREAM_ORDER.index(group) if group in STREAM_ORDER else len(STREAM_ORDER)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     items.sort(key=_order)
+    if os.environ.get(streams.STREAMS_ENV):
+        groups = {item: streams.group_of(str(item.path).replace("\\", "/")) for item in items}
+        for item, group in groups.items():
+            item.add_marker(pytest.mark.xdist_group(group))
+        items.sort(key=lambda item: _stream_order(groups[item]))  # stable: each group's own order kept
+
+
+def pytest_configure(config):
+    """Part 2 in streams (tests/streams.py): the controller checks that the streams fit the CPUs this
+    process may use (else a usage error, before any test); each xdist worker pins itself to its CPUs."""
+    count = os.environ.get(streams.STREAMS_ENV)
+    if not count:
+        return
+    worker, allowed = os.environ.get("PYTEST_XDIST_WORKER"), os.sched_getaffinity(0)
+    try:
+        per_stream = streams.cpus_per_stream(os.environ.get(streams.CPUS_ENV))
+        if worker is None:
+            streams.check_streams(int(count), per_stream, allowed)
+        else:
+            streams.pin_this_process(streams.stream_cpus(worker, allowed, per_stream, int(count)))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
