@@ -10,6 +10,7 @@ Every process a test starts (servers, Chromium, Ray nodes, training workers) inh
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 
@@ -45,9 +46,11 @@ def stream_cpus(worker: str, allowed: Iterable[int], per_stream: int, streams: i
     k, cpus = int(worker[2:]) % streams, sorted(allowed)
     mine = cpus[k * per_stream : (k + 1) * per_stream]
     if len(mine) < per_stream:
+        first, last = k * per_stream + 1, (k + 1) * per_stream
+        which = f"CPU {first}" if first == last else f"CPUs {first}-{last}"
         raise ValueError(
-            f"stream {k + 1} needs CPUs {k * per_stream + 1}-{(k + 1) * per_stream} of {per_stream} per stream, "
-            f"but this process may use {len(cpus)} ({cpus}): run fewer streams (TEST_WORKERS) or fewer {CPUS_ENV}"
+            f"stream {k + 1} needs {which} of {per_stream} per stream, but this process may use {len(cpus)} "
+            f"({cpus}): run fewer streams (TEST_WORKERS) or fewer {CPUS_ENV}"
         )
     return set(mine)
 
@@ -61,4 +64,5 @@ def pin_this_process(cpus: set[int]) -> None:
     """Pin every thread of this process to ``cpus`` (Linux sets affinity per thread: xdist's own threads
     are already running); processes started afterwards inherit it."""
     for tid in os.listdir("/proc/self/task"):
-        os.sched_setaffinity(int(tid), cpus)
+        with contextlib.suppress(ProcessLookupError):  # a thread that has ended since
+            os.sched_setaffinity(int(tid), cpus)

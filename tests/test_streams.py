@@ -30,6 +30,8 @@ def test_too_few_cpus_or_a_bad_setting_says_what_is_allowed():
     with pytest.raises(ValueError, match=r"stream 2 needs CPUs 3-4 .* may use 3 \(\[0, 1, 2\]\)"):
         streams.check_streams(2, 2, {0, 1, 2})
     streams.check_streams(2, 2, {0, 1, 2, 3})
+    with pytest.raises(ValueError, match=r"stream 3 needs CPU 3 of 1 per stream"):
+        streams.check_streams(3, 1, {0, 1})
     with pytest.raises(ValueError, match="not a pytest-xdist worker"):
         streams.stream_cpus("master", {0, 1}, 1, 1)
     assert streams.cpus_per_stream(None) == 2 and streams.cpus_per_stream("3") == 3
