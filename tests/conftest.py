@@ -147,7 +147,9 @@ def pytest_configure(config):
     count = os.environ.get(streams.STREAMS_ENV)
     if not count:
         return
-    worker, allowed = os.environ.get("PYTEST_XDIST_WORKER"), os.sched_getaffinity(0)
+    # an xdist worker has its id in workerinput (not in the environment, which a pytest run inside a
+    # test inherits from the test's own worker)
+    worker, allowed = getattr(config, "workerinput", {}).get("workerid"), os.sched_getaffinity(0)
     try:
         per_stream = streams.cpus_per_stream(os.environ.get(streams.CPUS_ENV))
         if worker is None:
