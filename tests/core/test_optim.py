@@ -62,11 +62,15 @@ def test_the_fused_decoder_update_is_the_same_rule_bit_for_bit(cfg):
     ours, theirs = p0.clone(), p0.clone()
     block, ref = BlockOptimizer(cfg, lr, {"Y": ours}), ReplicaOptimizer(cfg, lr.clone())
     ws = Workspace()
+    ws.buffers["grad.Y"] = torch.full((p0.numel(),), torch.nan, dtype=p0.dtype)  # a reused scratch's garbage
     for gr in grads:
         block.begin()
         for rows in (slice(0, 2), slice(2, 3)):
             sink = block.sink("Y", rows, ws)
-            sink.mul_(block.beta).add_(gr[rows])
+            if block.beta:  # the engine's sink write (baddbmm_ with beta): β·sink + g, and with β = 0 just g:
+                sink.mul_(block.beta).add_(gr[rows])
+            else:  # a scratch may hold NaN (torch.empty; above: on purpose), and 0·NaN is NaN
+                sink.copy_(gr[rows])
             block.update("Y", rows, ours[rows], sink)
         ref.step(theirs, gr)
     if cfg.weight_decay:
