@@ -522,7 +522,8 @@ def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, pag
 
     with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
         page.goto(f"{srv.url}/")
-        page.wait_for_selector("[data-testid=stPlotlyChart]")  # warmed up: the Lab's imports are paid
+        # warmed up: the Lab's imports are paid (a cold server's first page: 60 s, as the other cold starts here)
+        page.wait_for_selector("[data-testid=stPlotlyChart]", timeout=60_000)
         idle = srv.rss_mb()
         page.goto(f"{srv.url}/?data.num_last=40&data.num_distinct_per_next=200000")
         page.get_by_text(re.compile(r"at most 200,000 are allowed")).wait_for()
