@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -270,3 +271,29 @@ def test_a_parked_run_survives_another_worker_opening_the_store(sched):
     assert m.wait(b, timeout=DEADLINE) == "finished"
     assert store.get_run(a)["status"] == "paused" and store.get_run(a)["pid"] == os.getpid()
     _wait_status(m, a, lambda s: s == "paused", "still paused")
+
+
+SLOTS_SCRIPT = textwrap.dedent("""
+    import os, sys
+    os.sched_setaffinity(0, {int(c) for c in sys.argv[2].split(",")})
+    from engine.service.jobs import JobManager
+    from engine.service.store import RunStore
+
+    m = JobManager(RunStore(sys.argv[1]))
+    print(m.max_concurrent, m.torch_threads, flush=True)
+    m.shutdown()
+""")
+
+
+def test_the_default_slots_are_the_cpus_the_server_may_use(tmp_path):
+    """Without SCANSNAP_MAX_JOBS a server has a slot per CPU it may run on (its affinity: ``taskset``, a
+    container's cpuset), not per CPU of the machine: pinned to one CPU, one slot of one torch thread."""
+    root = Path(__file__).resolve().parents[2]
+    allowed = sorted(os.sched_getaffinity(0))
+    for cpus in ([allowed[0]], allowed):
+        out = subprocess.run(
+            [sys.executable, "-c", SLOTS_SCRIPT, str(tmp_path / str(len(cpus))), ",".join(map(str, cpus))],
+            cwd=root, text=True, capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(root)},
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.split() == [str(len(cpus)), "1"], (cpus, out.stdout)
