@@ -22,7 +22,8 @@ nothing and the server is what gets measured:
 ``--server-env SCANSNAP_MEMDEBUG=sessions,objects,gc,trim`` adds a report of what holds the
 server's memory to each idle figure (bench/webserver.py).
 
-A round passes when: ``/_stcore/health`` (polled every 0.5 s in a thread) always answers in < 1 s;
+A round passes when: ``/_stcore/health`` (polled every 0.5 s in a thread) always answers in < 1 s
+(less the time the virtual machine's host took its CPUs meanwhile: bench/host_steal.py; wall times beside);
 every session rendered its page without an exception element; every started run is finished
 in the store (queued first when both job slots were busy) with all its steps; at most 2 runs
 train at once in the job slots (the lecture's run, throttled to a sliver of a core until the
@@ -56,6 +57,7 @@ from http.client import HTTPException
 from pathlib import Path
 from typing import Any
 
+from bench.host_steal import timed
 from bench.st_client import StClient, StClientError
 from bench.webserver import Server, health_latency, serve
 from engine.service.store import RunStore
@@ -80,7 +82,8 @@ class Monitor(threading.Thread):
         super().__init__(name="load-monitor", daemon=True)
         self.srv, self.data_dir, self.period = srv, data_dir, period
         self.stop_event = threading.Event()
-        self.health: list[float] = []
+        self.health: list[float] = []  # wall s of each health answer
+        self.health_kept: list[float] = []  # the same less the host's steal meanwhile (bench/host_steal.py)
         self.rss: list[float] = []
         self.tree_pss: list[float] = []
         self.max_running = self.max_queued = 0
@@ -91,7 +94,7 @@ class Monitor(threading.Thread):
         self.queued_ids: set[str] = set()
         self.seen: dict[str, dict[str, float]] = {}  # run id -> status -> first seen (s since start)
         self.t0 = time.monotonic()
-        self.slow: list[tuple[float, float]] = []  # (seconds since start, latency) of answers ≥ 1 s
+        self.slow: list[tuple[float, float, float]] = []  # (s since start, latency, host's share) of answers ≥ 1 s
         self.events: list[tuple[float, str]] = []  # what the clients were doing then
 
     def mark(self, what: str) -> None:
@@ -113,9 +116,11 @@ class Monitor(threading.Thread):
         try:
             while not self.stop_event.wait(self.period):
                 t = time.monotonic() - self.t0
-                self.health.append(health_latency(self.srv.url, timeout=5.0))
-                if self.health[-1] >= 1.0:
-                    self.slow.append((round(t, 1), round(self.health[-1], 2)))
+                latency, took = timed(lambda: health_latency(self.srv.url, timeout=5.0))
+                self.health.append(latency)
+                self.health_kept.append(latency * (1.0 - took.steal))
+                if latency >= 1.0:
+                    self.slow.append((round(t, 1), round(latency, 2), round(took.steal, 3)))
                 self.rss.append(self.srv.rss_mb())
                 self.tree_pss.append(self.srv.tree_pss_mb())
                 runs = store.list_runs(1000)
@@ -621,7 +626,8 @@ def _figures(res: dict[str, Any], everyone: list[Session], final: dict[str, Any]
     res["health_max_latency_s"] = round(max(mon.health), 3) if mon.health else None
     res["health_p50_latency_s"] = round(statistics.median(mon.health), 4) if mon.health else None
     res["health_p99_latency_s"] = round(sorted(mon.health)[int(len(mon.health) * 0.99)], 4) if mon.health else None
-    res["health_slow_answers"] = mon.slow  # (s since start, latency s) of every answer ≥ 1 s
+    res["health_max_kept_s"] = round(max(mon.health_kept), 3) if mon.health_kept else None
+    res["health_slow_answers"] = mon.slow  # (s since start, latency s, the host's share) of every answer ≥ 1 s
     res["peak_rss_mb"] = round(max(mon.rss), 1) if mon.rss else None  # the server process alone
     res["peak_tree_pss_mb"] = round(max(mon.tree_pss), 1) if mon.tree_pss else None  # with its workers
     res["events"] = mon.events
@@ -674,7 +680,7 @@ def _checks(
     """The round's pass criteria (``res["checks"]``, ``res["pass"]``); ``runs_before``: runs in the
     store before the round."""
     res["checks"] = {
-        "health_under_1s": bool(mon.health) and max(mon.health) < 1.0,
+        "health_under_1s": bool(mon.health_kept) and max(mon.health_kept) < 1.0,  # less the host's steal
         "every_page_rendered": len(everyone) == sessions
         and all(s.rendered for s in everyone)
         and res.get("browsers_rendered", 0) == res.get("browsers", 0),

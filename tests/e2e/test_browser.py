@@ -517,7 +517,9 @@ def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, 
 
 def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, page):
     """The link that once grew the server by gigabytes (/?data.num_last=40&data.num_distinct_per_next=200000):
-    the page says what it refused; the server grows by < 300 MB and answers health checks in < 1 s."""
+    the page says what it refused; the server grows by < 300 MB and answers health checks in < 1 s (less the
+    time the machine's host took its CPUs meanwhile: bench/host_steal.py)."""
+    from bench.host_steal import Interval, timed
     from bench.webserver import health_latency
 
     with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
@@ -527,12 +529,14 @@ def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, pag
         idle = srv.rss_mb()
         page.goto(f"{srv.url}/?data.num_last=40&data.num_distinct_per_next=200000")
         page.get_by_text(re.compile(r"at most 200,000 are allowed")).wait_for()
-        peak, slowest = idle, 0.0
+        peak, answers = idle, []
         for _ in range(10):
-            peak, slowest = max(peak, srv.rss_mb()), max(slowest, health_latency(srv.url))
+            latency, took = timed(lambda: health_latency(srv.url))
+            peak, answers = max(peak, srv.rss_mb()), [*answers, Interval(latency, took.steal)]
             time.sleep(0.3)
         assert peak - idle < 300, f"the server grew from {idle:.0f} to {peak:.0f} MB"
-        assert slowest < 1.0, f"a health check took {slowest:.2f} s"
+        slowest = max(answers, key=lambda a: a.kept_s)
+        assert slowest.kept_s < 1.0, f"a health check took {slowest.says()}"
         assert page.get_by_text("This app has encountered an error").count() == 0
 
 
