@@ -38,6 +38,13 @@ def _second_node_id() -> str:
     return node["NodeID"][:8]
 
 
+def _replace_the_second_node(cluster) -> None:
+    """A new second node for the tests after one that killed it (only then: a test that fails before its
+    kill leaves two nodes, and a third would change what the tests after it see)."""
+    cluster.start_node(f'{{"{SECOND}": 1}}')
+    cluster.wait_for_nodes(2)
+
+
 def _poll(done, timeout: float, every: float = 0.1) -> bool:
     end = time.monotonic() + timeout
     while not done():
@@ -92,22 +99,27 @@ def test_a_node_killed_mid_grid_loses_no_cell(cluster, tmp_path, one_torch_threa
             main(["--data-dir", str(data), "sweep", *grid, "--cluster", cluster.address, "--out", str(out), "--quiet"])
         )
     )
-    sweep.start()
+    # the store is opened once, before the sweep, and read from then on: opening it ten times a second beside
+    # the sweep's own opening (each open writes the schema) once failed the sweep with "database is locked"
+    watch = RunStore(data)
 
     def on_second_with_a_checkpoint() -> bool:  # and in its first half: the kill lands long before its end
-        with RunStore(data) as store:
-            return any(
-                second in (r["node"] or "") and store.checkpoint(r["id"]) is not None and r["last_step"] <= 400
-                for r in store.list_runs()
-            )
+        return any(
+            second in (r["node"] or "") and watch.checkpoint(r["id"]) is not None and r["last_step"] <= 400
+            for r in watch.list_runs()
+        )
 
+    sweep.start()
+    killed = False
     try:
-        assert _poll(on_second_with_a_checkpoint, 120), "no cell trained on the second node"
+        assert _poll(on_second_with_a_checkpoint, 120), f"no cell trained on the second node (sweep exit {code})"
         cluster.kill(cluster.nodes.pop())
+        killed = True
     finally:
         sweep.join(300)
-        cluster.start_node(f'{{"{SECOND}": 1}}')  # for the tests after this one
-        cluster.wait_for_nodes(2)
+        watch.close()
+        if killed:
+            _replace_the_second_node(cluster)
     assert code == [0]
     summary = pd.read_parquet(out / "summary.parquet")
     assert len(summary) == 2 and set(summary["status"]) == {"finished"}
@@ -136,13 +148,15 @@ def test_a_node_killed_mid_run_leaves_it_interrupted_and_its_resume_is_exact(clu
         result: list[tuple] = []
         run = threading.Thread(target=lambda: result.append(drive(store, rid, control, resources={SECOND: 1})))
         run.start()
+        killed = False
         try:
             assert _poll(lambda: (store.checkpoint(rid) or (0,))[0] >= 60, 120), "no checkpoint on the second node"
             cluster.kill(cluster.nodes.pop())
+            killed = True
             run.join(120)
         finally:
-            cluster.start_node(f'{{"{SECOND}": 1}}')
-            cluster.wait_for_nodes(2)
+            if killed:
+                _replace_the_second_node(cluster)
         (status, why), stored = result[0], store.get_run(rid)
         assert status == LOST and stored["status"] == "interrupted" and why == stored["message"]
         assert "was lost at step" in why
@@ -237,8 +251,7 @@ def test_the_server_follows_the_clusters_cpus_and_memory(cluster, tmp_path, monk
             cluster.kill(cluster.nodes.pop())
             assert _poll(lambda: m.scheduler.slots == 1, 90), "the server still counts the lost node's CPU"
         finally:
-            cluster.start_node(f'{{"{SECOND}": 1}}')
-            cluster.wait_for_nodes(2)
+            _replace_the_second_node(cluster)
         assert _poll(lambda: m.scheduler.slots == 2, 90), "the server does not count the node that came back"
     finally:
         m.shutdown()
