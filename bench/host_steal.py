@@ -14,7 +14,6 @@ there is no ``/proc/stat``) the two are equal."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,13 +68,12 @@ class Interval:
         return self.wall_s * (1.0 - self.steal)
 
     def says(self) -> str:
-        """E.g. "1.07 s (the host took 12 % of the CPUs meanwhile: 0.94 s left to the machine)"."""
+        """E.g. "1.07 s (the host took 12% of the CPUs meanwhile: 0.94 s left)"."""
         return f"{self.wall_s:.2f} s (the host took {self.steal:.0%} of the CPUs meanwhile: {self.kept_s:.2f} s left)"
 
 
-def timed(fn: Callable[[], T]) -> tuple[T, Interval]:
-    """``fn()``'s result and its interval (wall time by the monotonic clock, steal from ``/proc/stat``)."""
-    before, t0 = cpu_ticks(), time.monotonic()
+def steal_during(fn: Callable[[], T]) -> tuple[T, float]:
+    """``fn()``'s result and the host's share of the CPUs while it ran (Δsteal / Δtotal)."""
+    before = cpu_ticks()
     out = fn()
-    wall, after = time.monotonic() - t0, cpu_ticks()
-    return out, Interval(wall, steal_share(before, after))
+    return out, steal_share(before, cpu_ticks())

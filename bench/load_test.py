@@ -57,7 +57,7 @@ from http.client import HTTPException
 from pathlib import Path
 from typing import Any
 
-from bench.host_steal import timed
+from bench.host_steal import Interval, steal_during
 from bench.st_client import StClient, StClientError
 from bench.webserver import Server, health_latency, serve
 from engine.service.store import RunStore
@@ -116,11 +116,11 @@ class Monitor(threading.Thread):
         try:
             while not self.stop_event.wait(self.period):
                 t = time.monotonic() - self.t0
-                latency, took = timed(lambda: health_latency(self.srv.url, timeout=5.0))
+                latency, host = steal_during(lambda: health_latency(self.srv.url, timeout=5.0))
                 self.health.append(latency)
-                self.health_kept.append(latency * (1.0 - took.steal))
+                self.health_kept.append(Interval(latency, host).kept_s)
                 if latency >= 1.0:
-                    self.slow.append((round(t, 1), round(latency, 2), round(took.steal, 3)))
+                    self.slow.append((round(t, 1), round(latency, 2), round(host, 3)))
                 self.rss.append(self.srv.rss_mb())
                 self.tree_pss.append(self.srv.tree_pss_mb())
                 runs = store.list_runs(1000)

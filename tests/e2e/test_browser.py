@@ -519,7 +519,7 @@ def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, pag
     """The link that once grew the server by gigabytes (/?data.num_last=40&data.num_distinct_per_next=200000):
     the page says what it refused; the server grows by < 300 MB and answers health checks in < 1 s (less the
     time the machine's host took its CPUs meanwhile: bench/host_steal.py)."""
-    from bench.host_steal import Interval, timed
+    from bench.host_steal import Interval, steal_during
     from bench.webserver import health_latency
 
     with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
@@ -531,8 +531,8 @@ def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, pag
         page.get_by_text(re.compile(r"at most 200,000 are allowed")).wait_for()
         peak, answers = idle, []
         for _ in range(10):
-            latency, took = timed(lambda: health_latency(srv.url))
-            peak, answers = max(peak, srv.rss_mb()), [*answers, Interval(latency, took.steal)]
+            latency, host = steal_during(lambda: health_latency(srv.url))
+            peak, answers = max(peak, srv.rss_mb()), [*answers, Interval(latency, host)]
             time.sleep(0.3)
         assert peak - idle < 300, f"the server grew from {idle:.0f} to {peak:.0f} MB"
         slowest = max(answers, key=lambda a: a.kept_s)
