@@ -44,12 +44,15 @@ class LoopbackCluster:
         self.num_cpus = num_cpus
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        self.client_port = free_port()  # the head's Ray Client server: the cluster as ray://HOST:PORT
+        self.client_address = f"ray://127.0.0.1:{self.client_port}"
         self.temp = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths must fit 107 chars
         self.logs = Path(self.temp) / "logs"
         self.logs.mkdir()
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), **LOOPBACK_ENV, **(env or {})}
         self.head = self._start(["--head", f"--port={self.port}", "--include-dashboard=false",
                                  f"--temp-dir={self.temp}", "--disable-usage-stats",
+                                 f"--ray-client-server-port={self.client_port}",
                                  f"--system-config={HEALTH_CHECK}"], "head")  # fmt: skip
         self.nodes: list[subprocess.Popen] = []
 

@@ -120,7 +120,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     s.add_argument("--seeds", default="1", help="seeds, e.g. 1-3 or 1,5,9 (default 1)")
     s.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU core)")
     s.add_argument("--cluster", metavar="ADDRESS", default=None,
-                   help="a Ray cluster to train on: its head's HOST:6379, or auto (default: this machine)")  # fmt: skip
+                   help="a Ray cluster to train on: its head's HOST:6379, ray://HOST:10001 (Ray Client) or auto "
+                        "(default: this machine)")  # fmt: skip
     s.add_argument("--out", required=True, help="folder for summary.csv, summary.parquet, summary.html")
     s.add_argument("--quiet", action="store_true")
     return s

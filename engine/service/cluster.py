@@ -31,13 +31,14 @@ import os
 import queue
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from engine.service.cluster_node import control_state, run_host, seed_of
+from engine.service.cluster_node import END, Seed, control_state, run_host, seed_of
 from engine.service.control import RunControl
 from engine.service.replication import RunRows, write_rows
 from engine.service.store import RunStore
@@ -46,40 +47,54 @@ NAMESPACE = "scansnap"
 CONTROL_POLL_S = 0.05  # how often the server looks at a cluster run's controls
 WAIT_S = 0.5  # how often the server looks for a stop while no node has taken the run yet
 RETRIES = 3  # a grid cell whose node is lost is resumed this many times at most
-ADDRESS = re.compile(r"auto|[\w.\-]+:\d{1,5}")
+ADDRESS = re.compile(r"auto|(ray://)?[\w.\-]+:\d{1,5}")
 LOST = "lost"  # what drive() returns when the node (or its actor) died
+CLIENT_TRIES = 3  # joins through Ray Client (ray://) before giving up
+CLIENT_RETRY_S = 1.0  # more wait before each next try
+CLIENT_SERVER_FAILED = "Initialization failure from server"  # Ray Client: the head could not start its server
 
 
 def check_address(address: str) -> str:
     """A Ray cluster's address as ``ray.init`` takes it: ``HOST:PORT`` (the head's GCS port, 6379 by
-    default) or ``auto`` (this machine is a node); ValueError says what is allowed.  Not Ray Client's
-    ``ray://``: it has no streaming generators, and a run's rows stream back through one."""
+    default; this machine on the cluster's network), ``ray://HOST:PORT`` (Ray Client, the head's client
+    port, 10001 by default: from any machine that reaches that port) or ``auto`` (this machine is a
+    node); ValueError says what is allowed."""
     address = address.strip()
-    if address.startswith("ray://"):
-        raise ValueError(
-            f"cluster address {address[:60]!r}: Ray Client (ray://) cannot stream a run's rows back; give the "
-            "head's HOST:6379 from a machine on the cluster's network"
-        )
     if not ADDRESS.fullmatch(address):
-        raise ValueError(f"cluster address {address[:60]!r} is not a Ray address: expected HOST:6379 or auto")
+        raise ValueError(
+            f"cluster address {address[:60]!r} is not a Ray address: expected HOST:6379, ray://HOST:10001 or auto"
+        )
     return address
 
 
 def connect(address: str) -> None:
-    """Join the cluster at ``address`` from this process (once: later calls keep that connection)."""
+    """Join the cluster at ``address`` from this process (once: later calls keep that connection).  Through
+    Ray Client (``ray://``) up to :data:`CLIENT_TRIES` times when the head answered but could not start the
+    server process it starts for each client that joins (about 1 join in 15 here: the process exited at
+    once, its log empty, and Ray Client said so ~30 s later; a second try starts another); an address that
+    does not answer fails at once (after Ray Client's own ~30 s of retries)."""
     import ray
 
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = check_address(address)
-    try:
-        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.ERROR)
-    except (ConnectionError, RuntimeError, TimeoutError) as e:
-        raise ValueError(
-            f"cannot join the Ray cluster at {address}: {e}; start one with `ray start --head` "
-            "(README: Beyond one machine)"
-        ) from None
+    why = ""
+    for attempt in range(CLIENT_TRIES if address.startswith("ray://") else 1):
+        time.sleep(CLIENT_RETRY_S * attempt)  # none before the first
+        try:
+            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.ERROR)
+            return
+        except (ConnectionError, RuntimeError, TimeoutError) as e:
+            why = (str(e).strip().splitlines() or [type(e).__name__])[-1]  # a server's traceback: its last line
+            with contextlib.suppress(Exception):
+                ray.shutdown()  # what the failed join left, before the next
+            if CLIENT_SERVER_FAILED not in str(e):
+                break
+    raise ValueError(
+        f"cannot join the Ray cluster at {address}: {why}; start one with `ray start --head` "
+        "(README: Beyond one machine)"
+    )
 
 
 def cluster_nodes(address: str) -> str:
@@ -179,7 +194,7 @@ def drive(
     forwarder = threading.Thread(target=_forward, args=(host, relay.control, done), daemon=True)
     forwarder.start()
     try:
-        _stream(host.messages.remote(seed_of(store, run_id), park_after_s), relay, on_message)
+        _stream(host, seed_of(store, run_id), park_after_s, relay, on_message)
     except KeyError:  # the run was deleted here while it trained: stop the node
         relay.status = ("stopped", "the run was deleted while it trained")
     except ray.exceptions.RayError as e:
@@ -201,24 +216,28 @@ def drive(
     return relay.status
 
 
-def _stream(messages: Any, relay: Relay, on_message: Callable[[tuple], None] | None) -> None:
-    """Take the node's messages as they come; a run stopped before any node took it ends here."""
+def _stream(
+    host: Any, seed: Seed, park_after_s: float | None, relay: Relay, on_message: Callable[[tuple], None] | None
+) -> None:
+    """Start the run on ``host`` and take its messages in batches as they come (a long poll, which Ray
+    Client has too), until the run's end; a run stopped before any node took it ends here."""
     import ray
 
+    call = host.start.remote(seed, park_after_s)
     while True:
-        ready, _ = ray.wait([messages], timeout=WAIT_S)
+        ready, _ = ray.wait([call], timeout=WAIT_S)
         if not ready:
             if relay.node is None and relay.control.stop_event.is_set():
                 relay.status = ("stopped", "stopped before a cluster node took it")
                 return
             continue
-        try:
-            msg = ray.get(next(messages))
-        except StopIteration:
-            return
-        relay.take(msg)
-        if on_message is not None:
-            on_message(msg)
+        for msg in ray.get(call):
+            if msg == END:
+                return
+            relay.take(msg)
+            if on_message is not None:
+                on_message(msg)
+        call = host.take.remote()
 
 
 def _forward(actor: Any, control: RunControl, done: threading.Event) -> None:

@@ -170,10 +170,17 @@ def node_name() -> str:
     return f"{socket.gethostname()} ({ip}, node {ray.get_runtime_context().get_node_id()[:8]})"
 
 
+IDLE: ControlState = (False, False, 0.0, True, True)  # a host between runs: no stop, not paused, no cap
+TAKE_S = 1.0  # the longest a take waits in the actor for a message (the server asks again at once)
+END = ("end",)  # the last message of a run: the host is free for the next one
+
+
 class RunHost:
     """The body of the Ray actor: a worker process with torch loaded (one thread) that trains stored
     runs one after another (a grid's cells reuse it: the process start and the imports, ~5 s, are paid
-    once).  The server's controls arrive through :meth:`set_controls`, possibly before the run does."""
+    once).  The server starts a run (:meth:`start`) and fetches its messages in batches (:meth:`take`, a
+    long poll: Ray Client, ``ray://``, has no streaming generators); its controls arrive through
+    :meth:`set_controls`, possibly before the run does."""
 
     def __init__(self) -> None:
         import torch
@@ -181,22 +188,44 @@ class RunHost:
         import engine.service.runner  # noqa: F401 - the training code, loaded before the first run
 
         torch.set_num_threads(1)
-        self.state: ControlState = (False, False, 0.0, True, True)
+        self.state: ControlState = IDLE
         self.run: NodeRun | None = None
+        self.outbox: queue.Queue[tuple] = queue.Queue()
 
     def set_controls(self, state: ControlState, granted: int = 0) -> None:
         self.state = state
         if self.run is not None:
             self.run.set_controls(state, granted)
 
-    def messages(self, seed: Seed, park_after_s: float | None = None) -> Iterator[tuple]:
-        """Train the seed's run here: :class:`NodeRun`'s messages."""
+    def start(self, seed: Seed, park_after_s: float | None = None) -> list[tuple]:
+        """Train the seed's run here, in a thread that puts :class:`NodeRun`'s messages, then :data:`END`,
+        in the outbox; returns no message (the first batch is :meth:`take`'s)."""
         self.run = NodeRun(seed, park_after_s)
         self.run.set_controls(self.state)
+        threading.Thread(target=self._pump, args=(self.run,), name=f"pump-{self.run.run_id}", daemon=True).start()
+        return []
+
+    def _pump(self, run: NodeRun) -> None:
         try:
-            yield from self.run.messages()
+            for msg in run.messages():
+                self.outbox.put(msg)
         finally:
-            self.run, self.state = None, (False, False, 0.0, True, True)
+            self.run, self.state = None, IDLE  # free for the next run before the server hears the end
+            self.outbox.put(END)
+
+    def take(self, wait_s: float = TAKE_S) -> list[tuple]:
+        """The messages since the last take, in order (waiting up to ``wait_s`` for the first; none when
+        nothing came), :data:`END` last once the run is over."""
+        try:
+            batch = [self.outbox.get(timeout=wait_s)]
+        except queue.Empty:
+            return []
+        while batch[-1] != END:
+            try:
+                batch.append(self.outbox.get_nowait())
+            except queue.Empty:
+                break
+        return batch
 
 
 _ACTOR: Any = None

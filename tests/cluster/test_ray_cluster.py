@@ -188,8 +188,9 @@ def test_quick_reproduce_on_the_cluster_gives_the_local_verdicts(cluster, quick_
 
 
 def test_the_dashboard_with_scansnap_cluster_trains_a_lab_run_on_a_node(cluster, tmp_path):
-    """A server started with SCANSNAP_CLUSTER: its slots are the cluster's CPUs; a Lab run started in
-    the browser trains on a node (the run records it) and the page watches it finish."""
+    """A server started with SCANSNAP_CLUSTER set to the head's Ray Client address (ray://HOST:PORT, what a
+    server outside the cluster's network uses): its slots are the cluster's CPUs; a Lab run started in the
+    browser trains on a node (the run records it), held to its speed, and the page watches it finish."""
     import re
 
     from playwright.sync_api import sync_playwright
@@ -198,7 +199,8 @@ def test_the_dashboard_with_scansnap_cluster_trains_a_lab_run_on_a_node(cluster,
     from tests.e2e.watching import serve_watched
 
     data = tmp_path / "data"
-    with serve_watched(data, tmp_path / "server.log", SCANSNAP_CLUSTER=cluster.address) as srv, sync_playwright() as p:
+    client = cluster.client_address  # ray://127.0.0.1:PORT
+    with serve_watched(data, tmp_path / "server.log", SCANSNAP_CLUSTER=client) as srv, sync_playwright() as p:
         browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.set_default_timeout(60_000)
