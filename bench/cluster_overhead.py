@@ -6,7 +6,8 @@ each) against the local pool with two worker processes: the same two cores eithe
 1. Per run: a Syn-Small run of 100 steps through the job manager (the dashboard's path) from
    submit to its first stored snapshot and to its end; and the control round trip: Pause pressed
    (the manager's ``pause``) until the store says ``paused``, which on the cluster is server → node
-   → rows back → store.  Each after one warm-up run, ``--repeats`` times.
+   → rows back → store.  Each after one warm-up run, ``--repeats`` times; on the cluster both by the
+   head's address (HOST:PORT) and through Ray Client (ray://HOST:PORT, the head's client server).
 2. ``python -m engine reproduce --quick``: locally and with ``--cluster`` (every item a task, Fig. 6's
    panels too).
 3. A 12-cell text grid (positional none/sinusoidal/learned × 1–2 layers × seeds 1–2) with
@@ -161,7 +162,7 @@ def main() -> None:
         stored = json.loads(Path(args.predict_from).read_text())
         print(json.dumps(predict(stored["result"]["predicted"]["overhead_per_task_s"]), indent=2))
         return
-    result: dict[str, Any] = {"local": {}, "cluster": {}}
+    result: dict[str, Any] = {"local": {}, "cluster": {}, "cluster_client": {}}
     result["local"]["per_run"] = per_run(None, args.repeats)
     with tempfile.TemporaryDirectory() as d:
         out = Path(d)
@@ -178,10 +179,14 @@ def main() -> None:
         result["cluster"]["grid_12_s"] = timed([PY, "-m", "engine", "--data-dir", str(out / "gd"), "sweep", *GRID,
                                                 "--cluster", cluster.address, "--out", str(out / "g")])  # fmt: skip
         result["cluster"]["grid_cell_s"] = cell_seconds(out / "gd")
-    loc, ray = result["local"], result["cluster"]
+        # last: each join through Ray Client leaves a server process on the head for a while after it ends
+        result["cluster_client"]["per_run"] = per_run(cluster.client_address, args.repeats)  # ray://: Ray Client
+    loc, ray, client = result["local"], result["cluster"], result["cluster_client"]["per_run"]
     result["ratios_cluster_over_local"] = {
         "first_snapshot": ray["per_run"]["first_snapshot_s"] / loc["per_run"]["first_snapshot_s"],
         "pause_round_trip": ray["per_run"]["pause_round_trip_s"] / loc["per_run"]["pause_round_trip_s"],
+        "client_first_snapshot": client["first_snapshot_s"] / loc["per_run"]["first_snapshot_s"],
+        "client_pause_round_trip": client["pause_round_trip_s"] / loc["per_run"]["pause_round_trip_s"],
         "reproduce_quick": ray["reproduce_quick_s"] / loc["reproduce_quick_s"],
         "grid_12": ray["grid_12_s"] / loc["grid_12_s"],
     }
