@@ -190,7 +190,7 @@ def test_quick_reproduce_on_the_cluster_gives_the_local_verdicts(cluster, quick_
 def test_the_dashboard_with_scansnap_cluster_trains_a_lab_run_on_a_node(cluster, tmp_path):
     """A server started with SCANSNAP_CLUSTER set to the head's Ray Client address (ray://HOST:PORT, what a
     server outside the cluster's network uses): its slots are the cluster's CPUs; a Lab run started in the
-    browser trains on a node (the run records it), held to its speed, and the page watches it finish."""
+    browser trains on a node (the run records it) and the page watches it finish."""
     import re
 
     from playwright.sync_api import sync_playwright
