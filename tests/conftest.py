@@ -141,6 +141,39 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: _stream_order(groups[item]))  # stable: each group's own order kept
 
 
+ALONE_LIST_ENV = "TEST_ALONE_LIST"  # scripts/test.sh, part 1: where it writes the tests marked alone it left out
+ALONE_EXPECT_ENV = "TEST_ALONE_EXPECT"  # scripts/test.sh, part 2: that list, which part 2 must run whole
+_ALONE_TESTS: set[str] = set()
+
+
+def pytest_deselected(items):
+    """Part 1 (``-m "not alone"``, :data:`ALONE_LIST_ENV` set) writes the tests marked alone that it left
+    out, one test id a line, read from their own marks: part 2 collects their files only, not the whole
+    suite again (14 s of one core).  Written whole, then renamed: the two xdist processes write the same."""
+    out = os.environ.get(ALONE_LIST_ENV)
+    if not out:
+        return
+    _ALONE_TESTS.update(item.nodeid for item in items if item.get_closest_marker("alone"))
+    tmp = f"{out}.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write("".join(f"{nodeid}\n" for nodeid in sorted(_ALONE_TESTS)))
+    os.replace(tmp, out)
+
+
+def pytest_collection_finish(session):
+    """Part 2 (:data:`ALONE_EXPECT_ENV` set) selected exactly the tests part 1 left out, or stops: a test
+    marked alone outside the files it was given would otherwise run in neither part."""
+    expect = os.environ.get(ALONE_EXPECT_ENV)
+    if not expect:
+        return
+    with open(expect) as f:
+        want = set(f.read().splitlines())
+    got = {item.nodeid for item in session.items}
+    if got != want:
+        missing, extra = sorted(want - got), sorted(got - want)
+        raise pytest.UsageError(f"part 2 would not run {missing[:5]} or would run {extra[:5]} (from {expect})")
+
+
 def pytest_configure(config):
     """Part 2 in streams (tests/streams.py): the controller checks that the streams fit the CPUs this
     process may use (else a usage error, before any test); each xdist worker pins itself to its CPUs."""
