@@ -173,6 +173,7 @@ def node_name() -> str:
 IDLE: ControlState = (False, False, 0.0, True, True)  # a host between runs: no stop, not paused, no cap
 TAKE_S = 1.0  # the longest a take waits in the actor for a message (the server asks again at once)
 END = ("end",)  # the last message of a run: the host is free for the next one
+FAILED = "failed on the node"  # an outbox item (FAILED, exception): the run's messages raised it
 
 
 class RunHost:
@@ -191,6 +192,7 @@ class RunHost:
         self.state: ControlState = IDLE
         self.run: NodeRun | None = None
         self.outbox: queue.Queue[tuple] = queue.Queue()
+        self.failure: Exception | None = None  # what the run's messages raised here, for take to raise
 
     def set_controls(self, state: ControlState, granted: int = 0) -> None:
         self.state = state
@@ -200,7 +202,7 @@ class RunHost:
     def start(self, seed: Seed, park_after_s: float | None = None) -> list[tuple]:
         """Train the seed's run here, in a thread that puts :class:`NodeRun`'s messages, then :data:`END`,
         in the outbox; returns no message (the first batch is :meth:`take`'s)."""
-        self.run = NodeRun(seed, park_after_s)
+        self.run, self.failure = NodeRun(seed, park_after_s), None
         self.run.set_controls(self.state)
         threading.Thread(target=self._pump, args=(self.run,), name=f"pump-{self.run.run_id}", daemon=True).start()
         return []
@@ -209,22 +211,32 @@ class RunHost:
         try:
             for msg in run.messages():
                 self.outbox.put(msg)
+        except Exception as e:  # raised to the server by take, after the messages before it
+            self.outbox.put((FAILED, e))
         finally:
             self.run, self.state = None, IDLE  # free for the next run before the server hears the end
             self.outbox.put(END)
 
     def take(self, wait_s: float = TAKE_S) -> list[tuple]:
         """The messages since the last take, in order (waiting up to ``wait_s`` for the first; none when
-        nothing came), :data:`END` last once the run is over."""
+        nothing came), :data:`END` last once the run is over.  Where the run's messages failed on this node,
+        the take after the last of them raises that error (the server's Ray call fails with it: the node's
+        run is lost)."""
+        if self.failure is not None:
+            raise self.failure
         try:
             batch = [self.outbox.get(timeout=wait_s)]
         except queue.Empty:
             return []
-        while batch[-1] != END:
+        while batch[-1] != END and batch[-1][0] != FAILED:
             try:
                 batch.append(self.outbox.get_nowait())
             except queue.Empty:
                 break
+        if batch[-1][0] == FAILED:
+            self.failure = batch.pop()[1]
+            if not batch:
+                raise self.failure
         return batch
 
 
