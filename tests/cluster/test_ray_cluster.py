@@ -31,18 +31,27 @@ def _sets(sets: dict[str, object]) -> list[str]:
     return [x for k, v in sets.items() for x in ("--set", f"{k}={v}")]
 
 
-def _second_node_id() -> str:
+def _second_nodes() -> list[str]:
+    """The ids (their first 8 digits) of the alive nodes with the ``second`` resource."""
     import ray
 
-    (node,) = [n for n in ray.nodes() if n["Alive"] and SECOND in n["Resources"]]
-    return node["NodeID"][:8]
+    return [n["NodeID"][:8] for n in ray.nodes() if n["Alive"] and SECOND in n["Resources"]]
 
 
-def _replace_the_second_node(cluster) -> None:
+def _second_node_id() -> str:
+    (node,) = _second_nodes()
+    return node
+
+
+def _replace_the_second_node(cluster, killed: str) -> None:
     """A new second node for the tests after one that killed it (only then: a test that fails before its
-    kill leaves two nodes, and a third would change what the tests after it see)."""
+    kill leaves two nodes, and a third would change what the tests after it see); back once the cluster
+    counts the killed node dead and the new one alive (counting nodes alone passed while the killed one
+    was still counted alive: the next test's run was placed on it and lost)."""
     cluster.start_node(f'{{"{SECOND}": 1}}')
-    cluster.wait_for_nodes(2)
+    assert _poll(lambda: len(ids := _second_nodes()) == 1 and ids[0] != killed and cluster.alive_nodes() == 2, 90), (
+        f"no new second node in 90 s (alive: {_second_nodes()}, killed: {killed})"
+    )
 
 
 def _poll(done, timeout: float, every: float = 0.1) -> bool:
@@ -119,7 +128,7 @@ def test_a_node_killed_mid_grid_loses_no_cell(cluster, tmp_path, one_torch_threa
         sweep.join(300)
         watch.close()
         if killed:
-            _replace_the_second_node(cluster)
+            _replace_the_second_node(cluster, second)
     assert code == [0]
     summary = pd.read_parquet(out / "summary.parquet")
     assert len(summary) == 2 and set(summary["status"]) == {"finished"}
@@ -141,6 +150,7 @@ def test_a_node_killed_mid_run_leaves_it_interrupted_and_its_resume_is_exact(clu
     ends equal to the same config trained uninterrupted here: max |Δ| = 0."""
     cfg = get_preset("syn-small").config.with_overrides({"optim.steps": 600, "model.device": "cpu"})
     store = RunStore(tmp_path / "data")
+    second = _second_node_id()
     try:
         rid = create_run(store, cfg, "killed", status="queued")
         control = RunControl()
@@ -156,7 +166,7 @@ def test_a_node_killed_mid_run_leaves_it_interrupted_and_its_resume_is_exact(clu
             run.join(120)
         finally:
             if killed:
-                _replace_the_second_node(cluster)
+                _replace_the_second_node(cluster, second)
         (status, why), stored = result[0], store.get_run(rid)
         assert status == LOST and stored["status"] == "interrupted" and why == stored["message"]
         assert "was lost at step" in why
@@ -247,13 +257,14 @@ def test_the_server_follows_the_clusters_cpus_and_memory(cluster, tmp_path, monk
     monkeypatch.setattr(budget.CLUSTER, "run_mb", None)  # restored after the test
     share = min(n["Resources"]["memory"] / n["Resources"]["CPU"] for n in ray.nodes() if n["Alive"]) / 2**20
     m = JobManager(RunStore(tmp_path), cluster=cluster.address)
+    second = _second_node_id()
     try:
         assert m.scheduler.slots == 2 and budget.max_run_mb() == pytest.approx(share)
         try:
             cluster.kill(cluster.nodes.pop())
             assert _poll(lambda: m.scheduler.slots == 1, 90), "the server still counts the lost node's CPU"
         finally:
-            _replace_the_second_node(cluster)
+            _replace_the_second_node(cluster, second)
         assert _poll(lambda: m.scheduler.slots == 2, 90), "the server does not count the node that came back"
     finally:
         m.shutdown()
