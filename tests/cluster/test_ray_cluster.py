@@ -158,10 +158,16 @@ def test_a_node_killed_mid_run_leaves_it_interrupted_and_its_resume_is_exact(clu
         control.max_steps_per_s = 100
         result: list[tuple] = []
         run = threading.Thread(target=lambda: result.append(drive(store, rid, control, resources={SECOND: 1})))
+
+        def checkpointed() -> bool:
+            return (store.checkpoint(rid) or (0,))[0] >= 60
+
         run.start()
         killed = False
         try:
-            assert _poll(lambda: (store.checkpoint(rid) or (0,))[0] >= 60, 120), "no checkpoint on the second node"
+            assert _poll(lambda: checkpointed() or not run.is_alive(), 120) and checkpointed(), (
+                f"no checkpoint on the second node (the run: {result or 'still training'})"
+            )
             cluster.kill(cluster.nodes.pop())
             killed = True
             run.join(120)
