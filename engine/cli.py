@@ -245,11 +245,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def reproduce_here(names: list[str], quick: bool, seeds: int | None) -> list[Any]:
     """Every item a task of this machine's worker pool (a process per core; each item on one torch thread,
-    as one after the other and on the cluster): the same numbers, in a fraction of the time."""
+    as one after the other and on the cluster): the same numbers, in a fraction of the time.  The pool
+    takes the items longest first; the results come back in the order of ``names``."""
     from functools import partial
 
     from tqdm import tqdm
 
+    from engine.paper.items.costs import in_order_of, longest_first
     from engine.paper.items.runner import run_item
     from engine.service.corpora import encoded_corpus
     from engine.service.executors import LocalExecutor
@@ -260,8 +262,10 @@ def reproduce_here(names: list[str], quick: bool, seeds: int | None) -> list[Any
         return [item(name) for name in names]
     pool = LocalExecutor(slots)
     try:
-        done = pool.map(item, names)
-        return list(tqdm(done, total=len(names), unit="item", disable=not sys.stderr.isatty(), file=sys.stderr))
+        order = longest_first(names, quick)
+        done = pool.map(item, order)
+        bar = tqdm(done, total=len(names), unit="item", disable=not sys.stderr.isatty(), file=sys.stderr)
+        return in_order_of(names, order, list(bar))
     finally:
         pool.close()
 

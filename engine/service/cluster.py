@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from engine.paper.items.costs import in_order_of, longest_first
 from engine.service.cluster_node import END, Seed, control_state, run_host, seed_of
 from engine.service.control import RunControl
 from engine.service.replication import RunRows, write_rows
@@ -336,6 +337,8 @@ def task_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
 
 
 def reproduce_items(names: list[str], quick: bool, seeds: int | None = None) -> list[Any]:
-    """The reproduce items ``names`` (this process connected), each a cluster task; results in order.
-    Every task trains with one torch thread, as a local reproduction does: the same numbers."""
-    return list(task_map(partial(_item_task, quick=quick, seeds=seeds), names))
+    """The reproduce items ``names`` (this process connected), each a cluster task, submitted longest first;
+    results in the order of ``names``.  Every task trains with one torch thread, as a local reproduction
+    does: the same numbers."""
+    order = longest_first(names, quick)
+    return in_order_of(names, order, list(task_map(partial(_item_task, quick=quick, seeds=seeds), order)))

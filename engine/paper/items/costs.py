@@ -12,8 +12,11 @@ the seconds of the items finished plus the share of its steps that the current i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from engine.paper.items.catalog import ITEMS
+
+T = TypeVar("T")
 
 # item → (quick, full) wall seconds on the Reproduce page (bench/results/reproduce_page.json)
 MEASURED_S: dict[str, tuple[float, float | None]] = {
@@ -36,6 +39,19 @@ def item_seconds(name: str, quick: bool) -> float:
     """Estimated wall seconds of item ``name`` on the Reproduce page."""
     measured = MEASURED_S[name][0 if quick else 1]
     return measured if measured is not None else ITEMS[name].work(quick) * TEXT_FULL_S_PER_STEP
+
+
+def longest_first(names: Sequence[str], quick: bool) -> list[str]:
+    """``names`` by estimated seconds, longest first: the order to hand items to a pool of m workers (LPT:
+    its wall time is at most 4/3 − 1/(3m) of the shortest possible; the catalog's order, which ends with the
+    two longest, left one worker idle while the other trained them one after the other)."""
+    return sorted(names, key=lambda n: -item_seconds(n, quick))
+
+
+def in_order_of(names: Sequence[str], done: Sequence[str], results: Sequence[T]) -> list[T]:
+    """``results`` (one per name of ``done``, names distinct) back in the order of ``names``."""
+    by_name = dict(zip(done, results, strict=True))
+    return [by_name[n] for n in names]
 
 
 def estimated_seconds(names: Sequence[str], quick: bool) -> float:
