@@ -1,6 +1,10 @@
 # The two front-door commands: `make run` (dashboard) and `make test` (everything CI checks).
 PYTHON ?= python3
 PORT ?= 8501
+# Python writes the bytecode of what it imports, once (into .venv and __pycache__/): the install compiles only
+# what the lab imports (scripts/warm_bytecode.py), and a shell that sets PYTHONDONTWRITEBYTECODE would make
+# every process compile the rest anew
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test bench reproduce clean
 

@@ -16,11 +16,8 @@ stamp=".venv/.installed-$kind-$(cat requirements*.txt | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
   echo "Installing pinned $req into .venv ..."
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  # pip compiles every installed module to bytecode one file after another (51 of 84 s here, 2 cores);
-  # compileall does the same on every core (33 s). Compiled at install, not at first import: a shell with
-  # PYTHONDONTWRITEBYTECODE set (this machine's) would otherwise compile torch anew in every process.
+  # bytecode: not pip's (one file after another) but that of the modules the lab imports (scripts/warm_bytecode.py)
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -r "$req"
-  # quiet about the few files in packages that are not Python 3.11 (templates, py2 examples): pip skips them too
-  .venv/bin/python -m compileall -q -j 0 .venv/lib/python3.11/site-packages >/dev/null || true
+  .venv/bin/python scripts/warm_bytecode.py "$kind"
   touch "$stamp"
 fi
