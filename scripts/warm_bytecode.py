@@ -2,8 +2,8 @@
 
     .venv/bin/python scripts/warm_bytecode.py runtime|cluster|dev      (scripts/setup_venv.sh runs it)
 
-pip installs without compiling (it compiles one file after another: 51 of 84 s here, on 2 cores), and
-compileall of all 15,000 files of site-packages took 36 s on both cores, most of them never imported.
+pip installs with ``--no-compile`` (it would compile one file after another: 51 of 84 s here, on 2 cores),
+and compileall of all 15,000 files of site-packages took 36 s on both cores, most never imported.
 Importing what the lab imports compiles ~3,000 files instead, in two processes side by side (torch's side:
 the workers, the twin, the command line; the web server's side: the pages, and the kind's tools).  What
 else a process imports compiles at its first import, once: `make` and scripts/ray_start.sh let Python
