@@ -8,6 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import torch
 
 from engine.core.text import contexts
@@ -35,6 +36,25 @@ def test_cooccurrence_counts_each_context_word_before_each_next_word():
     for (word, n), c in _pairs_by_loop(ids, 4).items():
         want[word, n] = c
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("vocab_size", [10, 50_000])
+@pytest.mark.parametrize("chunk", [1, 9, 40, 1 << 20])
+@pytest.mark.parametrize("length", [0, 1, 2, 5, 300])
+def test_cooccurrence_is_the_same_cut_into_any_pieces(chunk, length, vocab_size):
+    """Pieces of ``chunk`` pairs: smaller than one word's pairs (1), a few words (9, 40), all (2^20); word 0
+    is a third of the text (its pairs fill many pieces' worth); words 8 and up never occur (empty rows); a
+    vocabulary of 50,000 words has keys l·V + n beyond int32's range."""
+    rng = np.random.default_rng(length)
+    ids = [0 if rng.random() < 1 / 3 else int(rng.integers(1, 8)) for _ in range(length)]
+    got = contexts.cooccurrence(np.array(ids, dtype=np.int64), vocab_size, window=6, chunk=chunk)
+    coo = got.tocoo()
+    assert dict(zip(zip(coo.row.tolist(), coo.col.tolist(), strict=True), coo.data.tolist(), strict=True)) == dict(
+        _pairs_by_loop(ids, 6)
+    )
+    assert got.shape == (vocab_size, vocab_size) and got.dtype == np.int64
+    assert got.has_canonical_format  # as it says of itself; and as scipy finds it, checking anew:
+    assert sp.csr_matrix((got.data, got.indices, got.indptr), shape=got.shape).has_canonical_format
 
 
 def test_information_is_the_kl_divergence_of_the_next_word_miller_madow_corrected():
@@ -121,3 +141,19 @@ def test_the_counts_read_at_most_the_first_max_tokens(monkeypatch):
     monkeypatch.setattr(contexts, "MAX_TOKENS", 10**6)
     np.testing.assert_array_equal(capped, contexts.cooccurrence(ids[:200], 9, window=3).toarray())
     assert capped.sum() < contexts.cooccurrence(ids, 9, window=3).toarray().sum()
+
+
+def test_a_corpus_counts_its_groups_once_for_every_run_on_it(monkeypatch):
+    """Two trainers on one corpus object (a process's cached corpus) share its groups, counted once, and
+    read-only; they are the groups of the counts, as the functions above give them."""
+    corpus = synthetic_corpus(n_train=6000)
+    calls = []
+    count = contexts.cooccurrence
+    monkeypatch.setattr(contexts, "cooccurrence", lambda *a, **k: calls.append(1) or count(*a, **k))
+    first, second = TextTrainer(small_cfg(), corpus), TextTrainer(small_cfg(), corpus)
+    assert len(calls) == 1
+    info = contexts.next_word_information(count(corpus.train_ids, len(corpus.vocab)))
+    want = contexts.common_and_distinct(info, corpus.vocab.counts)
+    for got in (first, second):
+        assert got.common.tolist() == want[0].tolist() and got.distinct.tolist() == want[1].tolist()
+        assert len(got.common) and len(got.distinct) and not got.common.flags.writeable

@@ -27,27 +27,49 @@ common tokens overlap but are different sets: the page charts both.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import scipy.sparse as sp
 
 MIN_COUNT = 20  # occurrences in the training text before a word is ranked
 MAX_TOKENS = 1_000_000  # counted of the training text (its start): bounds the counts' memory and time
 WINDOW = 35  # context positions before the next word: Fig. 7's bptt
+CHUNK = 1 << 20  # (context, next word) pairs sorted at a time: 8 MiB of keys
 
 
-def cooccurrence(ids: np.ndarray, vocab_size: int, window: int = WINDOW) -> sp.csr_matrix:
+def cooccurrence(ids: np.ndarray, vocab_size: int, window: int = WINDOW, chunk: int = CHUNK) -> sp.csr_matrix:
     """N(l, n): for every next word x_{k+1} (k ≥ 0), one count for each context word x_j, k − window < j ≤ k,
     over the first :data:`MAX_TOKENS` tokens (the built-in corpus: all of its 0.8 M; an upload of up to
-    20 MB may hold 4 M, whose counts would take several hundred MB beside the run's budget)."""
-    x = np.asarray(ids[:MAX_TOKENS], dtype=np.int64)
-    total = sp.csr_matrix((vocab_size, vocab_size), dtype=np.int64)
-    for d in range(window):  # context word d positions before the last one: (x_j, x_{j+d+1})
-        if len(x) <= d + 1:
-            break
-        context, nxt = x[: len(x) - d - 1], x[d + 1 :]
-        pairs = (np.ones(len(context), dtype=np.int64), (context, nxt))
-        total = total + sp.csr_matrix(pairs, shape=(vocab_size, vocab_size))
-    return total
+    20 MB may hold 4 M, whose counts would take several hundred MB beside the run's budget).
+
+    Counted row by row: the positions j sorted by their word l = x_j, cut between words into pieces of about
+    ``chunk`` pairs (j, j + d + 1), 1 ≤ d + 1 ≤ window; a piece's pairs, as keys l·V + n, are sorted and
+    counted, and the pieces' counts, each for rows of its own, are already the matrix's rows in order."""
+    key_type = np.int32 if vocab_size**2 <= np.iinfo(np.int32).max else np.int64  # l·V + n < V²: sorts faster
+    x = np.asarray(ids[:MAX_TOKENS]).astype(key_type)
+    v = np.asarray(vocab_size, dtype=key_type)
+    n = len(x)
+    starts = np.concatenate(([0], np.cumsum(np.bincount(x, minlength=vocab_size))))  # word l: order[starts[l]:]
+    order = np.argsort(x, kind="stable")
+    cuts = np.append(np.unique(starts[np.searchsorted(starts, np.arange(0, n, max(1, chunk // window)))]), n)
+    keys: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    for a, b in itertools.pairwise(cuts):
+        after = order[a:b, None] + np.arange(1, window + 1)  # the positions j + d + 1 after each j
+        k = np.add(np.multiply(x[order[a:b], None], v), x[np.minimum(after, n - 1)])[after < n]
+        k.sort()
+        first = np.concatenate(([0], np.flatnonzero(k[1:] != k[:-1]) + 1)) if len(k) else np.zeros(0, np.int64)
+        keys.append(k[first])  # each key once, where its run of equal keys starts, and the run's length
+        counts.append(np.diff(np.append(first, len(k))))
+    key = np.concatenate([np.zeros(0, dtype=key_type), *keys])
+    data = np.concatenate([np.zeros(0, dtype=np.int64), *counts])
+    del keys, counts
+    indptr = np.searchsorted(key, np.multiply(np.arange(vocab_size + 1, dtype=key_type), v))  # row l: l·V + n
+    cols = np.remainder(key, v, out=key)
+    out = sp.csr_matrix((data, cols, indptr), shape=(vocab_size, vocab_size))
+    out.has_canonical_format = True  # sorted and unique within each row, by construction
+    return out
 
 
 def next_word_information(counts: sp.csr_matrix) -> np.ndarray:

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
+from engine.core.text import contexts
 from engine.core.text.tokenizer import Vocabulary, basic_english, vocabulary_from_counts
 
 
@@ -34,6 +36,17 @@ class EncodedCorpus:
     train_ids: np.ndarray
     val_ids: np.ndarray
     description: str = ""
+
+    @cached_property
+    def word_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """(common ids, distinct ids) of the training text (:mod:`engine.core.text.contexts`: the words whose
+        presence in a context tells least and most about the next word), counted once per corpus object:
+        every run of a process that trains on the same cached corpus shares them (read-only)."""
+        info = contexts.next_word_information(contexts.cooccurrence(self.train_ids, len(self.vocab)))
+        groups = contexts.common_and_distinct(info, self.vocab.counts)
+        for ids in groups:
+            ids.setflags(write=False)
+        return groups
 
 
 def split_train_valid(text: str, valid_fraction: float) -> tuple[str, str]:

@@ -27,7 +27,6 @@ import torch
 from torch.nn import functional as fn
 
 from engine.core.device import resolve_device
-from engine.core.text import contexts
 from engine.core.text import metrics as tm
 from engine.core.text.config import TextRunConfig, check_corpus_fits
 from engine.core.text.data import EncodedCorpus, batchify, full_windows, window, windows_per_epoch
@@ -116,8 +115,7 @@ class TextTrainer:
         self.probe_x = window(probed, self.probe_index, bptt)[0].to(self.device)
         self.val_x, self.val_y = (t.to(self.device) for t in full_windows(val, 0, min(val_windows, full), bptt))
         self.frequent = tm.frequent_ids(self.corpus.vocab.counts, self.cfg.probe.frequent_top_n)
-        info = contexts.next_word_information(contexts.cooccurrence(self.corpus.train_ids, self.vocab_size))
-        self.common, self.distinct = contexts.common_and_distinct(info, self.corpus.vocab.counts)
+        self.common, self.distinct = self.corpus.word_groups
         self.is_frequent, self.is_common, self.is_distinct = (
             self._word_set(ids) for ids in (self.frequent, self.common, self.distinct)
         )
@@ -125,7 +123,7 @@ class TextTrainer:
     def _word_set(self, ids: np.ndarray) -> torch.Tensor:
         """(V,) bool on the device: True at ``ids``."""
         member = torch.zeros(self.vocab_size, dtype=torch.bool)
-        member[torch.as_tensor(ids, dtype=torch.long)] = True
+        member[torch.tensor(ids, dtype=torch.long)] = True
         return member.to(self.device)
 
     def _build_model(self) -> tuple[CausalLM, torch.Tensor, torch.Tensor | None]:
