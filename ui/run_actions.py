@@ -27,6 +27,12 @@ def active(rid: str, prefix: str) -> bool:
     return s.status in ("queued", "running") or s.step < st.session_state.get(f"{prefix}.target", 0)
 
 
+def controls_for(s: JobStatus | None) -> tuple[bool, bool]:
+    """What the control bar shows for a run whose live status is ``s``: (live: Pause/Resume and Stop act on
+    it, paused: the button says Resume)."""
+    return s is not None and s.status not in TERMINAL, s is not None and s.status == "paused"
+
+
 class RunActions:
     def __init__(self, state: UrlState, write_url: Callable[[], None]):
         self.prefix, self.validate, self.stale = state.prefix, state.validate, state.stale
@@ -40,8 +46,7 @@ class RunActions:
         return service().status(rid) if rid else None
 
     def is_live(self) -> bool:
-        s = self.live_status()
-        return s is not None and s.status not in TERMINAL
+        return controls_for(self.live_status())[0]
 
     @staticmethod
     def settle(rid: str, done: Callable[[JobStatus], bool]) -> None:

@@ -17,7 +17,7 @@ from engine.service.facade import JobStatus
 from ui import knobs, session
 from ui.knobs import SPEEDS
 from ui.resources import service
-from ui.run_actions import RunActions
+from ui.run_actions import RunActions, controls_for
 from ui.text import plain
 
 
@@ -27,9 +27,9 @@ def control_bar(
     """The bar of ``run``'s page (its widgets keyed ``<button_key>.start`` …, container ``<prefix>-bar``);
     returns the status of the run on screen (None when there is none)."""
     ss = st.session_state
-    live, s = run.is_live(), run.live_status()
+    s = run.live_status()
     mine = session.owns(ss.get(f"{run.prefix}.run"))  # viewers of someone else's run watch it, never control it
-    paused = ss[f"{run.prefix}.ctl_paused"] = bool(s and s.status == "paused")  # the live frame reruns when stale
+    live, paused = ss[f"{run.prefix}.ctl_drawn"] = controls_for(s)  # the live frame reruns the page when stale
 
     def k(name: str) -> str:
         return f"{button_key}.{name}"

@@ -4,8 +4,8 @@ watched, reruns the whole page once when the run's state moved under the control
 each tick cost.  A page supplies only the body that draws one tick (:class:`Watched` says what for).
 
 Session keys (under the page's prefix): ``<prefix>.active`` (the run trained at the last full rerun),
-``<prefix>.tick`` (the fragment's refresh, s), ``<prefix>.ctl_paused`` (the controls drawn show
-"paused": the page's control bar sets it).
+``<prefix>.tick`` (the fragment's refresh, s), ``<prefix>.ctl_drawn`` (what the controls drawn show:
+:func:`~ui.run_actions.controls_for`; the page's control bar sets it).
 """
 
 from __future__ import annotations
@@ -84,14 +84,17 @@ def _tick(rid: str, prefix: str, body: Body) -> None:
 
 def _watch(rid: str, prefix: str) -> Watched | None:
     """The run's state now; reruns the page once when the controls drawn no longer match it (it stopped
-    training, another tab paused or resumed it, or the tick budget moved), None when it was deleted."""
+    training, another tab paused or resumed it, its worker acted on a control after the bar was drawn, or
+    the tick budget moved), None when it was deleted."""
     service().watch(rid)  # a run that no page shows pauses itself after SCANSNAP_IDLE_PAUSE_S
     now_active = run_actions.active(rid, prefix)
     s = service().status(rid)
-    drawn_paused, tick = ss.get(f"{prefix}.ctl_paused"), ss.get(f"{prefix}.tick")
-    stale = s is not None and drawn_paused is not None and (s.status == "paused") != drawn_paused
+    drawn, tick = ss.get(f"{prefix}.ctl_drawn"), ss.get(f"{prefix}.tick")
+    # also when the run stopped training between the bar and this frame in one script run: the frame then
+    # ticks no more, and a bar left showing "⏸ Pause" on a paused run would stay so until the next click
+    stale = drawn is not None and tuple(drawn) != run_actions.controls_for(s)
     retick = now_active and tick is not None and tick_budget().off_by(tick, session_id())
-    if (ss.get(f"{prefix}.active") and not now_active) or (stale and now_active) or retick:
+    if (ss.get(f"{prefix}.active") and not now_active) or stale or retick:
         ss[f"{prefix}.active"] = now_active
         st.rerun()  # once: the controls and run_every follow the new state (also when another tab acted)
     info = service().run(rid)
