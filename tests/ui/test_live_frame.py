@@ -25,6 +25,10 @@ class RerunError(Exception):
     """st.rerun() was called."""
 
 
+def _rerun() -> None:
+    raise RerunError
+
+
 @dataclass
 class FakeService:
     status_now: JobStatus | None
@@ -56,7 +60,7 @@ def watch(monkeypatch: pytest.MonkeyPatch):
             monkeypatch.setattr(module, "service", lambda: svc)
         monkeypatch.setattr(frame, "ss", ss)
         monkeypatch.setattr(run_actions.st, "session_state", ss)
-        monkeypatch.setattr(frame.st, "rerun", lambda: (_ for _ in ()).throw(RerunError()))
+        monkeypatch.setattr(frame.st, "rerun", _rerun)
         try:
             return frame._watch(RID, "text")
         except RerunError:
