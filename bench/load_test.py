@@ -714,6 +714,7 @@ def memory_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "round": f"{r['sessions']}:{r['runs']}",
             "pass": r["pass"],
+            "wall_s": r.get("wall_s"),
             "health_max_latency_s": r.get("health_max_latency_s"),
             "peak_rss_mb": r.get("peak_rss_mb"),
             "peak_tree_pss_mb": r.get("peak_tree_pss_mb"),
@@ -744,6 +745,8 @@ def compare(variants: list[Variant], repeats: int, **plan: Any) -> dict[str, Any
                     "rounds": memory_rows(res),
                     "loadavg_start": res["loadavg_start"],
                     "wall_s": res["wall_s"],
+                    "server_cpu_s": res.get("server_cpu_s"),  # the server process alone
+                    "server_tree_cpu_s": res.get("server_tree_cpu_s"),  # with its training workers
                     "pass": res["pass"],
                 }
             )
