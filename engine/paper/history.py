@@ -102,6 +102,21 @@ class RunHistory:
         has both (so every chart drawn from the history ends at one step, however the reads interleave
         with the writes); True if any."""
         new, rows = read_new(store, self.run_id, self.last_step)
+        self._append(store, new, rows)
+        return bool(new)
+
+    def extended(self, store: Any) -> RunHistory:
+        """This history with what the store gained since, as :meth:`update` reads it, in a NEW object
+        (``self`` when nothing is new): a history never changes once handed out, so one object can serve
+        every session showing the run, whichever of them reads the next snapshot."""
+        new, rows = read_new(store, self.run_id, self.last_step)
+        if not new:
+            return self
+        grown = replace(self, steps=list(self.steps), z=list(self.z), c=list(self.c), _index={})
+        grown._append(store, new, rows)
+        return grown
+
+    def _append(self, store: Any, new: list[int], rows: pd.DataFrame) -> None:
         for s in new:
             snap = store.snapshot(self.run_id, s)
             self.steps.append(s)
@@ -113,14 +128,17 @@ class RunHistory:
         if new:
             self.scalars = rows if self.scalars.empty else pd.concat([self.scalars, rows], ignore_index=True)
             self._index = {}
-        return bool(new)
 
     def _build_index(self) -> None:
         """(metric, replica, n or −1 for the class mean) → (steps, values), sorted by step."""
         df = self.scalars.sort_values("step", kind="stable")
         n = df["n"].fillna(-1).astype(np.int64)
-        for (m, r, k), g in df.groupby([df["metric"], df["replica"], n], sort=False):
-            self._index[(str(m), int(r), int(k))] = (g["step"].to_numpy(np.int64), g["value"].to_numpy(np.float64))
+        groups = df.groupby([df["metric"], df["replica"], n], sort=False)
+        # built whole, then set: a session reading a shared history never sees half an index
+        self._index = {
+            (str(m), int(r), int(k)): (g["step"].to_numpy(np.int64), g["value"].to_numpy(np.float64))
+            for (m, r, k), g in groups
+        }
 
     @property
     def last_step(self) -> int:

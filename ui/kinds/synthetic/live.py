@@ -1,8 +1,9 @@
 """The Lab's live area: a fragment that re-runs every 0.5 s only while a run is active.
 
-Each tick reads only what the run store gained since the last tick (``RunHistory.update``), says in
-one sentence which phase the run is in (:mod:`engine.paper.story`), redraws the charts from
-decimated, rounded arrays and measures the JSON it sends.  When the run stops being active it
+Each tick takes the run's history, one object for every session showing the run (``run_history``:
+what the store gained since, read once for all of them), says in one sentence which phase the run is
+in (:mod:`engine.paper.story`), redraws the charts from decimated, rounded arrays and measures the
+JSON it sends.  When the run stops being active it
 triggers one full rerun so the controls refresh.  In lecture mode the three charts of the story come
 first, sized by the browser to fill the screen under the control bar (``ui/live/figure.py``).
 """
@@ -30,8 +31,7 @@ from ui.kinds.synthetic.chart_list import CHARTS
 from ui.kinds.synthetic.charts import figure
 from ui.live.figure import live_payload, live_plot_ui, plotly_loader_ui
 from ui.live.frame import Watched, live_frame
-from ui.live.run_data import run_statics
-from ui.resources import service
+from ui.live.run_data import run_history, run_statics
 from ui.text import plain
 from ui.widgets import font, lecture_on, verdicts_ui
 
@@ -51,17 +51,15 @@ def live_area(title: str) -> None:
     live_frame(rid, "lab", _live_area)
 
 
-def _history(rid: str) -> RunHistory:
-    h = ss.get("lab.hist")
-    if h is None or h.run_id != rid:
-        h = ss["lab.hist"] = RunHistory(rid)
-    h.update(service().stored)
-    return h
+def _history(rid: str, stored_step: int | None) -> RunHistory:
+    """The run's history, shared with every session showing it; this session's state keeps it alive."""
+    hist = ss["lab.hist"] = run_history(rid, stored_step)
+    return hist
 
 
 def _live_area(rid: str, watched: Watched) -> None:
     now_active, s, info = watched.active, watched.status, watched.info
-    hist, statics = _history(rid), run_statics(rid)
+    hist, statics = _history(rid, info["last_step"]), run_statics(rid)
     cfg = RunConfig.from_json(info["config_json"])
     status, step = watched.state
     story_ui = st.container(key="lab-story")
