@@ -3,9 +3,9 @@
 Each tick takes the run's history, one object for every session showing the run (``run_history``:
 what the store gained since, read once for all of them), says in one sentence which phase the run is
 in (:mod:`engine.paper.story`), redraws the charts from decimated, rounded arrays and measures the
-JSON it sends.  When the run stops being active it
-triggers one full rerun so the controls refresh.  In lecture mode the three charts of the story come
-first, sized by the browser to fill the screen under the control bar (``ui/live/figure.py``).
+JSON it sends.  When the run stops being active it triggers one full rerun so the controls refresh.
+In lecture mode the three charts of the story come first, sized by the browser to fill the screen
+under the control bar (``ui/live/figure.py``).
 """
 
 from __future__ import annotations
