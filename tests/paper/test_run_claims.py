@@ -151,3 +151,17 @@ def test_verdict_text_is_what_the_badge_and_the_cli_say():
     assert claims.verdict_text(got["thm4"]).startswith("PASS: max over steps ≥ 10 of |−Δz_common / Theorem 4 − 1| = ")
     for v in got.values():
         assert Verdict.from_dict(json.loads(json.dumps(v.to_dict()))) == v or math.isnan(v.value)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_spearman_is_scipys_with_ties_and_nan_where_there_is_no_order(seed):
+    """Theorem 3's ρ (claims.spearman, computed without scipy.stats) equals scipy.stats.spearmanr on random
+    data with ties (values drawn from 6 levels), to float64 rounding; NaN for fewer than 3 points or a
+    constant, as before."""
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(0, 6, 40).astype(float), rng.normal(size=40) + rng.integers(0, 6, 40)
+    assert claims.spearman(x, y) == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+    assert claims.spearman(x, x) == pytest.approx(1.0) and claims.spearman(x, -x) == pytest.approx(-1.0)
+    assert math.isnan(claims.spearman(x[:2], y[:2])) and math.isnan(claims.spearman(np.ones(5), y[:5]))
