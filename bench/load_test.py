@@ -427,7 +427,7 @@ def parse_rounds(text: str) -> tuple[Round, ...]:
     return rounds
 
 
-def _cli(parse: Any) -> Any:
+def arg_type(parse: Any) -> Any:
     """An argparse ``type`` that shows ``parse``'s own message."""
 
     def wrapped(text: str) -> Any:
@@ -759,7 +759,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--rounds",
-        type=_cli(parse_rounds),
+        type=arg_type(parse_rounds),
         default=Plan.rounds,
         help="sessions:runs of each round against one server (default 50:20,150:30)",
     )
@@ -786,7 +786,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--variant",
         action="append",
-        type=_cli(parse_variant),
+        type=arg_type(parse_variant),
         default=[],
         metavar="NAME[@CHECKOUT][,ENV=VALUE…]",
         help="compare: run the rounds against each variant's server in turn (give two or more)",

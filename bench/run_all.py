@@ -50,6 +50,7 @@ BENCHES: dict[str, list[str]] = {
     "text_speed": [PY, "-m", "bench.text_speed"],
     "text_live": [PY, "-m", "bench.text_live", "--preset", "text-fig7-1layer-live"],
     "worker_start": [PY, "-m", "bench.worker_start", "--repeats", "3"],
+    "server_start": [PY, "-m", "bench.server_start", "--repeats", "5"],
     "cluster": [PY, "-m", "bench.cluster_overhead", "--repeats", "3"],
     "cluster_predicted": [PY, "-m", "bench.cluster_overhead", "--predict-from", "bench/results/cluster.json"],
 }
