@@ -708,6 +708,18 @@ def parse_variant(text: str) -> Variant:
     return name, root or None, tuple((k, v) for k, _, v in (kv.partition("=") for kv in env))
 
 
+def add_variant_argument(ap: argparse.ArgumentParser, help: str) -> None:
+    """``--variant NAME[@CHECKOUT][,ENV=VALUE…]``, repeatable (:func:`parse_variant`): servers to compare."""
+    ap.add_argument(
+        "--variant",
+        action="append",
+        type=arg_type(parse_variant),
+        default=[],
+        metavar="NAME[@CHECKOUT][,ENV=VALUE…]",
+        help=help,
+    )
+
+
 def memory_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
     """Per round of one result: health, peak and idle memory (the figures a comparison is about)."""
     return [
@@ -783,14 +795,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="more of the server's environment, e.g. MALLOC_ARENA_MAX=2 or SCANSNAP_MEMDEBUG=sessions,objects",
     )
     ap.add_argument("--server-root", default=None, help="serve another checkout of the app, to compare a change")
-    ap.add_argument(
-        "--variant",
-        action="append",
-        type=arg_type(parse_variant),
-        default=[],
-        metavar="NAME[@CHECKOUT][,ENV=VALUE…]",
-        help="compare: run the rounds against each variant's server in turn (give two or more)",
-    )
+    add_variant_argument(ap, "compare: run the rounds against each variant's server in turn (give two or more)")
     ap.add_argument("--repeats", type=int, default=1, help="with --variant: how many times each, interleaved")
     args = ap.parse_args(argv)
     if bad := [kv for kv in args.server_env if "=" not in kv]:

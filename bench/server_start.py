@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.load_test import Variant, arg_type, parse_variant
+from bench.load_test import Variant, add_variant_argument
 from bench.webserver import ROOT, serve
 
 OVERLAY_MODULE = "engine.service.kinds.synthetic.theory"
@@ -63,14 +63,7 @@ def measure(variants: list[Variant], repeats: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5, help="starts per variant (interleaved)")
-    ap.add_argument(
-        "--variant",
-        action="append",
-        type=arg_type(parse_variant),
-        default=[],
-        metavar="NAME[@CHECKOUT][,ENV=VALUE…]",
-        help="a checkout to start (give two or more to compare; default: this one)",
-    )
+    add_variant_argument(ap, "a checkout to start (give two or more to compare; default: this one)")
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error(f"--repeats {args.repeats}: allowed 1 or more")
