@@ -1,21 +1,30 @@
-# The two front-door commands: `make run` (dashboard) and `make test` (everything CI checks).
+# The two front-door commands: `make run` (dashboard) and `make test` (everything CI checks);
+# `make check` is the inner loop (README "Tests").
 PYTHON ?= python3
 PORT ?= 8501
-# Python writes the bytecode of what it imports, once (into .venv and __pycache__/): the install compiles only
-# what the lab imports (scripts/warm_bytecode.py), and a shell that sets PYTHONDONTWRITEBYTECODE would make
-# every process compile the rest anew
+# Python writes the bytecode of what it imports, once (into .venv and __pycache__/): a shell that sets
+# PYTHONDONTWRITEBYTECODE would make every process compile torch anew (~5 s each)
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test bench reproduce clean
+.PHONY: run check test bench screenshots clean
 
 run:
 	@bash scripts/setup_venv.sh runtime
 	.venv/bin/python -m streamlit run server.py --server.port $(PORT)
 
+check:
+	@bash scripts/setup_venv.sh dev
+	@bash scripts/test.sh check
+
 test:
 	@bash scripts/setup_venv.sh dev
 	@bash scripts/install_browser.sh
 	@bash scripts/test.sh
+
+screenshots:
+	@bash scripts/setup_venv.sh dev
+	@bash scripts/install_browser.sh
+	@bash scripts/screenshots.sh
 
 bench:
 	@bash scripts/setup_venv.sh runtime

@@ -41,6 +41,9 @@ BENCHES: dict[str, list[str]] = {
     "chart_draw": [PY, "-m", "bench.chart_draw"],
     "chart_sight": [PY, "-m", "bench.chart_sight"],
     "load": [PY, "-m", "bench.load_test", "--rounds", "50:20,150:30"],
+    "hall": [PY, "-m", "bench.hall"],
+    "upload_checks": [PY, "-m", "bench.upload_checks"],
+    "memory_estimate": [PY, "-m", "bench.memory_estimate"],
     "queue_estimate": [PY, "-m", "bench.queue_estimate"],
     "tick_payload": [PY, "-m", "bench.tick_payload"],
     "first_paint": [PY, "-m", "bench.first_paint", "--repeats", "3"],
@@ -63,7 +66,7 @@ def last_json(text: str) -> object:
     return json.loads("\n".join(lines[start:]))
 
 
-DEVICE_BENCHES = ("engine", "engine_1thread", "step", "step_1thread_cpu", "sweep", "reproduce")
+DEVICE_BENCHES = ("engine", "engine_1thread", "step", "step_1thread_cpu", "sweep", "reproduce", "text_speed")
 
 
 def run(name: str, device: str | None = None) -> dict[str, object]:

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_venv.sh cluster
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" RAY_USAGE_STATS_ENABLED=0
-unset PYTHONDONTWRITEBYTECODE  # the node's workers write the bytecode of what they import, once (scripts/warm_bytecode.py)
+unset PYTHONDONTWRITEBYTECODE  # the node's workers write the bytecode of what they import, once, not each start
 if [ "${1:-}" = "--head" ]; then
   shift
   exec .venv/bin/ray start --head --port=6379 --ray-client-server-port=10001 --include-dashboard=false "$@"

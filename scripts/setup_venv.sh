@@ -16,8 +16,7 @@ stamp=".venv/.installed-$kind-$(cat requirements*.txt | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
   echo "Installing pinned $req into .venv ..."
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  # bytecode: not pip's (one file after another) but that of the modules the lab imports (scripts/warm_bytecode.py)
+  # no bytecode now: Python writes that of each module at its first import (make unexports PYTHONDONTWRITEBYTECODE)
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -r "$req"
-  .venv/bin/python scripts/warm_bytecode.py "$kind"
   touch "$stamp"
 fi

@@ -58,7 +58,7 @@ def test_text_preset_run_writes_entropy_per_layer_and_maps_and_the_entropy_falls
     assert (tmp_path / "data" / "runs.sqlite").is_file()  # stored like every run
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.timeout(1200)  # the paper's model on the built-in corpus: minutes of CPU on a shared machine
 def test_the_fig7_preset_as_shipped_for_its_first_tenth(tmp_path):
     """The Fig. 7 preset with every setting as shipped but its steps (150 of 1,500: the whole run takes 8 min

@@ -23,7 +23,7 @@ from engine.service.store import RunStore
 from tests.reproduction_help import assert_same_reproduction
 from tests.service.test_run_rows import TEXT_SMALL, assert_same_run
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone]
+pytestmark = pytest.mark.cluster
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
@@ -204,6 +204,8 @@ def test_quick_reproduce_on_the_cluster_gives_the_local_verdicts(cluster, quick_
     assert_same_reproduction(tmp_path, quick_reproduction[0])
 
 
+@pytest.mark.browser
+@pytest.mark.server
 def test_the_dashboard_with_scansnap_cluster_trains_a_lab_run_on_a_node(cluster, tmp_path):
     """A server started with SCANSNAP_CLUSTER set to the head's Ray Client address (ray://HOST:PORT, what a
     server outside the cluster's network uses): its slots are the cluster's CPUs; a Lab run started in the

@@ -284,7 +284,6 @@ ITEM1 = {  # issue 13 item 1 (the theorem4 preset before its rebuild)
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("momentum", "steps"), [(0.0, 20000), (0.9, 3000)])
 def test_engine_trainer_meets_the_calibrated_curves(momentum, steps):
     """Trainer on item 1's config: within 5 % for t ≥ 10 (measured 0.16 %; with momentum 0.9, 0.02 %).

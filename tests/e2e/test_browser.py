@@ -1,12 +1,11 @@
 """End-to-end in Debian's Chromium: pick a preset, start, watch the c_n chart's step count
 grow, pause and see it stop, reload the URL and see the same config and run.
-Screenshots go to test-artifacts/ (and, with SCANSNAP_UPDATE_SCREENSHOTS=1, to assets/screenshots/)."""
+Screenshots go to test-artifacts/ (`make screenshots` copies the README's from there)."""
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,21 +18,9 @@ from tests.e2e.watching import serve_watched
 from tests.service.test_health import damage_a_middle_page, store_with_runs
 from ui.kinds.synthetic.chart_list import CHARTS
 
-# a Chromium and a server per test: the slow tier; alone: bounds on time (scripts/test.sh)
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.alone]
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-SHOTS = ROOT / "assets" / "screenshots"  # SCANSNAP_UPDATE_SCREENSHOTS=1 refreshes the README's copies
-UPDATE_SHOTS = os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") == "1"
-README_SHOTS = (
-    "lab-paused.png",
-    "lab-designer.png",
-    "lecture-1280x720.png",
-    "lecture-1920x1080.png",
-    "theory.png",
-    "lab-theorem4.png",
-    "lab-lecture-preset.png",
-)
 CN_TITLE = "document.querySelector('.st-key-lab-cn .js-plotly-plot')?.layout?.title?.text || ''"
 
 
@@ -111,13 +98,6 @@ def _pick_n(pg, n: int) -> None:
     pg.wait_for_function("(n) => (" + CN_TITLE + ").includes(`n=${n} `)", arg=n)
 
 
-def _switch_class_latency(pg) -> float:
-    """Milliseconds from choosing next token n=1 to the c_n chart showing it (a fragment rerun)."""
-    t0 = time.monotonic()
-    _pick_n(pg, 1)
-    return (time.monotonic() - t0) * 1000
-
-
 KEYS = [c.key for c in CHARTS]  # the live charts in page order
 CHART_BOXES = (
     f"() => Object.fromEntries({KEYS}.map((k) => {{ const r = document"
@@ -138,12 +118,10 @@ def _charts_per_row(pg) -> list[list[str]]:
     return [[k for _, k in sorted(row)] for _, row in sorted(rows.items())]
 
 
-def _toggle_latency(pg) -> float:
-    """Milliseconds from clicking the η_Y/η_Z lock to the URL carrying it (a full page rerun)."""
-    t0 = time.monotonic()
+def _toggle_lock(pg) -> None:
+    """Click the η_Y/η_Z lock and wait for the URL to carry it (a full page rerun; how soon: bench/ui_latency.py)."""
     pg.get_by_text("lock η_Y/η_Z").click()
     pg.wait_for_function("() => window.location.search.includes('lock=')")
-    return (time.monotonic() - t0) * 1000
 
 
 PAUSED_LINE = (
@@ -163,11 +141,10 @@ LONG_RUN = 20_000  # steps at full speed: still training after the three picks o
 
 
 def test_lab_live_pause_reload(server, page):
-    url, t_launch = server
+    url, _ = server
     pg = page
     pg.goto(f"{url}/?speed=50")  # a speed on the slider (50 steps/s)
     pg.wait_for_selector("[data-testid=stPlotlyChart]", timeout=60_000)  # the P(l|n) preview (a cold start)
-    first_chart_s = time.monotonic() - t_launch
     _pick_preset(pg, "syn-small-fast-decoder")
     _set_steps(pg, LONG_RUN)
     pg.screenshot(path=str(ARTIFACTS / "lab-designer.png"), full_page=True)
@@ -202,13 +179,8 @@ def test_lab_live_pause_reload(server, page):
     assert _paused_snapshot(pg) == paused_at  # still paused, at the same step
     assert pg.get_by_text(re.compile(rf"^paused · .*run {run_id}")).count() == 1  # the same run
     pg.screenshot(path=str(ARTIFACTS / "lab-reloaded.png"), full_page=True)
-    latency_ms = _switch_class_latency(pg)
-    toggle_ms = _toggle_latency(pg)
-    (ARTIFACTS / "timings.txt").write_text(
-        f"time from `streamlit run` to first chart: {first_chart_s:.1f} s\n"
-        f"pick next token n=1 -> c_n chart redrawn: {latency_ms:.0f} ms\n"
-        f"toggle the ratio lock -> URL updated (full rerun): {toggle_ms:.0f} ms\n"
-    )
+    _pick_n(pg, 1)  # a fragment rerun on the reloaded page
+    _toggle_lock(pg)  # a full rerun
     pg.get_by_role("button", name="⏹ Stop").click()
     pg.get_by_text("stopped").first.wait_for()
 
@@ -236,8 +208,9 @@ def _inside(box: dict[str, float], w: int, h: int) -> bool:
 
 @pytest.mark.parametrize(("w", "h"), PROJECTORS, ids=[f"{w}x{h}" for w, h in PROJECTORS])
 def test_lecture_screen_fits_a_projector(server, page, w, h):
-    """``?lecture=1`` alone: the Lecture preset at its narrated speed (300 steps take ≥ 10 s; at 1280×720,
-    the other size adds ``speed=max``: the pace is the preset's, not the screen's); after Start, without
+    """``?lecture=1`` alone: the Lecture preset at its narrated speed (20 steps/s, at 1280×720; the other size
+    adds ``speed=max``: the pace is the preset's, not the screen's; how long each phase is on screen:
+    bench/lecture_pace.py); after Start, without
     scrolling, the control bar (full labels), the story sentence and the c_n, snap and entropy charts are
     all on screen, with ticks ≥ 16 px and titles ≥ 20 px; three charts in a row
     below 1600 px, two from 1600 px; the bar stays on screen when the page scrolls; all four badges
@@ -255,10 +228,8 @@ def test_lecture_screen_fits_a_projector(server, page, w, h):
         assert "preset=lecture" in pg.url and ("speed=" not in pg.url) is narrated  # the preset's own: 20 steps/s
         side = _box(pg, "[data-testid=stSidebar]")
         assert side is None or side["x"] + side["width"] <= 1, side  # collapsed: the screen is for the run
-        t0 = time.monotonic()
         start.click()
-        pg.get_by_text("Step 300 of 300").wait_for(timeout=120_000)
-        assert not narrated or time.monotonic() - t0 >= 10, "the Lecture preset ran faster than a lecturer can narrate"
+        pg.get_by_text("Step 300 of 300").wait_for(timeout=180_000)
         drawn = " && ".join(f"document.querySelector('.st-key-lab-{k} .js-plotly-plot .main-svg')" for k in STORY)
         pg.wait_for_function(f"() => {drawn}")
         pg.wait_for_timeout(1000)  # the last tick's redraw
@@ -350,10 +321,10 @@ def test_theory_meets_the_measurement_in_the_lab(server, page, preset, shot, sol
     failed condition said under the chart.  Screenshots of the first charts for the README.  At full
     speed: the Lecture preset's narrated pace (15 s) is test_lecture_screen_fits_a_projector's.  theorem4
     trains the first tenth of its 40,000 steps (its snap comes at ~200; tests/paper/test_presets.py checks
-    the whole run against the calibrated theory), all of them when the README's screenshots are refreshed."""
+    the whole run against the calibrated theory)."""
     url, _ = server
     pg = page
-    tenth = preset == "theorem4" and not UPDATE_SHOTS
+    tenth = preset == "theorem4"
     pg.goto(f"{url}/?preset={preset}&speed=max" + ("&optim.steps=4000" if tenth else ""))
     pg.get_by_role("button", name="▶ Start").click()
     pg.get_by_text(re.compile(r"^finished · step")).wait_for(timeout=180_000)
@@ -386,12 +357,6 @@ def test_theory_page(server, page):
     page.get_by_role("tab", name="Theorem 4").click()
     page.wait_for_selector("[data-testid=stPlotlyChart]")
     page.screenshot(path=str(ARTIFACTS / "theory.png"), full_page=True)
-    if not UPDATE_SHOTS:  # the README's copies change only when asked
-        return
-    for name in README_SHOTS:
-        if (ARTIFACTS / name).exists():
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            shutil.copy(ARTIFACTS / name, SHOTS / name)
 
 
 def test_direct_link_to_a_page_right_after_start_gets_the_app_shell(tmp_path, page):
@@ -515,28 +480,18 @@ def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, 
         page.screenshot(path=str(ARTIFACTS / "sweep-over-budget.png"))
 
 
-def test_a_huge_vocabulary_link_keeps_the_server_small_and_healthy(tmp_path, page):
+def test_a_huge_vocabulary_link_is_refused_and_the_server_stays_healthy(tmp_path, page):
     """The link that once grew the server by gigabytes (/?data.num_last=40&data.num_distinct_per_next=200000):
-    the page says what it refused; the server grows by < 300 MB and answers health checks in < 1 s (less the
-    time the machine's host took its CPUs meanwhile: bench/host_steal.py)."""
-    from bench.host_steal import Interval, steal_during
-    from bench.webserver import health_latency
+    the page says what it refused and the server goes on answering health checks (its memory and the
+    checks' latency meanwhile: bench/hall.py)."""
+    import urllib.request
 
     with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
-        page.goto(f"{srv.url}/")
-        # warmed up: the Lab's imports are paid (a cold server's first page: 60 s, as the other cold starts here)
-        page.wait_for_selector("[data-testid=stPlotlyChart]", timeout=60_000)
-        idle = srv.rss_mb()
         page.goto(f"{srv.url}/?data.num_last=40&data.num_distinct_per_next=200000")
-        page.get_by_text(re.compile(r"at most 200,000 are allowed")).wait_for()
-        peak, answers = idle, []
-        for _ in range(10):
-            latency, host = steal_during(lambda: health_latency(srv.url))
-            peak, answers = max(peak, srv.rss_mb()), [*answers, Interval(latency, host)]
-            time.sleep(0.3)
-        assert peak - idle < 300, f"the server grew from {idle:.0f} to {peak:.0f} MB"
-        slowest = max(answers, key=lambda a: a.kept_s)
-        assert slowest.kept_s < 1.0, f"a health check took {slowest.says()}"
+        page.get_by_text(re.compile(r"at most 200,000 are allowed")).wait_for(timeout=60_000)
+        for _ in range(3):
+            with urllib.request.urlopen(f"{srv.url}/healthz", timeout=30) as r:
+                assert r.status == 200
         assert page.get_by_text("This app has encountered an error").count() == 0
 
 

@@ -17,7 +17,7 @@ import pytest
 from bench.webserver import launch_chromium
 from ui.live.figure import _JS
 
-pytestmark = [pytest.mark.browser, pytest.mark.alone]
+pytestmark = pytest.mark.browser  # a blank page: no server
 CHARTS = 6
 HARNESS = """async ([js, charts]) => {
   window.tasks = [];

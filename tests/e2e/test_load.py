@@ -6,7 +6,10 @@ closed, its runs end and the server sits idle for a few seconds; then its memory
 
 The students are websocket clients that speak Streamlit's own protocol (bench/st_client.py),
 not browsers, so what is measured is the server.  The test stops by itself (each round has its
-own ``time_limit_s``) and writes every figure to test-artifacts/load_test.json, pass or fail."""
+own ``time_limit_s``) and writes every figure to test-artifacts/load_test.json, pass or fail.  What it
+asserts is behaviour (every page rendered, every run finished with all its steps, nothing lost, the job
+cap held, every watcher saw the broadcast end, no traceback); the server's health latency and memory are
+the benchmark's (``python -m bench.run_all load``, BENCHMARKS.md)."""
 
 from __future__ import annotations
 
@@ -15,15 +18,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone]
+pytestmark = pytest.mark.server
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 ROUNDS = ((50, 20), (150, 30))
-# Streamlit keeps a closed tab's session (its st.session_state) for a reconnect: at most 128 of
-# them (runtime/memory_session_storage.py, maxsize=128), for server.disconnectedSessionTTL (120 s)
-# and, as they are only dropped when another session disconnects, possibly for longer.
-KEPT_SESSIONS = 128
-KEPT_SESSION_MB = 1.0  # allowance per kept session; measured: 0.4 MB of session state each (BENCHMARKS.md)
-ALLOCATOR_SLACK_MB = 64  # freed but not returned to the OS (Python's arenas, glibc's heap)
 ROUND_SUMMARY = (
     "wall_s",
     "sessions_open_at_once",
@@ -34,30 +31,17 @@ ROUND_SUMMARY = (
     "max_runs_training_at_once",
     "watchers_saw_finish",
     "watchers_checked",
-    "health_max_latency_s",
-    "peak_rss_mb",
-    "peak_tree_pss_mb",
-    "idle",
     "bytes_per_client",
     "loadavg_start",
 )
 
 
-def idle_bound_mb(idle_at_start_mb: float) -> float:
-    """The most the server process may hold when idle after any amount of load, MiB: what it holds
-    idle after start, plus every cache full (ui/caches.py: sized in bytes), plus Streamlit's kept
-    sessions, plus allocator slack."""
-    from ui.caches import BOUNDS_MB
-
-    caches = sum(BOUNDS_MB.values()) + BOUNDS_MB["theory curves"]  # two caches share that bound
-    return idle_at_start_mb + caches + KEPT_SESSIONS * KEPT_SESSION_MB + ALLOCATOR_SLACK_MB
-
-
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1800)
 def test_lecture_hall_load_rounds():
     from bench.load_test import run_load
 
-    res = run_load(rounds=ROUNDS, steps=100, wave=10, max_jobs=2, rss_bound_mb=1536, time_limit_s=240, settle_s=5)
+    # each round's time limit and a page's are guards for a busy machine, not claims
+    res = run_load(rounds=ROUNDS, steps=100, wave=10, max_jobs=2, time_limit_s=600, page_timeout_s=180, settle_s=5)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "load_test.json").write_text(json.dumps(res, indent=1))
     assert len(res["rounds"]) == len(ROUNDS), res.get("rounds")
@@ -72,12 +56,6 @@ def test_lecture_hall_load_rounds():
         assert r["broadcast_live_while_all_open"], (where, summary)
     # two job slots for 20+ runs: the queue was used (in some round: whether runs overlap is up to the timing)
     assert sum(r["runs_queued_then_finished"] for r in res["rounds"]) > 0, res["rounds"]
-    bound = idle_bound_mb(res["idle_before"]["rss_mb"])
-    idle = res["rounds"][-1]["idle"]
-    assert idle["rss_mb"] < bound, (
-        f"idle server after {len(ROUNDS)} rounds holds {idle['rss_mb']} MiB (bound {bound:.0f} MiB = idle at "
-        f"start {res['idle_before']['rss_mb']} + caches + {KEPT_SESSIONS} kept sessions + slack): {idle}"
-    )
 
 
 def test_the_server_log_check_finds_plain_and_rich_tracebacks():

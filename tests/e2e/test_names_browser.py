@@ -16,7 +16,7 @@ from engine.service.runner import RunJob
 from engine.service.store import RunStore
 from tests.e2e.watching import serve_watched
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
 URL_NAME = "http://evil.example/x www.evil.example me@evil.example"
 MD_NAME = "[a](http://x.example/y) **b** :red[r] :ok: <b>b</b> \\(a\\)"  # within the Lab's 60 characters

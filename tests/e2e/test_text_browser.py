@@ -1,28 +1,19 @@
 """The Real text page in Debian's Chromium at both projector sizes (1280×720 and 1920×1080): Start,
 watch the entropy chart fill, see the maps labelled with words; lecture mode.  Each run trains once:
 the first size watches it live, the second opens its link.  Screenshots go to
-test-artifacts/ (and, with SCANSNAP_UPDATE_SCREENSHOTS=1, to assets/screenshots/ for the README)."""
+test-artifacts/ (`make screenshots` copies the README's from there)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.alone]
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-SHOTS = ROOT / "assets" / "screenshots"
 SHORT = "data.vocab_size=2000&optim.batch=10&probe.val_windows=4&snapshots.log_count=0"
-README_SHOTS = {  # test artifact → the README's copy
-    "text-1920x1080-charts.png": "text-1920x1080.png",
-    "text-1280x720-maps.png": "text-1280x720.png",
-    "text-1920x1080-fig7.png": "text-fig7.png",
-    "text-lecture-1280x720.png": "text-lecture-1280x720.png",
-}
 H_CHART = ".st-key-text-charts-H .js-plotly-plot, .st-key-text-hero-H .js-plotly-plot"
 
 
@@ -153,11 +144,6 @@ def test_real_text_lecture_screen_fits_a_projector(server, browser, links, width
         _projector_shots(pg, f"text-lecture-{width}x{height}")
     finally:
         pg.close()
-    if os.environ.get("SCANSNAP_UPDATE_SCREENSHOTS") == "1" and width == 1920:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        for shot, name in README_SHOTS.items():
-            if (ARTIFACTS / shot).exists():
-                shutil.copy(ARTIFACTS / shot, SHOTS / name)
 
 
 def test_a_txt_upload_becomes_the_corpus_and_a_bad_one_says_why(server, browser, tmp_path):

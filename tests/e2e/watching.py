@@ -4,8 +4,8 @@ second (``SCANSNAP_TICK_S=1``), not at the default 0.5 s.
 Why: a page redrawing a live run's seven charts keeps about one core of Chromium busy at the default
 refresh (~0.45 CPU-s a tick, measured with a CPU sampler per process), half of this 2-core machine, and
 what these tests check (controls, layouts, links, resume, names) does not depend on the refresh.  The
-default refresh is what the hall tests (tests/e2e/test_hall.py) and the load test (tests/e2e/test_load.py)
-run: their bounds are on what a default deployment does."""
+hall tests (tests/e2e/test_hall.py) and the load test (tests/e2e/test_load.py) run the default refresh:
+what a default deployment does."""
 
 from __future__ import annotations
 

@@ -146,7 +146,6 @@ def test_a_random_decoder_start_is_outside_theorems_2_and_3(store, runs, one_tor
 
 
 # ------------------------------------------------------------------------------ one verdict everywhere
-@pytest.mark.slow
 @pytest.mark.parametrize(("preset", "over"), [("theorem4", SHORT), ("lecture", None)])
 def test_lab_cli_report_and_reproduce_agree_on_a_stored_run(store, runs, one_torch_thread, preset, over):
     """The Lab's badges, ``python -m engine run``'s summary (verdict_lines of verdicts.json), the run

@@ -9,9 +9,6 @@ import pytest
 from engine.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_VERDICT_FAILED, main
 from engine.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, check_items
 
-# with the cluster tests: both read the session's one quick reproduction (tests/conftest.py)
-pytestmark = pytest.mark.alone
-
 VERDICT_KEYS = {
     "id",
     "label",
@@ -50,7 +47,7 @@ def check_outputs(out, items):
     return doc, html
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_quick_reproduce_every_verdict_passes(quick_reproduction):
     out, rc, printed = quick_reproduction
     doc, html = check_outputs(out, list(ITEMS))

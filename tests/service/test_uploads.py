@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,6 @@ from tests.apphelp import run_app as app
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-QUICK_S = 2.0  # every parse, valid or not, answers within this
 
 
 def _error(fn, *args) -> str:
@@ -98,14 +96,13 @@ def test_csv_errors_name_row_column_and_what_is_allowed():
 
 
 # ------------------------------------------------------------------------------ properties
-def _timed(fn, *args):
-    t0 = time.perf_counter()
+def _parsed(fn, *args):
+    """What ``fn`` returns, or the ConfigError it raises (any other exception fails the test).  How long
+    the checks take on the worst inputs: bench/upload_checks.py."""
     try:
-        out = fn(*args)
+        return fn(*args)
     except ConfigError as e:
-        out = e
-    assert time.perf_counter() - t0 < QUICK_S
-    return out
+        return e
 
 
 def _valid_table(out) -> None:
@@ -120,21 +117,21 @@ def _valid_table(out) -> None:
 @FAST
 @given(st.binary(max_size=2000))
 def test_config_from_arbitrary_bytes(data):
-    out = _timed(config_from_upload, data)
+    out = _parsed(config_from_upload, data)
     assert isinstance(out, RunConfig | ConfigError)
 
 
 @FAST
 @given(st.text(alphabet='{}[]":,0123456789.-eE trufalsn\\x', max_size=300))
 def test_config_from_json_like_text(text):
-    out = _timed(config_from_upload, text.encode())
+    out = _parsed(config_from_upload, text.encode())
     assert isinstance(out, RunConfig | ConfigError)
 
 
 @FAST
 @given(st.binary(max_size=2000))
 def test_table_from_arbitrary_bytes(data):
-    _valid_table(_timed(table_from_csv, data))
+    _valid_table(_parsed(table_from_csv, data))
 
 
 cells = st.one_of(
@@ -153,7 +150,7 @@ csv_like = st.lists(st.lists(cells, min_size=0, max_size=6), max_size=8).map(
 @FAST
 @given(csv_like, st.sampled_from(["", "psi,a,b\n", "\ufeff"]), st.sampled_from(["\n", "\r\n", "\r"]))
 def test_table_from_csv_like_text(text, head, newline):
-    _valid_table(_timed(table_from_csv, (head + text).replace("\n", newline).encode()))
+    _valid_table(_parsed(table_from_csv, (head + text).replace("\n", newline).encode()))
 
 
 @FAST

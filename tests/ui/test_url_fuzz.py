@@ -45,7 +45,6 @@ def _open(page: str):
     return at if page == "app_pages/lab.py" else at.switch_page(page).run()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("page", list(PAGES))
 def test_no_parameter_value_breaks_a_page(data_dir, page):
     at = _open(page)

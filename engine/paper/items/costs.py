@@ -2,8 +2,8 @@
 
 :data:`MEASURED_S` holds each item's wall seconds in quick and in full mode as the Reproduce page runs
 it: the job manager's worker process, one torch thread, on this project's 2-core machine
-(``bench/reproduce_page.py``, ``bench/results/reproduce_page.json``, BENCHMARKS.md "Reproduce page";
-``tests/paper/test_costs.py`` checks that they are that file's figures).  The full
+(``bench/reproduce_page.py`` measures them: ``bench/results/reproduce_page.json``, BENCHMARKS.md
+"Reproduce page"; copy its figures here when it is rerun).  The full
 real-text items are not in that bench (they take about 1.5 hours): their seconds are their steps
 times :data:`TEXT_FULL_S_PER_STEP`.  A running reproduction's progress is the estimated work done:
 the seconds of the items finished plus the share of its steps that the current item has taken.
