@@ -1,6 +1,7 @@
 """Real-text training speed and memory, measured side by side in one process run.
 
-    .venv/bin/python -m bench.text_speed [--threads 2] [--steps 20] [--repeats 5] [--json FILE]
+    .venv/bin/python -m bench.text_speed [--device cpu|cuda] [--threads 2] [--steps 20] [--repeats 5]
+        [--live-steps N] [--json FILE]
 
 1. tokens/s of TextTrainer on the 1-layer paper model (preset text-fig7-1layer: emsize 200, d_hid
    200, 1 head, dropout 0.3, SGD lr 5 / 10 on the MLP, clip 0.5, batch 20 × bptt 35) on the built-in
@@ -14,8 +15,9 @@
    engine/service/kinds/text/budget.py;
 4. the live variant (preset text-fig7-1layer-live) next to the paper's settings: timed blocks of
    ``--steps`` steps alternating between the two trainers, then the live variant's whole run
-   (1,500 steps with its snapshots, as a lecture sees it): its steps/s and layer 0's attention
-   entropy at the start and at its minimum.
+   (1,500 steps with its snapshots, as a lecture sees it; ``--live-steps`` fewer): its steps/s and
+   layer 0's attention entropy at the start and at its minimum.
+Items 1, 2 and 4 train on ``--device``; item 3 is the CPU memory estimate's check, on the CPU.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -59,7 +62,7 @@ class TutorialLM(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         T = x.shape[1]
         h = self.drop(self.embed(x) * math.sqrt(self.d) + self.get_buffer("pe")[:T])
-        mask = nn.Transformer.generate_square_subsequent_mask(T)
+        mask = nn.Transformer.generate_square_subsequent_mask(T, device=x.device)
         return self.decoder(self.encoder(h, mask=mask, is_causal=True))
 
 
@@ -69,7 +72,8 @@ class TutorialLoop:
     def __init__(self, tr: TextTrainer):
         m, o = tr.cfg.model, tr.cfg.optim
         self.tr, self.V = tr, tr.vocab_size
-        self.model = TutorialLM(self.V, m.d_model, m.n_heads, m.d_ff, m.n_layers, m.dropout, o.bptt).train()
+        model = TutorialLM(self.V, m.d_model, m.n_heads, m.d_ff, m.n_layers, m.dropout, o.bptt)
+        self.model = model.to(tr.device).train()
         ffn = [p for n, p in self.model.named_parameters() if "linear1" in n or "linear2" in n]
         rest = [p for n, p in self.model.named_parameters() if "linear1" not in n and "linear2" not in n]
         self.opt = torch.optim.SGD([{"params": ffn, "lr": o.lr_mlp}, {"params": rest, "lr": o.lr_other}])
@@ -87,8 +91,18 @@ class TutorialLoop:
             self.step_count += 1
 
 
-def side_by_side(steps: int, repeats: int) -> dict:
-    cfg = get_preset(PRESET, "text").config.with_overrides({"model.device": "cpu"})
+def timed(fn: Callable[[], object], device: torch.device) -> float:
+    """Wall seconds of ``fn()``, the device's queued work included."""
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
+    sync()
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    return time.perf_counter() - t0
+
+
+def side_by_side(steps: int, repeats: int, over: dict[str, object]) -> dict:
+    cfg = get_preset(PRESET, "text").config.with_overrides(over)
     corpus = encoded_corpus(cfg.data)
     ours = TextTrainer(cfg, corpus)
     base = TutorialLoop(ours)
@@ -100,18 +114,13 @@ def side_by_side(steps: int, repeats: int) -> dict:
     t_base: list[float] = []
     for _ in range(repeats):  # alternate, so load changes hit both sides alike
         for fn, out in ((ours.advance, t_ours), (base.advance, t_base)):
-            t0 = time.perf_counter()
-            fn(steps)
-            out.append(time.perf_counter() - t0)
-    snap = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        ours.snapshot()
-        snap.append(time.perf_counter() - t0)
+            out.append(timed(lambda fn=fn: fn(steps), ours.device))
+    snap = [timed(ours.snapshot, ours.device) for _ in range(3)]
     tokens = cfg.optim.batch * cfg.optim.bptt * steps
     ours_tps, base_tps = tokens / statistics.median(t_ours), tokens / statistics.median(t_base)
     return {
         "preset": PRESET,
+        "device": str(ours.device),
         "corpus": corpus.name,
         "vocab": len(corpus.vocab),
         "train_tokens": len(corpus.train_ids),
@@ -138,27 +147,28 @@ def timed_blocks(trainers: dict[str, TextTrainer], steps: int, repeats: int) -> 
     times: dict[str, list[float]] = {name: [] for name in trainers}
     for _ in range(repeats):
         for name, tr in trainers.items():
-            t0 = time.perf_counter()
-            tr.advance(steps)
-            times[name].append(time.perf_counter() - t0)
+            times[name].append(timed(lambda tr=tr: tr.advance(steps), tr.device))
     return times
 
 
-def live_against_paper(steps: int, repeats: int) -> dict:
-    """Steps/s of the live variant and of the paper's settings in one run, then the live run whole."""
-    cfgs = {name: get_preset(name, "text").config.with_overrides({"model.device": "cpu"}) for name in (PRESET, LIVE)}
+def live_against_paper(steps: int, repeats: int, over: dict[str, object], live_steps: int | None) -> dict:
+    """Steps/s of the live variant and of the paper's settings in one run, then the live run whole
+    (or its first ``live_steps`` steps)."""
+    cfgs = {name: get_preset(name, "text").config.with_overrides(over) for name in (PRESET, LIVE)}
     trainers = {name: TextTrainer(cfg, encoded_corpus(cfg.data)) for name, cfg in cfgs.items()}
     times = timed_blocks(trainers, steps, repeats)
     rate = {name: steps / statistics.median(t) for name, t in times.items()}
+    if live_steps:
+        cfgs[LIVE] = cfgs[LIVE].with_overrides({"optim.steps": live_steps})
     live = TextTrainer(cfgs[LIVE], encoded_corpus(cfgs[LIVE].data))
-    t0 = time.perf_counter()
-    entropy = [float(s.scalars["attn_entropy"][0].mean()) for s in live.run()]
-    whole = time.perf_counter() - t0
+    entropy: list[float] = []
+    whole = timed(lambda: entropy.extend(float(s.scalars["attn_entropy"][0].mean()) for s in live.run()), live.device)
     return {
         "paper_steps_per_s": rate[PRESET],
         "live_steps_per_s": rate[LIVE],
         "ratio_live_over_paper": rate[LIVE] / rate[PRESET],
         "live_vocab": live.vocab_size,
+        "live_steps": cfgs[LIVE].optim.steps,
         "live_whole_run_s": whole,
         "live_whole_run_steps_per_s": cfgs[LIVE].optim.steps / whole,
         "live_snapshots": len(entropy),
@@ -194,9 +204,13 @@ def memory_child() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--live-steps", type=int, help="steps of the live variant's whole run (default: its preset's)")
+    ap.add_argument("--vocab-size", type=int, help="cap every config's vocabulary (default: the presets')")
+    ap.add_argument("--memory", action=argparse.BooleanOptionalAction, default=True, help="item 3 (a fresh process)")
     ap.add_argument("--json")
     ap.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -204,15 +218,19 @@ def main() -> None:
     if args.memory_child:
         memory_child()
         return
-    res = {"threads": args.threads, **side_by_side(args.steps, args.repeats)}
-    res["live"] = live_against_paper(args.steps, args.repeats)
-    child = subprocess.run(
-        [sys.executable, "-m", "bench.text_speed", "--memory-child", "--threads", str(args.threads)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    res["memory"] = json.loads(child.stdout.strip().splitlines()[-1])
+    over: dict[str, object] = {"model.device": args.device}
+    if args.vocab_size:
+        over["data.vocab_size"] = args.vocab_size
+    res = {"threads": args.threads, **side_by_side(args.steps, args.repeats, over)}
+    res["live"] = live_against_paper(args.steps, args.repeats, over, args.live_steps)
+    if args.memory:
+        child = subprocess.run(
+            [sys.executable, "-m", "bench.text_speed", "--memory-child", "--threads", str(args.threads)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        res["memory"] = json.loads(child.stdout.strip().splitlines()[-1])
     text = json.dumps(res, indent=2)
     print(text)
     if args.json:
