@@ -13,7 +13,8 @@ from engine.service.pacing import MAX_LAG_S, Anchor, pace
 
 
 def simulate(steps: int, chunk: int, cap: float, train_s: float, write_s: float, oversleep_s: float) -> float:
-    """Seconds a run of ``steps`` steps takes, in chunks of ``chunk``, a snapshot after each."""
+    """The simulated clock's reading when a run of ``steps`` steps ends, in chunks of ``chunk``, a snapshot
+    after each (no real time passes: the chunk's training, the waits and the writes are added up)."""
     now, step, anchor = 0.0, 0, None
     while step < steps:
         start = (now, step)
@@ -32,8 +33,8 @@ def test_overheads_do_not_add_up(write_s, oversleep_s):
     ends within one chunk's time (2 / 20 s) of 300 / 20 = 15 s.  Sleeping n/cap − (training time) per
     chunk, as the worker did, gave 15 s + 150 × (write_s + oversleep_s): up to 21.5 s here."""
     cap, steps, chunk = 20.0, 300, 2
-    took = simulate(steps, chunk, cap, train_s=0.005, write_s=write_s, oversleep_s=oversleep_s)
-    assert abs(took - steps / cap) <= chunk / cap + write_s + oversleep_s, took
+    simulated_end_s = simulate(steps, chunk, cap, train_s=0.005, write_s=write_s, oversleep_s=oversleep_s)
+    assert abs(simulated_end_s - steps / cap) <= chunk / cap + write_s + oversleep_s, simulated_end_s
 
 
 def test_a_run_slower_than_its_cap_is_never_made_to_wait():
