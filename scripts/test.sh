@@ -5,7 +5,8 @@
 #   scripts/test.sh         (make test, .ci/run) the same checks, and every test
 # Arguments after the tier go to pytest (e.g. `scripts/test.sh check tests/core -k calibration`).
 # pytest runs in TEST_WORKERS processes (default 2, this machine's cores), a test file per process at a time
-# (tests/conftest.py), one torch thread each: the tests' tensors are tiny.  Every test's time goes to
+# (xdist's loadfile: a module's server, browser or cluster starts once), one torch thread each: the tests'
+# tensors are tiny.  Every test's time goes to
 # test-artifacts/pytest.xml (JUnit XML).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ select=()
 [ "$tier" = check ] && select=(-m "not browser and not server and not cluster and not e2e")
 echo "== pytest ($tier tier, ${TEST_WORKERS:-2} processes)"
 rc=0
-OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadgroup --durations=25 \
+OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --durations=25 \
   --junitxml=test-artifacts/pytest.xml ${select[@]+"${select[@]}"} "$@" || rc=$?
 mypy_rc=0; wait "$mypy_pid" || mypy_rc=$?
 echo "== mypy engine/ (exit $mypy_rc)"; cat test-artifacts/mypy.txt

@@ -27,17 +27,30 @@ def data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def quick_reproduction(tmp_path_factory):
-    """``python -m engine reproduce --quick`` run once for the session: (its folder, exit code, what it
-    printed); tests/paper/test_reproduce.py checks it, tests/cluster compares the cluster's with it."""
+    """``python -m engine reproduce --quick`` run once for the whole test run: (its folder, exit code, what it
+    printed); tests/paper/test_reproduce.py checks it, tests/cluster compares the cluster's with it.  The
+    pytest processes side by side (xdist) share it: the first that asks computes it under a lock, the others
+    read what it wrote."""
     import contextlib
+    import fcntl
     import io
+    import json
 
     from engine.cli import main
 
-    out, printed = tmp_path_factory.mktemp("quick-reproduction"), io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        rc = main(["reproduce", "--quick", "--out", str(out)])
-    return out, rc, printed.getvalue()
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # one id per run, the same in every worker
+    root = tmp_path_factory.getbasetemp().parent / f"shared-{run}" if run else tmp_path_factory.getbasetemp()
+    root.mkdir(parents=True, exist_ok=True)
+    out, done = root / "quick-reproduction", root / "quick-reproduction.json"
+    with open(root / "quick-reproduction.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                rc = main(["reproduce", "--quick", "--out", str(out)])
+            done.write_text(json.dumps({"rc": rc, "printed": printed.getvalue()}))
+        result = json.loads(done.read_text())
+    return out, result["rc"], result["printed"]
 
 
 @pytest.fixture
@@ -74,24 +87,3 @@ def keep_the_main_module():
     yield
     if main is not None:
         sys.modules["__main__"] = main
-
-
-SHARED_REPRODUCTION = "quick-reproduction"  # the xdist group of the files that read quick_reproduction
-
-
-def _group(item: pytest.Item, sharing: set[str]) -> str:
-    """The xdist group of ``item`` (``make test`` runs pytest-xdist with ``--dist loadgroup``): its file, so
-    that a module's fixtures (a server, a cluster) start once; the files in ``sharing``, which read the
-    session's quick reproduction, are one group, so that it is computed once."""
-    return SHARED_REPRODUCTION if _file(item) in sharing else _file(item)
-
-
-def _file(item: pytest.Item) -> str:
-    return item.nodeid.split("::")[0]
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
-def pytest_collection_modifyitems(config, items):
-    sharing = {_file(item) for item in items if "quick_reproduction" in getattr(item, "fixturenames", ())}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item, sharing)))
