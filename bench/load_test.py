@@ -311,7 +311,7 @@ def watchers_saw_finish(watchers: list[Session], published: str, deadline: float
             s.problems.append(
                 f"watcher saw {c.live_history[-3:]} of {(c.live_status or {}).get('run')}; "
                 f"{c.stats.fragment_runs} fragment runs, {c.stats.auto_reruns_sent} auto-reruns "
-                f"sent, last message {quiet} s ago, {c.connection_errors()}; last messages "
+                f"sent, last message {quiet} s ago, {c.connection_errors()}; {c.reader_state()}; last messages "
                 f"{list(c.recent)[-12:]}"
             )
     return n

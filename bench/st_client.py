@@ -49,8 +49,10 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import threading
 import time
+import traceback
 import urllib.request
 from collections import deque
 from collections.abc import Callable
@@ -255,6 +257,17 @@ class StClient:
     def connection_errors(self) -> list[str]:
         """Why the connection broke or a send failed (empty while all is well)."""
         return [e for e in self.stats.errors if not e.startswith("compile")]
+
+    def reader_state(self) -> str:
+        """Where the reader thread is now (its innermost frames), or that it has ended: for a session that
+        went quiet, whether it waits for the server or is stuck in this client."""
+        reader = self._reader
+        if reader is None or not reader.is_alive():
+            return "the reader thread has ended"
+        frame = sys._current_frames().get(reader.ident or -1)
+        where = traceback.format_stack(frame)[-3:] if frame is not None else []
+        timers = {fid[:8]: (t[0], round(t[1] - time.monotonic(), 1)) for fid, t in self._timers.items()}
+        return f"reader at {' | '.join(s.strip().replace(chr(10), ' ') for s in where)}; timers {timers}"
 
     # ------------------------------------------------------------------ protocol
     def _widget(self, label: str, kind: str) -> Element:
