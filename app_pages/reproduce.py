@@ -18,7 +18,7 @@ import streamlit as st
 from engine.paper.items.catalog import ITEMS, total_work
 from engine.paper.items.costs import about, estimated_seconds, item_seconds
 from engine.paper.report import WORDS, fmt_value
-from engine.service.facade import JobStatus, ServiceError, StoredReproduction, StoredSummary, check_id
+from engine.service.facade import JobStatus, ServiceError, StoredReproduction, StoredSummary, check_id, doc_tally
 from ui.chart_style import plot_config, report_layout
 from ui.errors import guarded, show_callback_error
 from ui.page_data import reproduction
@@ -142,7 +142,7 @@ def controls_ui(running: JobStatus | None) -> None:
         format_func=lambda n: LABELS.get(n, n),
         help="\n\n".join(m.title for m in ITEMS.values()),
     )
-    quick = c[1].toggle("Quick mode", value=False, key="rp.quick", help=QUICK_HELP)
+    quick = c[1].toggle("Quick mode", value=True, key="rp.quick", help=QUICK_HELP)
     c[2].button(
         "Run reproduction",
         type="primary",
@@ -212,18 +212,21 @@ def summary_label(s: StoredSummary) -> str:
     if s.problem is not None:
         return f"{s.id} · damaged: cannot be shown"
     mode = "quick" if s.quick else "full"
-    return f"{s.id} · {mode} · {', '.join(s.items)} · {s.n_verdicts - s.n_failed}/{s.n_verdicts} pass"
+    return f"{s.id} · {mode} · {', '.join(s.items)} · {s.counts.sentence}"
 
 
 # ----------------------------------------------------------------- showing one
 def verdict_line(doc: dict[str, Any]) -> None:
-    n, bad = doc["n_verdicts"], doc["n_failed"]
+    counts = doc_tally(doc)
     mode = "quick mode" if doc["quick"] else "full mode"
     tail = f" · {mode} · {doc['wall_s']:.1f} s of compute · {doc['created'].replace('T', ' ')}"
-    if bad == 0:
-        st.success(f"**{n}/{n} verdicts pass**{tail}", icon="✅")
+    said = f"**{counts.sentence}**{tail}"
+    if counts.failed:
+        st.error(said, icon="❌")
+    elif counts.na:
+        st.info(said + " · n/a: a claim this run cannot judge (each says why below)", icon="➖")
     else:
-        st.error(f"**{n - bad}/{n} verdicts pass: {bad} FAIL**{tail}", icon="❌")
+        st.success(said, icon="✅")
     if doc["quick"]:
         st.caption("Quick mode differs from the full reproduction: " + "; ".join(doc["quick_differences"]) + ".")
 

@@ -138,12 +138,13 @@ def verdict_lines(verdicts: list[dict[str, Any]]) -> str:
     """One line a verdict: replica, badge label and the text under the Lab's badge (PASS / FAIL /
     N/A, the number and what was measured beside it; for n/a why, and the failed conditions)."""
     from engine.paper.claims import verdict_text
-    from engine.paper.verdicts import Verdict
+    from engine.paper.verdicts import Tally, Verdict
 
     lines = ["verdicts (the claims of Theorems 2–4; pass or fail only where the theorem applies):"]
     for d in verdicts:
         v = Verdict.from_dict(d)
         lines.append(f"  r{d['replica']}  {v.label:<34} {verdict_text(v)}")
+    lines.append(f"  {Tally.of(d['status'] for d in verdicts).sentence}")
     return "\n".join(lines)
 
 
@@ -219,7 +220,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from engine.core.device import describe_device, resolve_device
     from engine.paper.items.catalog import check_items
+    from engine.paper.items.costs import about, estimated_seconds
     from engine.paper.report import text_table, write_report
+    from engine.paper.verdicts import tally
 
     try:
         names = check_items(args.only)
@@ -231,16 +234,25 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.cluster:
         results = reproduce_on_cluster(args.cluster, names, args.quick, args.seeds)
     else:
+        workers = local_slots(names)
+        said = about(estimated_seconds(names, args.quick, workers))
+        mode, procs = "quick" if args.quick else "full", f"process{'es' if workers > 1 else ''}"
+        print(f"reproducing {len(names)} items, {mode} mode: {said} on {workers} {procs}", file=sys.stderr)
         results = reproduce_here(names, args.quick, args.seeds)
     doc = write_report(results, args.out, args.quick, describe_device(resolve_device("auto")))
     print(text_table(results))
-    n_na = sum(v.status == "n/a" for r in results for v in r.verdicts)
-    na = f", {n_na} n/a (not judged: see their reasons)" if n_na else ""
+    counts = tally(v for r in results for v in r.verdicts)
+    na = " (n/a: not judged, see their reasons)" if counts.na else ""
     print(
-        f"{doc['n_verdicts'] - doc['n_failed'] - n_na}/{doc['n_verdicts']} verdicts pass{na}  "
-        f"({'quick' if args.quick else 'full'}, {time.perf_counter() - t0:.1f} s)  → {Path(args.out) / 'report.html'}"
+        f"{counts.sentence}{na}  ({'quick' if args.quick else 'full'}, {time.perf_counter() - t0:.1f} s)  "
+        f"→ {Path(args.out) / 'report.html'}"
     )
     return EXIT_OK if doc["all_passed"] else EXIT_VERDICT_FAILED
+
+
+def local_slots(names: list[str]) -> int:
+    """How many processes ``reproduce`` trains its items in here: one per CPU it may use, at most one per item."""
+    return min(len(names), len(os.sched_getaffinity(0)))
 
 
 def reproduce_here(names: list[str], quick: bool, seeds: int | None) -> list[Any]:
@@ -257,7 +269,7 @@ def reproduce_here(names: list[str], quick: bool, seeds: int | None) -> list[Any
     from engine.service.executors import LocalExecutor
 
     item = partial(run_item, quick=quick, corpus_loader=encoded_corpus, seeds=seeds)
-    slots = min(len(names), len(os.sched_getaffinity(0)))
+    slots = local_slots(names)
     if slots == 1:  # one item, or one core: nothing runs beside it, no pool to start
         return [item(name) for name in names]
     pool = LocalExecutor(slots)

@@ -12,18 +12,21 @@ from typing import Any
 import plotly.graph_objects as go
 
 from engine.paper.items.result import ItemResult
-from engine.paper.verdicts import judge
+from engine.paper.verdicts import Verdict, judge
 from engine.service.reproduction_run import write
 from engine.service.reproductions import SUBDIR
 
 Damage = Callable[[Any], Any]  # verdicts.json's document → the document to store instead
 
 
-def store_reproduction(data_dir: str | Path, rid: str, damage: Damage | None = None) -> Path:
-    """Store reproduction ``rid`` under ``data_dir`` (1 verdict, passing); ``damage`` rewrites its verdicts.json."""
-    verdict = judge("fig9", "B_n(t0) does not depend on eta_Z", "spread", 0.01, "<", 0.05)
+def store_reproduction(
+    data_dir: str | Path, rid: str, damage: Damage | None = None, verdicts: list[Verdict] | None = None
+) -> Path:
+    """Store reproduction ``rid`` under ``data_dir`` (``verdicts``, default 1 passing); ``damage`` rewrites its
+    verdicts.json."""
+    verdicts = verdicts or [judge("fig9", "B_n(t0) does not depend on eta_Z", "spread", 0.01, "<", 0.05)]
     fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]), layout={"title": {"text": "Fig. 9"}})
-    result = ItemResult("fig9", "Fig. 9", [verdict], {}, [("the curve", fig)], {"eta_z": [1, 2]}, wall_s=0.5)
+    result = ItemResult("fig9", "Fig. 9", verdicts, {}, [("the curve", fig)], {"eta_z": [1, 2]}, wall_s=0.5)
     out = Path(data_dir) / SUBDIR / rid
     write([result], out, quick=False)
     if damage is not None:

@@ -14,6 +14,7 @@ from engine.paper.environment import environment
 from engine.paper.history import RunHistory, observed, query_row, token_info
 from engine.paper.report import Section, render_html
 from engine.paper.theory_view import measured_snap, stored_overlay
+from engine.paper.verdicts import tally
 from ui import charts
 from ui.chart_style import fit_top, plain_title, set_title
 
@@ -101,5 +102,7 @@ def html_report(store: Any, run_id: str) -> str:
         status=f"status {info['status']}, step {info['last_step']}",
     )
     title = f"Scan & Snap lab · run {info['name']} ({run_id})"
-    headline = "Paper: Tian, Wang, Chen, Du, Scan and Snap, NeurIPS 2023, arXiv:2305.16380."
+    headline = (
+        f"{tally(verdicts).sentence} · paper: Tian, Wang, Chen, Du, Scan and Snap, NeurIPS 2023, arXiv:2305.16380."
+    )
     return render_html(title, headline, verdicts, [section], environment(info["device"]))

@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 from engine.paper.environment import environment
 from engine.paper.items.catalog import QUICK_DIFFERENCES
 from engine.paper.items.result import ItemResult
-from engine.paper.verdicts import WORDS, Verdict
+from engine.paper.verdicts import WORDS, Verdict, tally
 
 SCHEMA_VERSION = 2  # 2: verdicts carry status ("pass" / "fail" / "n/a"), reason, conditions, id
 CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;font-size:16px}
@@ -129,14 +129,17 @@ def text_table(results: Sequence[ItemResult], width: int = 70) -> str:
 def summary(results: Sequence[ItemResult], quick: bool, env: dict[str, Any]) -> dict[str, Any]:
     """The ``verdicts.json`` document (n/a verdicts do not fail a reproduction)."""
     verdicts = [v for r in results for v in r.verdicts]
+    counts = tally(verdicts)
     return {
         "schema": SCHEMA_VERSION,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "quick": quick,
         "quick_differences": list(QUICK_DIFFERENCES) if quick else [],
         "all_passed": all(v.status != "fail" for v in verdicts),
-        "n_verdicts": len(verdicts),
-        "n_failed": sum(v.status == "fail" for v in verdicts),
+        "n_verdicts": counts.total,
+        "n_passed": counts.passed,
+        "n_failed": counts.failed,
+        "n_na": counts.na,
         "wall_s": round(sum(r.wall_s for r in results), 3),
         "items": [
             {
@@ -155,7 +158,7 @@ def summary(results: Sequence[ItemResult], quick: bool, env: dict[str, Any]) -> 
 
 
 def reproduction_html(results: Sequence[ItemResult], doc: dict[str, Any]) -> str:
-    status = "all verdicts pass" if doc["all_passed"] else f"{doc['n_failed']} of {doc['n_verdicts']} verdicts FAIL"
+    status = tally(v for r in results for v in r.verdicts).sentence
     mode = "--quick (" + "; ".join(QUICK_DIFFERENCES) + ")" if doc["quick"] else "full"
     headline = f"{status} · mode: {mode} · the items took {doc['wall_s']:.1f} s · {doc['created']}"
     sections = [Section(r.title, r.figures, r.verdicts, r.notes, r.configs, _item_status(r), r.name) for r in results]

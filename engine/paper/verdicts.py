@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
@@ -69,6 +69,34 @@ class Verdict:
     def named(self, id: str, label: str = "", claim: str | None = None) -> Verdict:
         """The same verdict under a claim id (and badge label, claim text)."""
         return replace(self, id=id, label=label or self.label, claim=self.claim if claim is None else claim)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many verdicts passed, failed and could not be judged (n/a): every summary counts the three
+    apart, so that a claim that does not apply is never read as a pass."""
+
+    passed: int
+    failed: int
+    na: int
+
+    @classmethod
+    def of(cls, statuses: Iterable[str]) -> Tally:
+        got = list(statuses)
+        return cls(got.count("pass"), got.count("fail"), got.count("n/a"))
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.na
+
+    @property
+    def sentence(self) -> str:
+        """ "32 pass · 7 n/a · 0 fail"."""
+        return f"{self.passed} pass · {self.na} n/a · {self.failed} fail"
+
+
+def tally(verdicts: Iterable[Verdict]) -> Tally:
+    return Tally.of(v.status for v in verdicts)
 
 
 def judge(item: str, claim: str, statistic: str, value: float, op: str, bound: float, detail: str = "") -> Verdict:

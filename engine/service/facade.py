@@ -45,7 +45,14 @@ from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.kinds.synthetic.budget import check_budget
 from engine.service.limits import REFRESH_S, SLOWEST_REFRESH_S, live_refresh_s
-from engine.service.reproductions import DamagedError, Reproductions, StoredReproduction, StoredSummary, check_id
+from engine.service.reproductions import (
+    DamagedError,
+    Reproductions,
+    StoredReproduction,
+    StoredSummary,
+    check_id,
+    doc_tally,
+)
 from engine.service.run_kinds import check_run, completed_statics, kind_of, run_seconds, stored_config
 from engine.service.scheduling import duration
 from engine.service.store import RunStore, StoreError
@@ -90,6 +97,7 @@ __all__ = [
     "check_id",
     "check_upload_name",
     "config_from_upload",
+    "doc_tally",
     "duration",
     "get_service",
     "is_loopback",

@@ -15,13 +15,14 @@ import json
 import re
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.paper.items.catalog import ITEMS
+from engine.paper.verdicts import Tally
 
 ID_RE = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 SUBDIR = "reproductions"
@@ -72,11 +73,17 @@ class VerdictsDoc(_Doc):
     quick_differences: list[str] = []
     n_verdicts: int
     n_failed: int
-    wall_s: float
+    wall_s: float  # n_passed and n_na: counted from ``verdicts`` (reports stored before them lack the two)
     items: list[ItemDoc]
     verdicts: list[VerdictDoc]
     versions: dict[str, str] = {}
     device: str = "not recorded"
+
+
+def doc_tally(doc: dict[str, Any]) -> Tally:
+    """A stored reproduction's pass / fail / n/a counts, from its verdicts (a verdict stored before
+    verdicts had a status is a pass or a fail)."""
+    return Tally.of(v["status"] or ("pass" if v["passed"] else "fail") for v in doc["verdicts"])
 
 
 class FigureEntry(BaseModel):
@@ -127,8 +134,7 @@ class StoredSummary:
     created: str
     quick: bool
     items: tuple[str, ...]
-    n_verdicts: int
-    n_failed: int
+    counts: Tally = field(default_factory=lambda: Tally(0, 0, 0))
     problem: str | None = None
 
 
@@ -180,10 +186,10 @@ class Reproductions:
             try:
                 doc = read_doc(p / "verdicts.json")
             except DamagedError as e:
-                out.append(StoredSummary(p.name, "", False, (), 0, 0, problem=str(e)))
+                out.append(StoredSummary(p.name, "", False, (), problem=str(e)))
                 continue
             names = tuple(i["name"] for i in doc["items"])
-            out.append(StoredSummary(p.name, doc["created"], doc["quick"], names, doc["n_verdicts"], doc["n_failed"]))
+            out.append(StoredSummary(p.name, doc["created"], doc["quick"], names, doc_tally(doc)))
         return out
 
     def load(self, rid: str) -> StoredReproduction:

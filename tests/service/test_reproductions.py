@@ -10,6 +10,7 @@ import signal
 
 import pytest
 
+from engine.paper.verdicts import Tally
 from engine.service import reproduction_run
 from engine.service.control import RunControl
 from engine.service.jobs import JobManager, get_manager
@@ -58,7 +59,7 @@ def test_start_wait_stores_report_figures_and_lists(mgr):
         assert (d / f).is_file(), f
     assert [x.name for x in repro.root.iterdir()] == [rid]  # no temporary directory left behind
     [summary] = repro.stored()
-    assert (summary.id, summary.items, summary.n_verdicts, summary.n_failed) == (rid, ("fig9", "joma"), 8, 0)
+    assert (summary.id, summary.items, summary.counts) == (rid, ("fig9", "joma"), Tally(8, 0, 0))
     rep = repro.load(rid)
     assert rep.doc["all_passed"] and set(rep.configs) == {"fig9", "joma"}
     assert [(f.item, f.caption) for f in rep.figures] == [
@@ -168,7 +169,7 @@ def test_a_stored_reproduction_reads_back_as_written(tmp_path):
     """The check of stored documents accepts what the worker writes (report.summary), defaults filled in."""
     store_reproduction(tmp_path, GOOD)
     [s] = Reproductions(tmp_path).stored()
-    assert s.problem is None and s.items == ("fig9",) and (s.n_verdicts, s.n_failed) == (1, 0)
+    assert s.problem is None and s.items == ("fig9",) and s.counts == Tally(1, 0, 0)
     rep = Reproductions(tmp_path).load(GOOD)
     assert (
         rep.doc["wall_s"] == 0.5 and rep.doc["items"][0]["wall_s"] == 0.5 and rep.doc["verdicts"][0]["status"] == "pass"

@@ -42,7 +42,7 @@ def test_page_renders_with_all_items_selected(page_dir):
     assert at.multiselect(key="rp.items").value == ["fig4", "fig5", "fig6", "fig9", "theorems", "joma", "fig7",
                                                     "joma-real"]  # fmt: skip
     assert not at.button(key="rp.run").disabled
-    assert at.toggle(key="rp.quick").value is False
+    assert at.toggle(key="rp.quick").value is True  # the page opens on the quick mode (a minute, not hours)
     assert "No stored reproductions yet" in texts(at.info)
 
 
@@ -55,7 +55,7 @@ def test_run_fig9_from_the_page_then_reopen_the_link(page_dir):
     assert get_manager(page_dir).wait(rid, 60) == "finished"
     at.run()
     assert not at.exception
-    assert "4/4 verdicts pass" in texts(at.success)
+    assert "4 pass · 0 n/a · 0 fail" in texts(at.success)
     table = at.dataframe[0].value
     assert list(table["item"]) == ["fig9"] * 4 and list(table["verdict"]) == ["✅ PASS"] * 4
     downloads = {d.proto.label: d.proto for d in at.get("download_button")}
@@ -69,7 +69,7 @@ def test_run_fig9_from_the_page_then_reopen_the_link(page_dir):
     assert fig["layout"]["font"]["size"] >= 15 and "Fig. 9" in fig["layout"]["title"]["text"]
     again = page({"report": rid})  # a second tab opening the link
     assert not again.exception and again.selectbox(key="rp.pick").value == rid
-    assert "4/4 verdicts pass" in texts(again.success) and not again.warning
+    assert "4 pass · 0 n/a · 0 fail" in texts(again.success) and not again.warning
 
 
 def test_progress_and_stop_from_the_page(page_dir):
@@ -77,6 +77,7 @@ def test_progress_and_stop_from_the_page(page_dir):
     before = mgr.store.data_dir / "reproductions"
     stored_before = sorted(before.glob("*")) if before.exists() else []
     at = page()
+    at.toggle(key="rp.quick").set_value(False)
     at.multiselect(key="rp.items").set_value([LONG_ITEM]).run()
     at.button(key="rp.run").click().run()
     rid = at.session_state["rp.watch"]
@@ -127,7 +128,7 @@ def test_a_damaged_stored_reproduction_is_one_message_and_the_page_still_works(p
         assert bad in error.value and said in error.value.replace("\\", "")
         at.selectbox(key="rp.pick").set_value(good).run()
         assert not at.exception and not at.error
-        assert "1/1 verdicts pass" in texts(at.success) and [t.label for t in at.tabs] == ["✅ fig9"]
+        assert "1 pass · 0 n/a · 0 fail" in texts(at.success) and [t.label for t in at.tabs] == ["✅ fig9"]
     finally:
         for p in paths:
             shutil.rmtree(p)
@@ -137,7 +138,6 @@ def test_the_estimate_names_the_item_count_and_the_measured_seconds(page_dir):
     """Before Start: how many items will run and how long they take, from their measured seconds (the
     page said "all six items take about 30 s" for eight items that took 75 s)."""
     at = page()
-    at.toggle(key="rp.quick").set_value(True).run()
     said = texts(at.caption)
     assert "Quick mode · 8 items ·" in said and about(estimated_seconds(list(ITEMS), True)) in said
     at.multiselect(key="rp.items").set_value(["fig6", "fig9"]).run()

@@ -54,9 +54,15 @@ def in_order_of(names: Sequence[str], done: Sequence[str], results: Sequence[T])
     return [by_name[n] for n in names]
 
 
-def estimated_seconds(names: Sequence[str], quick: bool) -> float:
-    """Estimated wall seconds of a reproduction of ``names``, the report included."""
-    return sum(item_seconds(n, quick) for n in names) + REPORT_S[0 if quick else 1]
+def estimated_seconds(names: Sequence[str], quick: bool, workers: int = 1) -> float:
+    """Estimated wall seconds of a reproduction of ``names``, the report included, on ``workers`` processes
+    that each take the next item, longest first (:func:`longest_first`, as ``reproduce`` hands them to its
+    pool); one worker (the Reproduce page's) trains them one after the other.  The one estimate of a
+    reproduction's time: the page, the command line and the README all quote it."""
+    free_at = [0.0] * max(1, workers)
+    for name in longest_first(names, quick):
+        free_at[free_at.index(min(free_at))] += item_seconds(name, quick)
+    return max(free_at) + REPORT_S[0 if quick else 1]
 
 
 def progress(names: Sequence[str], quick: bool, items_done: int, steps: int) -> float:
