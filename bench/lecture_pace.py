@@ -1,18 +1,17 @@
-"""The Lecture preset's wall time against the time it states (issue: "times that are not true").
+"""How long each phase of the story is on screen when the Lecture preset plays at its default speed (issue
+50: at 20 steps/s the scan was on screen for 2 of 16 seconds, "frozen" for 80 % of the lesson).
 
-The preset says its 300 steps run at 20 steps/s: 15 s.  This starts it the way the Lab's ▶ Start does,
-through the service facade the dashboard calls (``submit`` paused, ``set_speed`` to the preset's
-narrated speed, ``resume``: ``ui/run_actions.py``), on a job manager made as the dashboard makes its
-own (``get_service``: a worker process per run, its torch threads the cores divided by the training
-slots, ``SCANSNAP_MAX_JOBS`` and ``SCANSNAP_WORKER_CPUS`` as set), and times it from ``submit`` to
-the manager's ``finished`` (worker start, the step-0 snapshot, every snapshot write and the mean-field
-twin included).  Target: the measured time within 10 % of the stated one.
+The run is started the way the Lab's ▶ Start does, through the service facade the dashboard calls
+(``submit`` paused, ``set_speed`` to the speed, ``resume``: ``ui/run_actions.py``), on a job manager made as
+the dashboard makes its own (``get_service``).  Every ``--poll-s`` the story is read as the Lab's caption
+reads it (the stored history → :func:`engine.paper.story.run_story`), so each phase's time is the time its
+sentence would be on screen: *start* (the attention has not moved yet), *scan* (common tokens losing
+attention, then distinct tokens winning) and *snap* (the attention frozen, provisional or not), each as a
+share of the wall time from ▶ Start to ``finished``.  Target: every phase ≥ 20 % at the preset's own speed.
+``--speeds`` plays the same run at other speeds side by side (e.g. ``story 20``: story time against the
+20 steps/s the preset had), one after another, after one warm-up run (the fork server's torch import).
 
-The dashboard's job manager starts its fork server (which imports torch) when it is created, long
-before anyone presses Start; the timed runs here come after one warm-up run.  The first run on a
-cold manager (submitted the moment the manager exists) is recorded beside them, not judged.
-
-    PYTHONPATH=. .venv/bin/python -m bench.lecture_pace [--repeats 3] [--preset lecture]
+    PYTHONPATH=. .venv/bin/python -m bench.lecture_pace [--repeats 3] [--speeds story 20]
 
 Prints JSON.
 """
@@ -27,73 +26,99 @@ import tempfile
 import time
 from typing import Any
 
+from engine.paper.history import RunHistory, observed
 from engine.paper.presets import get_preset
-from engine.service.facade import Actor, LabService, get_service
+from engine.paper.story import run_story
+from engine.service.facade import STORY, STORY_S, Actor, LabService, get_service
 from engine.service.jobs import TERMINAL
 
-TOLERANCE = 0.10  # the target: |measured / stated − 1| ≤ 10 %
+MIN_SHARE = 0.20  # the target: no phase on screen for less than a fifth of the lesson
 LECTURER = Actor("bench-lecturer")  # a visitor, as a lecturer at the dashboard is (limits apply)
+PHASE = {"starting": "start", "suppressing": "scan", "winning": "scan", "snapped": "snap"}
 
 
-def timed_start(svc: LabService, preset: str) -> dict[str, Any]:
-    """One run of ``preset`` started as the Lab's ▶ Start does; seconds to its first step and to finished."""
-    p = get_preset(preset)
+def story_phase(svc: LabService, rid: str, hist: RunHistory, cfg: Any) -> str:
+    """The phase the Lab's story sentence names now (start, scan or snap)."""
+    hist.update(svc.store)
+    if not hist.steps:
+        return "start"
+    return PHASE[run_story(observed(hist, svc.store.statics(rid), 0, cfg)).phase]
+
+
+def timed_start(svc: LabService, preset: str, speed: float | str | None, poll_s: float) -> dict[str, Any]:
+    """One run of ``preset`` at ``speed``, started as the Lab's ▶ Start does: its wall time and how long
+    the story showed each phase."""
+    cfg = get_preset(preset).config
+    rid = svc.submit(cfg, LECTURER, name=preset, paused=True)
+    hist = RunHistory(rid)
+    svc.set_speed(rid, speed, LECTURER)
     t0 = time.monotonic()
-    rid = svc.submit(p.config, LECTURER, name=preset, paused=True)
-    svc.set_speed(rid, p.speed, LECTURER)
     svc.resume(rid, LECTURER)
-    while (s := svc.status(rid)) is not None and s.step == 0 and s.status not in TERMINAL:
-        time.sleep(0.01)  # the step lives in shared memory, which notifies no one: poll it, lightly
-    first = time.monotonic() - t0
-    svc.jobs.wait(rid)  # then block on the manager's condition until the run has ended
-    took = time.monotonic() - t0
-    status = svc.status(rid)
+    shown = {"start": 0.0, "scan": 0.0, "snap": 0.0}
+    began: dict[str, float] = {}
+    last = t0
+    while (s := svc.status(rid)) is not None and s.status not in TERMINAL:
+        time.sleep(poll_s)
+        phase, now = story_phase(svc, rid, hist, cfg), time.monotonic()
+        shown[phase] += now - last
+        began.setdefault(phase, round(now - t0, 2))
+        last = now
+    wall = time.monotonic() - t0
     return {
-        "status": status.status if status else None,
-        "wall_s": round(took, 3),
-        "first_step_s": round(first, 3),
-        "twin_stored": "mf_steps" in svc.store.statics(rid),
+        "status": s.status if s else None,
+        "wall_s": round(wall, 2),
+        "phase_s": {k: round(v, 2) for k, v in shown.items()},
+        "phase_share": {k: round(v / wall, 3) for k, v in shown.items()},
+        "phase_began_s": began,
     }
 
 
-def measure(preset: str, repeats: int) -> dict[str, Any]:
-    p = get_preset(preset)
-    if p.speed is None:
-        raise SystemExit(f"preset {preset!r} has no narrated speed: nothing to compare with")
-    stated = p.config.optim.steps / p.speed
+def stated_s(preset: str, speed: float | str | None) -> float | None:
+    """What the speed says the run takes: STORY_S in story time, steps / speed at a steps/s cap."""
+    if speed == STORY:
+        return STORY_S
+    return get_preset(preset).config.optim.steps / float(speed) if speed else None
+
+
+def measure(preset: str, speeds: list[float | str | None], repeats: int, poll_s: float) -> dict[str, Any]:
+    rows = []
     with tempfile.TemporaryDirectory(prefix="lecture-pace-") as tmp:
         svc = get_service(tmp)  # the dashboard's own: slots and torch threads as the server sets them
         try:
-            cold = timed_start(svc, preset)  # the fork server is still importing torch
-            runs = [timed_start(svc, preset) for _ in range(repeats)]
+            timed_start(svc, preset, None, poll_s)  # warm-up: the fork server is still importing torch
+            for speed in speeds:
+                runs = [timed_start(svc, preset, speed, poll_s) for _ in range(repeats)]
+                shares = {k: statistics.median(r["phase_share"][k] for r in runs) for k in ("start", "scan", "snap")}
+                rows.append(
+                    {
+                        "speed": speed,
+                        "stated_s": stated_s(preset, speed),
+                        "median_wall_s": statistics.median(r["wall_s"] for r in runs),
+                        "median_phase_share": {k: round(v, 3) for k, v in shares.items()},
+                        "every_phase_at_least": MIN_SHARE,
+                        "target_met": all(min(r["phase_share"].values()) >= MIN_SHARE for r in runs),
+                        "runs": runs,
+                    }
+                )
         finally:
             svc.jobs.shutdown()
-    walls = [r["wall_s"] for r in runs]
-    ratios = [w / stated for w in walls]
-    median = statistics.median(ratios)
-    return {
-        "preset": preset,
-        "steps": p.config.optim.steps,
-        "speed_steps_per_s": p.speed,
-        "stated_s": stated,
-        "runs": runs,
-        "cold_first_run": cold,
-        "median_wall_s": round(statistics.median(walls), 3),
-        "median_ratio": round(median, 4),
-        "max_ratio": round(max(ratios), 4),
-        "min_ratio": round(min(ratios), 4),
-        "tolerance": TOLERANCE,
-        "target_met": all(abs(r - 1) <= TOLERANCE for r in ratios),
-    }
+    return {"preset": preset, "default_speed": get_preset(preset).speed, "poll_s": poll_s, "speeds": rows}
+
+
+def _speed(text: str) -> float | str | None:
+    return STORY if text == STORY else None if text == "max" else float(text)
 
 
 def main() -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--preset", default="lecture")
+    ap.add_argument("--speeds", nargs="+", type=_speed, help="story, max or steps/s (default: the preset's)")
+    ap.add_argument("--poll-s", type=float, default=0.1, help="how often the story is read")
     args = ap.parse_args()
+    speeds = args.speeds or [get_preset(args.preset).speed]
     load_before = os.getloadavg()
-    res = measure(args.preset, args.repeats)
+    res = measure(args.preset, speeds, args.repeats, args.poll_s)
     res |= {"load_before": load_before, "load_after": os.getloadavg()}
     print(json.dumps(res, indent=1))
     return res

@@ -48,7 +48,7 @@ BENCHES: dict[str, list[str]] = {
     "tick_payload": [PY, "-m", "bench.tick_payload"],
     "first_paint": [PY, "-m", "bench.first_paint", "--repeats", "3"],
     "page_load": [PY, "-m", "bench.page_load", "--against", "1327af0", "--repeats", "6"],
-    "lecture_pace": [PY, "-m", "bench.lecture_pace", "--repeats", "3"],
+    "lecture_pace": [PY, "-m", "bench.lecture_pace", "--repeats", "3", "--speeds", "story", "20"],
     "reproduce_page": [PY, "-m", "bench.reproduce_page"],
     "text_speed": [PY, "-m", "bench.text_speed"],
     "text_live": [PY, "-m", "bench.text_live", "--preset", "text-fig7-1layer-live"],

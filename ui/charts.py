@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from engine.core.metrics import html_subscripts, label
 from engine.paper.history import TokenInfo, decimate, rnd
+from engine.paper.theory_view import Snap
 from ui.chart_style import (
     FONT,
     MAX_POINTS,
@@ -100,7 +101,7 @@ def cn_heatmap(c: np.ndarray, psi: np.ndarray, step: int, font: int = FONT) -> S
                 y=[f"n={n} (q={psi[n]})" for n in order],
                 colorscale="Viridis",
                 zmin=0,
-                colorbar=dict(title=dict(text="c(l|n)"), nticks=4),
+                colorbar=dict(title=dict(text="attention"), nticks=4),
                 hovertemplate="n=%{y}, l=%{x}: c=%{z}<extra></extra>",
             )
         ],
@@ -133,27 +134,53 @@ def z_lines(
 
 PREDICTED = dict(color="#555555", width=2, dash="dot")
 MEASURED = dict(color="#c0392b", width=3)
-INDICATIVE = dict(color="#8a8a8a", width=2.5, dash="dot")
+INDICATIVE_COLORS = {"dz_common_theory": "#7a7a7a", "B_theory": "#a8a8a8"}  # greys: not the measurement's
+# Theorem 4's two lines, each its own dash and a label on the line
+THEORY_LINES = (  # (statics key, legend name, name on the line, measured colour, dash)
+    ("dz_common_theory", "Theorem 4: the common token's drop", "theory: drop", "#d35400", "dash"),
+    ("B_theory", "Theorem 4: total growth B", "theory: growth", "#1f77b4", "dashdot"),
+)
 
 
-def theory_line(overlay: dict[str, Any], color: str) -> dict[str, Any]:
-    """A theory curve's line: dashed in the measurement's colour when Theorem 4 applies, dotted in
-    grey (indicative, whatever it stands beside) when its conditions fail."""
-    return dict(color=color, **THEORY) if overlay.get("solid") else dict(INDICATIVE)
+LABEL_AT = 0.8  # a theory line's label: under it, pointing at it 80 % along the log step axis
 
 
-def _markers(fig: Spec, overlay: dict[str, Any] | None, snap: int | None, xmax: float) -> None:
-    """Predicted t′₀ and t₀ (dotted, labelled as predictions) and the measured snap (solid), with the
-    phases shaded by what was measured: scanning before the snap, snapped after it."""
+def theory_traces(overlay: dict[str, Any], font: int) -> tuple[list[Spec], list[Spec]]:
+    """Theorem 4's curves as traces, and their labels (annotations on each line, in its colour): in the
+    measurement's colours when the theorem applies, in greys named indicative when its conditions fail
+    (drawn only when the viewer asks for them: :func:`snap_chart`)."""
+    th = overlay["step"] > 0
+    x, traces, labels = overlay["step"][th], [], []
+    solid = bool(overlay.get("solid"))
+    for key, name, short, color, dash in THEORY_LINES:
+        y = overlay[key][th]
+        shade = color if solid else INDICATIVE_COLORS[key]
+        named = name if solid else f"{name} (indicative)"
+        traces.append(dict(type="scatter", x=jl(x), y=jl(y), mode="lines", name=named,
+                           line=dict(color=shade, width=THEORY["width"], dash=dash)))  # fmt: skip
+        at = min(int(np.searchsorted(x, float(x[-1]) ** LABEL_AT)), len(x) - 1) if len(x) else -1
+        if at >= 0 and np.isfinite(y[at]):
+            text = short if solid else f"{short} (indicative)"
+            labels.append(dict(x=math.log10(float(x[at])), y=float(y[at]), text=text, showarrow=True, ax=0, ay=30,
+                               arrowhead=0, arrowwidth=1.5, arrowcolor=shade, yanchor="top", font=dict(size=font - 2,
+                               color=shade), bgcolor="rgba(255,255,255,0.8)"))  # fmt: skip
+    return traces, labels
+
+
+def _markers(fig: Spec, overlay: dict[str, Any] | None, snapped: Snap | None, xmax: float) -> None:
+    """Predicted t′₀ and t₀ (dotted, labelled as predictions) and the measured snap (solid; dashed and
+    labelled provisional while the run's first half places it elsewhere), with the phases shaded by what was
+    measured: scanning before the snap, snapped after it."""
+    snap = snapped.step if snapped else None
     shapes = fig["layout"].setdefault("shapes", [])
     notes = fig["layout"].setdefault("annotations", [])
     rect = dict(type="rect", y0=0, y1=1, xref="x", yref="paper", opacity=0.08, line=dict(width=0), layer="below")
     if snap:
         shapes += [{**rect, "x0": 1e-3, "x1": snap, "fillcolor": "#1f77b4"},
                    {**rect, "x0": snap, "x1": max(xmax, snap) * 10, "fillcolor": "#ff7f0e"},
-                   vline(snap, MEASURED["color"], "solid")]  # fmt: skip
-        notes.append(_label(snap, "snap (measured)", xmax, 0.99))
-    for key, name, y in (("t0_prime", "t′₀ pred.", 0.87), ("t0", "t₀ pred.", 0.75)):
+                   vline(snap, MEASURED["color"], "dash" if snapped.provisional else "solid")]  # fmt: skip
+        notes.append(_label(snap, snapped.label, xmax, 0.99))
+    for key, name, y in (("t0_prime", "scan slows, predicted", 0.87), ("t0", "snap, predicted", 0.75)):
         x = (overlay or {}).get(key)
         if x is not None and np.isfinite(x) and 0 < x <= xmax:
             shapes.append(vline(float(x), PREDICTED["color"], "dot"))
@@ -197,7 +224,7 @@ def _log_x(fig: Spec, xmax: float) -> None:
 
 
 def _phase_axis(
-    fig: Spec, steps: np.ndarray, overlay: dict[str, Any] | None, snap: int | None, cursor: float | None
+    fig: Spec, steps: np.ndarray, overlay: dict[str, Any] | None, snap: Snap | None, cursor: float | None
 ) -> Spec:
     """A log step axis with the predicted t′₀, t₀, the measured snap and its phases, and the cursor."""
     xmax = float(steps.max()) if len(steps) else 10.0
@@ -208,7 +235,7 @@ def _phase_axis(
 
 
 def entropy_chart(
-    steps: np.ndarray, H: np.ndarray, overlay: dict[str, Any] | None, snap: int | None, font: int = FONT,
+    steps: np.ndarray, H: np.ndarray, overlay: dict[str, Any] | None, snap: Snap | None, font: int = FONT,
     cursor: float | None = None,
 ) -> Spec:  # fmt: skip
     """H(c_n) on distinct tokens vs step (log); phases shaded by the measured snap, predictions marked."""
@@ -216,42 +243,44 @@ def entropy_chart(
     keep = decimate(int(pos.sum()), MAX_POINTS)
     trace = dict(type="scatter", x=steps[pos][keep].tolist(), y=jl(H[pos][keep], 6), mode="lines+markers",
                  name=label("entropy_distinct"), line=dict(color="#2c3e50", width=3), marker=dict(size=5))  # fmt: skip
-    fig = spec([trace], "Attention entropy on distinct tokens", font, "H", "step (log)", "H(c_n) (nats)")
+    fig = spec([trace], "Attention entropy on distinct tokens", font, "H", "step (log)", "entropy H (nats)")
     return _phase_axis(fig, steps, overlay, snap, cursor)
 
 
 def snap_chart(
-    steps: np.ndarray, dz_common: np.ndarray, B_hat: np.ndarray, overlay: dict[str, Any] | None, snap: int | None,
-    n: int | str, font: int = FONT, cursor: float | None = None,
+    steps: np.ndarray, dz_common: np.ndarray, B_hat: np.ndarray, overlay: dict[str, Any] | None, snap: Snap | None,
+    n: int | str, font: int = FONT, cursor: float | None = None, indicative: bool = False,
 ) -> Spec:  # fmt: skip
     """The snap: −Δz of the common token(s) (its largest move) and B̂_n, measured, with calibrated
-    Theorem 4 (solid if its conditions hold, dotted grey if indicative), on a log step axis."""
+    Theorem 4 (in the measurement's colours if its conditions hold; where they fail, in greys named
+    indicative, and only with ``indicative``), on a log step axis, each theory line labelled on it."""
     pos = steps > 0
     keep = decimate(int(pos.sum()), MAX_POINTS)
     x = steps[pos][keep].tolist()
     traces = [
-        dict(type="scatter", x=x, y=jl(dz_common[pos][keep]), mode="lines+markers", name="−Δz common, measured",
+        dict(type="scatter", x=x, y=jl(dz_common[pos][keep]), mode="lines+markers",
+             name="the common token's drop −Δz, measured",
              line=dict(color="#d35400", width=3.5), marker=dict(size=5)),
-        dict(type="scatter", x=x, y=jl(B_hat[pos][keep]), mode="lines", name="B̂, measured",
+        dict(type="scatter", x=x, y=jl(B_hat[pos][keep]), mode="lines", name="total growth B̂, measured",
              line=dict(color="#1f77b4", width=3)),
     ]  # fmt: skip
-    if overlay and "step" in overlay:
-        th = overlay["step"] > 0
-        where = "Thm 4" if overlay.get("solid") else "Thm 4 (indicative)"
-        for key, name, color in (("dz_common_theory", "−Δz common", "#d35400"), ("B_theory", "B", "#1f77b4")):
-            traces.append(dict(type="scatter", x=jl(overlay["step"][th]), y=jl(overlay[key][th]), mode="lines",
-                               name=f"{name}, {where}", line=theory_line(overlay, color)))  # fmt: skip
-    title = f"The snap: the common token's logit drop and B̂ (n = {n})"
+    labels: list[Spec] = []
+    if overlay and "step" in overlay and (overlay.get("solid") or indicative):
+        more, labels = theory_traces(overlay, font)
+        traces += more
+    title = f"The snap: the common token's logit drop and the total growth B̂ (n = {n})"
     fig = spec(traces, title, font, "B", "step (log)", "logit change (nats)")
-    if overlay and "C0" in overlay:  # Theorem 4's constant from the run's initial state
-        fig["layout"]["legend"].setdefault("title", {})["text"] = f"Thm 4: C₀ = ρ₀⁴/K = {overlay['C0']:.3g}"
+    fig["layout"].setdefault("annotations", []).extend(labels)
+    if labels and "C0" in overlay:  # Theorem 4's constant from the run's initial state, beside its curves
+        constant = f"Theorem 4's constant C₀ = ρ₀⁴/K = {overlay['C0']:.3g}"
+        fig["layout"]["legend"].setdefault("title", {})["text"] = constant
     return _phase_axis(fig, steps, overlay, snap, cursor)
 
 
 BRACKET_NAMES = {  # short legend names (the metrics' full labels name them on the axes of other pages)
-    "bracket_lo": "lower end f²(0)·B̂",
-    "B_hat": "upper end B̂",
-    "dz_dominant": "the winner's Δz",
+    "bracket_lo": "lower end f²(0) × growth B̂",
+    "B_hat": "upper end, total growth B̂",
+    "dz_dominant": "the winner's logit change Δz",
 }
 
 
@@ -270,7 +299,9 @@ def bracket_chart(
         dict(type="scatter", x=x, y=jl(dz[keep]), mode="lines+markers", name=BRACKET_NAMES["dz_dominant"],
              line=dict(color="#d62728", width=3), marker=dict(size=5)),
     ]  # fmt: skip
-    fig = spec(traces, f"Theorem 3: the winner's Δz inside its bracket (n = {n})", font, "bracket", "step", "nats")
+    fig = spec(
+        traces, f"Theorem 3: the winner's logit change Δz in its bracket (n = {n})", font, "bracket", "step", "nats"
+    )
     cursor_line(fig, cursor)
     return _long_runs_on_log_x(fig, steps)
 

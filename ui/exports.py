@@ -13,7 +13,7 @@ from engine.paper.claims import run_claims
 from engine.paper.environment import environment
 from engine.paper.history import RunHistory, observed, query_row, token_info
 from engine.paper.report import Section, render_html
-from engine.paper.theory_view import measured_snap, stored_overlay
+from engine.paper.theory_view import run_snap, stored_overlay
 from engine.paper.verdicts import tally
 from ui import charts
 from ui.chart_style import fit_top, plain_title, set_title
@@ -74,7 +74,7 @@ def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[t
     figs = token_figures(hist, st_, n, replica) if hist.c and not hist.topk else []
     hs, H = hist.metric("entropy_distinct", replica)
     ds, dzc = hist.metric("dz_common", replica)
-    snap = measured_snap(ds, dzc) if np.isfinite(dzc).any() else measured_snap(hs, H)
+    snap = run_snap(ds, dzc, hs, H)
     bs, B = hist.metric("B_hat", replica)
     figs.append(
         ("The snap against Theorem 4 calibrated to this run", charts.snap_chart(ds, dzc, B, overlay, snap, "mean"))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.core.config import get_dotted
+from engine.service.facade import STORY, STORY_S
 from ui.text import shown
 
 VIEW_PARAMS = (
@@ -20,12 +21,15 @@ VIEW_PARAMS = (
     "replica",
     "at",
     "charts",
+    "theory",
 )  # what the live area shows: ui.kinds.synthetic.state.view_from_params
 UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock", *VIEW_PARAMS)
 DEFAULT_PRESET = "syn-small"
 LECTURE_PRESET = "lecture"  # what ?lecture=1 alone opens
 ETA_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
-SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, "max")  # steps/s, slow to fast (left to right)
+# steps/s, slow to fast (left to right); "story": story time, the whole run in STORY_S seconds, each
+# tenfold of steps as long (engine/service/pacing.py), the pace a lecture narrates at
+SPEEDS = (STORY, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, "max")
 RATIOS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)  # η_Y/η_Z choices of the ratio lock
 
 
@@ -152,4 +156,23 @@ def speed_options(cur: Any) -> list[Any]:
     """The speed slider's options, slow to fast, with ``cur`` (a run's own speed) among them."""
     if cur in SPEEDS:
         return list(SPEEDS)
-    return [*sorted([*(s for s in SPEEDS if s != "max"), cur]), "max"]
+    return [STORY, *sorted([*(s for s in SPEEDS if not isinstance(s, str)), cur]), "max"]
+
+
+def speed_value(option: Any) -> float | str | None:
+    """What the service is told for a speed option: None for "max", "story", or steps/s."""
+    return None if option == "max" else STORY if option == STORY else float(option)
+
+
+def speed_label(option: Any) -> str:
+    """A speed option in words (the slider and the Runs page)."""
+    if option == "max":
+        return "max speed"
+    return f"story time ({STORY_S:g} s)" if option == STORY else f"{option:g} steps/s"
+
+
+def status_speed(status: Any) -> Any:
+    """A live run's speed as a slider option: "story", "max", or its steps/s."""
+    if getattr(status, "story", False):
+        return STORY
+    return "max" if status.speed is None else next((v for v in SPEEDS if v == status.speed), status.speed)

@@ -12,6 +12,7 @@ import streamlit as st
 
 from engine.service.facade import TERMINAL, JobStatus
 from ui.errors import guarded
+from ui.knobs import speed_value
 from ui.resources import service
 from ui.session import actor, owns
 from ui.url_state import UrlState
@@ -64,7 +65,7 @@ class RunActions:
         svc, me = service(), actor()
         rid = svc.submit(cfg, me, name=cfg.name or ss[k("preset")], paused=True)
         speed = ss.get(k("speed"), "max")
-        svc.set_speed(rid, None if speed == "max" else float(speed), me)
+        svc.set_speed(rid, speed_value(speed), me)
         if not paused:
             svc.resume(rid, me)
             self.settle(rid, lambda x: x.status not in ("paused", "queued"))  # so the controls show "Pause"
@@ -128,7 +129,7 @@ class RunActions:
         speed = st.session_state[self._k("speed")] = st.session_state[key]
         rid = st.session_state.get(self._k("run"))
         if rid and self.is_live() and owns(rid):
-            service().set_speed(rid, None if speed == "max" else float(speed), actor())
+            service().set_speed(rid, speed_value(speed), actor())
         self.write_url()
 
     @guarded

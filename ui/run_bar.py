@@ -15,7 +15,6 @@ import streamlit as st
 
 from engine.service.facade import JobStatus
 from ui import knobs, session
-from ui.knobs import SPEEDS
 from ui.resources import service
 from ui.run_actions import RunActions, controls_for
 from ui.text import plain
@@ -60,19 +59,20 @@ def speed_slider(run: RunActions, wkey: Callable[[str], str], status: Any, mine:
     its owner changes it), else the speed the next run will take."""
     cur = st.session_state.get(f"{run.prefix}.speed", "max")
     if status is not None:
-        cur = "max" if status.speed is None else next((v for v in SPEEDS if v == status.speed), status.speed)
+        cur = knobs.status_speed(status)
     st.select_slider(
         "speed (steps/s)",
         options=knobs.speed_options(cur),
         value=cur,
         key=wkey("speed"),
-        format_func=lambda v: "max speed" if v == "max" else f"{v:g} steps/s",
+        format_func=knobs.speed_label,
         on_change=run.on_speed,
         args=(wkey("speed"),),
         disabled=status is not None and not mine,
         label_visibility="collapsed",
         width=260,
-        help="steps per second: slow enough to narrate, or as fast as it goes",
+        help="story time: the whole run in 20 s, each tenfold of steps as long (the first steps slow, the "
+        "later ones fast, as the log-step charts draw them); or steps per second; or as fast as it goes",
     )
 
 

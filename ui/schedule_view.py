@@ -10,6 +10,7 @@ import streamlit as st
 
 from engine.service.facade import JobStatus
 from ui import session
+from ui.knobs import speed_label, status_speed
 from ui.resources import service
 
 
@@ -29,7 +30,7 @@ def _row(role: str, s: JobStatus, names: dict[str, str]) -> dict[str, Any]:
         "owner": _who(s.owner),
         "status": s.status,
         "step": f"{s.step:,} / {s.total_steps:,}",
-        "speed": "max" if s.speed is None else f"{s.speed:g} steps/s",
+        "speed": speed_label(status_speed(s)),
         "shown on a page": f"{s.watched_s:.0f} s ago",
         "waits for": s.waiting or "",
     }

@@ -27,35 +27,33 @@ def topk_note(R: int, Q: int, K: int, M: int) -> str:
 
 
 def snapshot_steps(steps: int, cfg: SnapshotConfig) -> np.ndarray:
-    """Sorted unique steps in [0, steps]: 0 and ``steps``, ``log_count`` log-spaced steps, and
-    every ``linear_every``-th step, thinned evenly so that at most ``max_count`` remain
-    (log-spaced steps are kept first: they carry the early, fast part of the dynamics)."""
-    ends = np.array([0, steps])
-    log = np.unique(np.round(np.logspace(0, np.log10(max(steps, 1)), cfg.log_count)).astype(np.int64))
-    log = log[(log > 0) & (log <= steps)] if cfg.log_count else np.array([], dtype=np.int64)
-    if cfg.linear_every:  # at most 4·max_count evenly spread multiples: never the whole range
-        n_lin = steps // cfg.linear_every + 1
-        idx = (
-            np.arange(n_lin)
-            if n_lin <= 4 * cfg.max_count
-            else np.unique(np.round(np.linspace(0, n_lin - 1, 4 * cfg.max_count)).astype(np.int64))
-        )
-        lin = idx * cfg.linear_every
-    else:
-        lin = np.array([], dtype=np.int64)
-    keep = np.unique(np.concatenate([ends, log])).astype(np.int64)
-    if len(keep) > cfg.max_count:
-        keep = _thin(keep, cfg.max_count)
-    room = cfg.max_count - len(keep)
-    extra = np.setdiff1d(lin, keep)
-    if room > 0 and len(extra):
-        keep = np.union1d(keep, _thin(extra, room) if len(extra) > room else extra)
-    return keep.astype(np.int64)
+    """Sorted unique steps in [0, steps]: 0 and ``steps``, ``log_count`` log-spaced steps and every
+    ``linear_every``-th step, at most ``max_count`` of them.  When they do not fit, the run's start keeps
+    its own spacing and the rest is log-spaced: the first half of the budget is the schedule's first steps
+    (what a short run of the same config stores, where the scan and the snap happen), the other half
+    log-spaced from there to the end; so a long run keeps the dynamics a short one shows."""
+    ends = np.array([0, steps], dtype=np.int64)
+    log = _log_spaced(1, steps, cfg.log_count) if cfg.log_count else np.zeros(0, dtype=np.int64)
+    n_lin = steps // cfg.linear_every + 1 if cfg.linear_every else 0
+    if n_lin <= cfg.max_count:  # every linear step, checked below for room
+        lin = np.arange(n_lin, dtype=np.int64) * (cfg.linear_every or 1)
+        everything = np.unique(np.concatenate([ends, log, lin]))
+        if len(everything) <= cfg.max_count:
+            return everything.astype(np.int64)
+    head_count = max(1, cfg.max_count // 2)
+    head_lin = np.arange(min(n_lin, head_count), dtype=np.int64) * (cfg.linear_every or 1)
+    head = np.unique(np.concatenate([[0], log, head_lin]))[:head_count]
+    tail = _log_spaced(int(head[-1]), steps, cfg.max_count - len(head) + 1)
+    out = np.union1d(head, tail)
+    return np.append(out[out < steps][: cfg.max_count - 1], steps).astype(np.int64)
 
 
-def _thin(values: np.ndarray, count: int) -> np.ndarray:
-    """``count`` values spread evenly over ``values`` (first and last kept)."""
-    if count >= len(values):
-        return values
-    idx = np.unique(np.round(np.linspace(0, len(values) - 1, count)).astype(np.int64))
-    return values[idx]
+def _log_spaced(start: int, end: int, count: int) -> np.ndarray:
+    """Up to ``count`` distinct integers log-spaced from ``start`` to ``end`` (both included when count ≥ 2)."""
+    if count <= 0 or end < start:
+        return np.zeros(0, dtype=np.int64)
+    lo = max(start, 1)
+    out = np.unique(np.round(np.geomspace(lo, max(end, lo), count)).astype(np.int64))
+    if start == 0:
+        out = np.union1d([0], out[1:] if count > 1 else out)
+    return out[(out >= start) & (out <= end)]

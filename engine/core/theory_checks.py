@@ -18,11 +18,14 @@ from engine.core.data import Problem
 
 
 class Condition(NamedTuple):
-    """One condition of a theorem's statement, checked on a run."""
+    """One condition of a theorem's statement, checked on a run: ``detail`` states it with its symbols
+    and numbers (a tooltip, a report), ``plain`` says in one sentence of words what the theorem assumes
+    and what this run does (a student's screen)."""
 
     name: str
     holds: bool
     detail: str
+    plain: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,36 +93,58 @@ def run_facts(cfg: RunConfig, problem: Problem, z0: ArrayLike) -> RunFacts:
 
 def _cond_T(f: RunFacts) -> Condition:
     ok = f.T is None
-    return Condition("T = ∞", ok, "T = ∞ (Assumption 1b)" if ok else f"T = {f.T}: finite contexts (Assumption 1b)")
+    detail = "T = ∞ (Assumption 1b)" if ok else f"T = {f.T}: finite contexts (Assumption 1b)"
+    said = "infinitely long sequences" if ok else f"infinitely long sequences; this run uses {f.T} tokens"
+    return Condition("T = ∞", ok, detail, f"the theorem assumes {said}")
 
 
 def _cond_assumption2(f: RunFacts) -> Condition:
     ok = f.spectral_radius_E0 < 1 / f.K
     rel = "<" if ok else "≥"
+    said = "barely overlap" if ok else f"overlap by {f.spectral_radius_E0:.2g}, more than the {1 / f.K:.2g} it allows"
     return Condition(
-        "Assumption 2", ok, f"max |λ(E(0))| = {f.spectral_radius_E0:.3g} {rel} 1/K = {1 / f.K:.3g} (E = F^T F − I)"
+        "Assumption 2",
+        ok,
+        f"max |λ(E(0))| = {f.spectral_radius_E0:.3g} {rel} 1/K = {1 / f.K:.3g} (E = F^T F − I)",
+        f"the theorem assumes the classes' attention patterns barely overlap at the start; here they {said}"
+        if not ok
+        else "the classes' attention patterns barely overlap at the start, as the theorem assumes",
     )
 
 
 def _cond_rates(f: RunFacts) -> Condition:
     bad = [(y, z) for y, z in f.lr_pairs if y < z]
     if not bad:
-        return Condition("η_Y ≥ η_Z", True, "η_Y ≥ η_Z for every pair (Assumption 1c)")
-    return Condition("η_Y ≥ η_Z", False, f"η_Y = {bad[0][0]:g} < η_Z = {bad[0][1]:g} (Assumption 1c: η_Y ≫ η_Z)")
+        return Condition("η_Y ≥ η_Z", True, "η_Y ≥ η_Z for every pair (Assumption 1c)",
+                         "the decoder learns at least as fast as the attention, as the theorem assumes")  # fmt: skip
+    return Condition(
+        "η_Y ≥ η_Z",
+        False,
+        f"η_Y = {bad[0][0]:g} < η_Z = {bad[0][1]:g} (Assumption 1c: η_Y ≫ η_Z)",
+        "the theorem assumes the decoder learns faster than the attention; here the attention's rate "
+        f"({bad[0][1]:g}) is larger than the decoder's ({bad[0][0]:g})",
+    )
 
 
 def _cond_decoder(f: RunFacts) -> Condition:
     ok = f.decoder == "lemma3"
     why = "decoder kept in span(F) (Lemma 3)" if ok else "plain decoder: Y is not kept in span(F) (Lemma 3, Eqn. 10)"
-    return Condition("Lemma-3 decoder", ok, why)
+    said = "decoder kept in the span of the attention patterns (Lemma 3)"
+    plain = f"the theorem's {said}" if ok else f"the theorem assumes a {said}; this run trains a plain decoder"
+    return Condition("Lemma-3 decoder", ok, why, plain)
 
 
 def _cond_sgd(f: RunFacts) -> Condition:
     if f.method == "sgd" and f.momentum == 0 and f.weight_decay == 0:
-        return Condition("plain SGD", True, "plain gradient steps (gradient flow)")
+        return Condition("plain SGD", True, "plain gradient steps (gradient flow)", "plain gradient steps, as assumed")
     what = "Adam" if f.method == "adam" else f"SGD with momentum {f.momentum:g}"
     wd = f", weight decay {f.weight_decay:g}" if f.weight_decay else ""
-    return Condition("plain SGD", False, f"{what}{wd}: the theorems are stated for gradient flow")
+    return Condition(
+        "plain SGD",
+        False,
+        f"{what}{wd}: the theorems are stated for gradient flow",
+        f"the theorem assumes plain gradient steps; this run uses {what}{wd}",
+    )
 
 
 def _cond_common(f: RunFacts, corollary2: bool) -> Condition:
@@ -132,18 +157,33 @@ def _cond_common(f: RunFacts, corollary2: bool) -> Condition:
         detail = f"{f.n_common} common tokens (the statement needs one" + (
             ", or Corollary 2's symmetric one-query case)" if corollary2 else ")"
         )
-    return Condition("one common token", ok, detail)
+    plain = (
+        "one token shared by the classes, as assumed"
+        if ok
+        else (f"the theorem assumes a single token shared by the classes; this run has {f.n_common}")
+    )
+    return Condition("one common token", ok, detail, plain)
 
 
 def _cond_query(f: RunFacts) -> Condition:
     ok = f.n_queries == 1
     detail = "one query shared by all classes" if ok else f"{f.n_queries} queries (Thm. 4 has one query for all n)"
-    return Condition("one query", ok, detail)
+    plain = (
+        "one query for every class, as assumed"
+        if ok
+        else (f"the theorem assumes every class shares one query token; this run has {f.n_queries}")
+    )
+    return Condition("one query", ok, detail, plain)
 
 
 def _cond_init(f: RunFacts) -> Condition:
     why = "random init: Y(0) ≠ 0 (Thm. 1's ξ_n > 0, on which Thms. 2–4 rest)"
-    return Condition("Y(0) = 0", f.zero_init, "zero init" if f.zero_init else why)
+    plain = (
+        "the decoder starts at zero, as assumed"
+        if f.zero_init
+        else ("the theorem assumes the weights start at zero; this run starts them at random")
+    )
+    return Condition("Y(0) = 0", f.zero_init, "zero init" if f.zero_init else why, plain)
 
 
 def applicability(f: RunFacts) -> dict[str, list[Condition]]:
@@ -183,8 +223,14 @@ def sign_agreement(
         if sa * sb < 0:
             flips.append(f"{kind} logits move {fa:+.3g} at finite T but {fb:+.3g} at T = ∞")
     if flips:
-        return Condition("finite T agrees with T = ∞", False, "; ".join(flips) + " (mean Δz)")
-    return Condition("finite T agrees with T = ∞", True, "distinct and common logits move as in the T = ∞ twin")
+        return Condition(
+            "finite T agrees with T = ∞",
+            False,
+            "; ".join(flips) + " (mean Δz)",
+            "with finite sequences this run's logits move the other way than the theory's infinitely long ones",
+        )
+    return Condition("finite T agrees with T = ∞", True, "distinct and common logits move as in the T = ∞ twin",
+                     "its logits move as with infinitely long sequences")  # fmt: skip
 
 
 SNAP_FRACTION = 0.10  # of the series' total change, per doubling of t
@@ -273,3 +319,19 @@ def measured_snap_step(
         return None
     start = centres[fast[-1] + 1] if len(fast) else centres[0]
     return int(t[np.searchsorted(t, start * (1 - 1e-12))])
+
+
+STABLE_TOL = 0.10  # a snap is stable once the run's first half measures it within this (relative)
+
+
+def snap_is_stable(steps: ArrayLike, series: ArrayLike, snap: int, tol: float = STABLE_TOL) -> bool:
+    """Whether a snap measured at step ``snap`` (:func:`measured_snap_step` on the whole run) has stopped
+    moving: the run's first half (its stored steps ≤ t_last/2) measures one within ``tol`` of it.  Until
+    then it is provisional: a slow ln ln t bend moves the measured step as the run goes on (theorem4's moved
+    from 422 to 207 between steps 647 and 4,737, and held from there to 40,000)."""
+    t, y = _clean(steps, series)
+    if not len(t):
+        return False
+    half = t <= t[-1] / 2
+    earlier = measured_snap_step(t[half], y[half]) if half.sum() >= 4 else None
+    return earlier is not None and abs(earlier - snap) <= tol * snap

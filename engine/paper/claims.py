@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.data import KIND_COMMON, KIND_DISTINCT
-from engine.core.theory_checks import measured_snap_step
+from engine.core.theory_checks import measured_snap_step, snap_is_stable
 from engine.paper import verdicts as vd
 from engine.paper.run_theory import short_condition
 from engine.paper.verdicts import WORDS, Verdict
@@ -36,10 +36,16 @@ CURVE_FROM = 10
 CURVE_TOL = 0.10
 ITEM = "run"
 LABELS = {
-    "thm2b": "Thm 2b · common tokens suppressed",
-    "thm2a": "Thm 2a · distinct tokens growing",
-    "thm3": "Thm 3 · growth ordered by P(l|n)",
-    "thm4": "Thm 4 · drop follows the theory",
+    "thm2b": "Thm 2b · common tokens lose attention",
+    "thm2a": "Thm 2a · distinct tokens gain attention",
+    "thm3": "Thm 3 · the most frequent gain most",
+    "thm4": "Thm 4 · the drop follows the theory",
+}
+IN_WORDS = {  # each claim as a sentence a student reads under its badge (its statistic is in the tooltip)
+    "thm2b": "every common token loses attention",
+    "thm2a": "the frequent distinct tokens gain attention",
+    "thm3": "the distinct tokens gain it in the order of how often they occur",
+    "thm4": "the common token's drop follows Theorem 4 through the snap",
 }
 
 
@@ -64,6 +70,7 @@ class Observed:
     dz_common: np.ndarray | None = None
     failed: dict[str, tuple[str, ...]] = field(default_factory=dict)
     method: str = "sgd"
+    failed_plain: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``failed``, each in one sentence
     dz_theory: np.ndarray | None = None
     t0: float = math.nan
 
@@ -145,6 +152,9 @@ def snap_series(obs: Observed) -> tuple[str, np.ndarray]:
     return "H(c_n)", obs.entropy
 
 
+PROVISIONAL = " (provisional: the run's first half measured it elsewhere)"
+
+
 def measured_snap(obs: Observed) -> int | None:
     """The step from which the run's snap series (:func:`snap_series`) is measured to have frozen:
     each doubling of t moves it by < 10 % of its total change and < ½ of its fastest doubling
@@ -159,11 +169,19 @@ def measured_snap(obs: Observed) -> int | None:
     return measured_snap_step(steps[ok], series[ok])
 
 
+def snap_is_settled(obs: Observed, snap: int) -> bool:
+    """Whether the snap measured at ``snap`` has stopped moving (:func:`~engine.core.theory_checks.snap_is_stable`
+    of the snap series): else it is provisional."""
+    _, series = snap_series(obs)
+    ok = np.isfinite(series)
+    return snap_is_stable(np.asarray(obs.steps)[ok], series[ok], snap)
+
+
 def snap_text(obs: Observed) -> str:
     """The snap measured in the run, in words (a measurement, shown beside Theorem 4's verdict)."""
     snap = measured_snap(obs)
     if snap is not None:
-        return f"snap measured at step {snap}"
+        return f"snap measured at step {snap}" + ("" if snap_is_settled(obs, snap) else PROVISIONAL)
     return f"no snap measured by step {int(obs.steps[-1])}" if len(obs.steps) else "no step stored yet"
 
 
@@ -199,21 +217,41 @@ def run_claims(obs: Observed, item: str = ITEM) -> list[Verdict]:
     """The four claims the Lab shows for one replica of a run, in badge order (``item``: where they
     are judged, e.g. a reproduce item's name)."""
     found = [thm2b_common_fall(obs), thm2a_distinct_rise(obs), thm3_ordered(obs), thm4_snap(obs)]
-    return [replace(within(v, obs.failed.get(THEOREM[v.id], ())), item=item) for v in found]
+    return [
+        replace(within(v, obs.failed.get(THEOREM[v.id], ()), obs.failed_plain.get(THEOREM[v.id], ())), item=item)
+        for v in found
+    ]
 
 
 THEOREM = {"thm2b": "theorem2", "thm2a": "theorem2", "thm3": "theorem3", "thm4": "theorem4"}
 
 
-def within(v: Verdict, failed: tuple[str, ...]) -> Verdict:
+def within(v: Verdict, failed: tuple[str, ...], plain: tuple[str, ...] = ()) -> Verdict:
     """A claim judged where its theorem's conditions do not all hold is ``n/a`` with the failed
     conditions, whatever was measured: the theorem promises nothing there, so its badge is neither
-    green nor red.  The reason names them in short, then the measured number (kept as the value too)."""
+    green nor red.  The reason is one sentence of words, the first failed condition (``plain``; else
+    the conditions in short), then the measured number (kept as the value too); ``conditions`` keeps
+    every failed condition with its numbers."""
     if not failed:
         return v
-    seen = f"measured {v.statistic} = {v.value:.3g}" if math.isfinite(v.value) else (v.detail or v.reason)
-    why = f"outside the theorem (failed: {', '.join(map(short_condition, failed))}); {seen}"
-    return replace(v, status="n/a", reason=why, conditions=failed)
+    measured = f"measured {v.statistic} = {v.value:.3g}" if math.isfinite(v.value) else v.reason
+    if plain:
+        more = f" (and {len(plain) - 1} more condition{'s' if len(plain) > 2 else ''})" if len(plain) > 1 else ""
+        why = f"{plain[0]}{more}"
+    else:
+        why = f"outside the theorem (failed: {', '.join(map(short_condition, failed))})"
+    detail = " · ".join(x for x in (measured, v.detail) if x)
+    return replace(v, status="n/a", reason=why, detail=detail, conditions=failed)
+
+
+def in_words(v: Verdict) -> str:
+    """The one sentence under a run's badge: whether the claim holds, in words, or why it is not judged
+    (its statistic, value and threshold are :func:`verdict_text`, the badge's tooltip)."""
+    if v.id not in IN_WORDS:
+        return verdict_text(v)
+    if v.status == "n/a":
+        return f"Not judged: {v.reason}."
+    return f"{'Holds' if v.status == 'pass' else 'Does not hold'}: {IN_WORDS[v.id]}."
 
 
 def verdict_text(v: Verdict) -> str:
@@ -223,7 +261,7 @@ def verdict_text(v: Verdict) -> str:
     measured number, :func:`within`)."""
     beside = f" · {v.detail}" if v.detail and v.detail not in v.reason else ""
     if v.status == "n/a":
-        return f"{WORDS['n/a']}: {v.reason}{beside}"
+        return f"{WORDS['n/a']}: {v.reason}{beside}"  # (within: the measured number is in the detail)
     return f"{WORDS[v.status]}: {v.statistic} = {v.value:.3g} ({v.threshold}){beside}"
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from engine.core.config import RunConfig
 from engine.core.data import KIND_COMMON, KIND_DISTINCT, Problem
 from engine.paper.claims import Observed, run_claims
-from engine.paper.run_theory import failed_conditions, replica_t0
+from engine.paper.run_theory import replica_t0, unmet_conditions
 
 
 def decimate(n: int, max_points: int) -> np.ndarray:
@@ -200,11 +200,15 @@ def _with_theory(
     calibrated −Δz_common the worker stored with the run (NaN elsewhere) and the predicted t_0."""
     problem = problem_from_statics(statics, cfg)
     z0 = obs.z[0] if obs.z is not None else np.zeros((len(statics["query_tokens"]), obs.P.shape[1]))
-    failed = failed_conditions(cfg, problem, z0, replica)
+    unmet = unmet_conditions(cfg, problem, z0, replica)
+    failed = {name: tuple(c.detail for c in cs) for name, cs in unmet.items()}
+    plain = {name: tuple(c.plain for c in cs) for name, cs in unmet.items()}
     th_steps, th = hist.metric("dz_common_theory", replica)
     found = not failed["theorem4"] and np.array_equal(th_steps, obs.steps) and bool(np.isfinite(th).all())
     t0 = replica_t0(cfg, problem, replica) if found else math.nan
-    return replace(obs, failed=failed, method=cfg.optim.method, dz_theory=th if found else None, t0=t0)
+    return replace(
+        obs, failed=failed, failed_plain=plain, method=cfg.optim.method, dz_theory=th if found else None, t0=t0
+    )
 
 
 def run_verdicts(

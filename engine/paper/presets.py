@@ -16,6 +16,7 @@ from engine.core.config import ConfigError, RunConfig
 from engine.core.text.config import TextRunConfig
 
 PRESET_DIR = Path(__file__).resolve().parents[2] / "assets" / "presets"
+STORY_SPEED = "story"  # a preset played in story time (the service's STORY: engine/service/pacing.py)
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Preset:
     description: str
     config: Any  # the kind's config (a RunConfig on the synthetic shelf)
     order: int = 100
-    speed: float | None = None  # steps/s a lecture narrates at (None: as fast as it goes)
+    speed: float | str | None = None  # steps/s a lecture narrates at, "story" (story time), None (as fast as it goes)
 
 
 def read_preset(path: Path, shelf: Shelf, bases: dict[str, Preset] | None = None) -> Preset:
@@ -93,12 +94,13 @@ def load_presets(kind: str = "synthetic", directory: str | None = None) -> dict[
     return {p.name: p for p in sorted([*bases.values(), *variants], key=lambda p: (p.order, p.name))}
 
 
-def _speed(value: object) -> float | None:
-    """A preset's narrated speed: a number of steps/s > 0, or absent."""
-    if value is None:
-        return None
+def _speed(value: object) -> float | str | None:
+    """A preset's narrated speed: a number of steps/s > 0, "story" (story time: engine/service/pacing.py),
+    or absent."""
+    if value is None or value == STORY_SPEED:
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
-        raise ValueError(f"speed must be a number of steps/s > 0, got {value!r}")
+        raise ValueError(f"speed must be a number of steps/s > 0 or {STORY_SPEED!r}, got {value!r}")
     return float(value)
 
 

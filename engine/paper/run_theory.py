@@ -34,8 +34,12 @@ class ReplicaTheory:
         return all(c.holds for c in self.conditions["theorem4"])
 
     def failed(self, theorem: str) -> tuple[str, ...]:
-        """The failed conditions of a theorem, in words."""
+        """The failed conditions of a theorem, stated with their numbers."""
         return tuple(c.detail for c in self.conditions[theorem] if not c.holds)
+
+    def failed_plain(self, theorem: str) -> tuple[str, ...]:
+        """The failed conditions of a theorem, each one sentence of words."""
+        return tuple(c.plain for c in self.conditions[theorem] if not c.holds)
 
 
 def replica_config(cfg: RunConfig, replica: int) -> RunConfig:
@@ -91,10 +95,17 @@ def replica_t0(cfg: RunConfig, problem: Problem, replica: int) -> float:
     return cal.sgd_t0(problem.M_out, problem.K, replica_config(cfg, replica).optim.eta_y)
 
 
-def failed_conditions(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int) -> dict[str, tuple[str, ...]]:
+def unmet_conditions(
+    cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int
+) -> dict[str, tuple[tc.Condition, ...]]:
     """Theorem → the conditions that do not hold on ``replica`` (empty where the theorem applies)."""
     conds = replica_conditions(cfg, problem, z0, replica)
-    return {name: tuple(c.detail for c in cs if not c.holds) for name, cs in conds.items()}
+    return {name: tuple(c for c in cs if not c.holds) for name, cs in conds.items()}
+
+
+def failed_conditions(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica: int) -> dict[str, tuple[str, ...]]:
+    """Theorem → the conditions that do not hold on ``replica``, stated with their numbers."""
+    return {name: tuple(c.detail for c in cs) for name, cs in unmet_conditions(cfg, problem, z0, replica).items()}
 
 
 def initial_constants(cfg: RunConfig) -> cal.Theorem4Constants | None:

@@ -20,27 +20,32 @@ import numpy as np
 
 from engine.core.data import KIND_COMMON, KIND_DISTINCT
 from engine.paper import verdicts as vd
-from engine.paper.claims import MIN_RHO, Observed, measured_snap, spearman
+from engine.paper.claims import MIN_RHO, Observed, measured_snap, snap_is_settled, spearman
 
 PROBES = 40  # stored steps at which the phase tests are evaluated
 PHASES = ("starting", "suppressing", "winning", "snapped")
-SHOWN_CONDITIONS = 2  # failed conditions named in the caption (the rest are counted)
 
 
 @dataclass(frozen=True)
 class Story:
     """``phase`` (one of :data:`PHASES`), the last stored ``step``, ``began``: phase → the first probed
-    step where it held, and ``failed``: Theorem 4's failed conditions (short form) on this run."""
+    step where it held, and ``failed``: Theorem 4's failed conditions on this run, each a sentence of words."""
 
     phase: str
     step: int
     began: dict[str, int] = field(default_factory=dict)
     failed: tuple[str, ...] = ()
+    provisional: bool = False  # the snap's step may still move (the run's first half placed it elsewhere)
 
     @property
     def sentence(self) -> str:
         """One short sentence: the phase now, with the step it began."""
         b = self.began
+        if self.phase == "snapped" and self.provisional:
+            return (
+                f"Snapping: the attention is freezing (from about step {b['snapped']} so far; "
+                "the step may still move as the run goes on)."
+            )
         if self.phase == "snapped":
             return f"Snapped at step {b['snapped']}: the attention pattern has frozen."
         if self.phase == "winning":
@@ -52,23 +57,19 @@ class Story:
     @property
     def earlier(self) -> str:
         """The phases already passed, with their steps (empty in the first one)."""
-        past = {"suppressing": "common tokens suppressed", "winning": "distinct tokens ordered by P(l|n)"}
+        past = {"suppressing": "common tokens losing attention", "winning": "distinct tokens winning it in order"}
         done = [f"{past[p]} from step {self.began[p]}" for p in past if p in self.began and p != self.phase]
         return "; ".join(done)
 
     @property
     def theory_note(self) -> str:
-        """Empty where Theorem 4's conditions hold; else says the story is measured only."""
-        return self.note(SHOWN_CONDITIONS)
-
-    def note(self, shown: int) -> str:
-        """:attr:`theory_note` naming ``shown`` failed conditions (the rest are counted)."""
+        """Empty where Theorem 4's conditions hold; else says, in one sentence, the story is measured only
+        and why (the first failed condition; the others are counted)."""
         if not self.failed:
             return ""
-        named = ", ".join(self.failed[:shown])
-        more = len(self.failed) - shown
-        rest = f" and {more} more" if more > 0 else ""
-        return f"Measured only: the theorems' assumptions do not hold here ({named}{rest})."
+        more = len(self.failed) - 1
+        rest = f" (and {more} more condition{'s' if more > 1 else ''})" if more > 0 else ""
+        return f"Measured, not predicted: {self.failed[0]}{rest}."
 
 
 def probe_indices(count: int, probes: int = PROBES) -> np.ndarray:
@@ -108,4 +109,5 @@ def run_story(obs: Observed, short_failed: tuple[str, ...] = ()) -> Story:
     if snap is not None:
         began["snapped"] = int(snap)
     phase = next((p for p in reversed(PHASES[1:]) if p in began), "starting")
-    return Story(phase, last, began, short_failed)
+    provisional = snap is not None and not snap_is_settled(obs, snap)
+    return Story(phase, last, began, short_failed, provisional)

@@ -12,13 +12,14 @@ curves step the reduced system with the run's own optimiser instead, and there i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from engine.core.config import RunConfig
 from engine.core.data import KIND_COMMON, KIND_DISTINCT, Problem
-from engine.core.theory_checks import Condition, measured_snap_step, sign_agreement
+from engine.core.theory_checks import Condition, measured_snap_step, sign_agreement, snap_is_stable
 from engine.paper.run_theory import ReplicaTheory, replica_conditions, replica_curves, replica_theory
 
 POINTS = 200  # grid points of a theory curve
@@ -37,7 +38,11 @@ def calibrated_overlay(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica
     ends first) and ``C0`` = ρ_0⁴/K of the run's initial state."""
     grid = step_grid(cfg.optim.steps)
     th = replica_theory(cfg, problem, z0, replica, grid)
-    out: dict[str, Any] = {"solid": th.solid, "failed": th.failed("theorem4")}
+    out: dict[str, Any] = {
+        "solid": th.solid,
+        "failed": th.failed("theorem4"),
+        "failed_plain": th.failed_plain("theorem4"),
+    }
     if th.curves is not None:
         c = th.curves
         out |= {"step": grid, "B_theory": c.B_theory, "dz_common_theory": c.dz_common_theory,
@@ -46,7 +51,7 @@ def calibrated_overlay(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica
 
 
 THEORY_STATICS = ("theory_step", "theory_B", "theory_dz", "theory_t0p", "theory_t0", "theory_C0",
-                  "theory_curve", "theory_solid", "theory_failed")  # fmt: skip
+                  "theory_curve", "theory_solid", "theory_failed", "theory_failed_plain")  # fmt: skip
 
 
 def overlay_statics(
@@ -80,6 +85,7 @@ def overlay_tables(theories: Sequence[ReplicaTheory], total_steps: int) -> dict[
         "theory_curve": np.array([th.curves is not None for th in theories], dtype=bool),
         "theory_solid": np.array([th.solid for th in theories], dtype=bool),
         "theory_failed": np.array(["\n".join(th.failed("theorem4")) for th in theories], dtype=str),
+        "theory_failed_plain": np.array(["\n".join(th.failed_plain("theorem4")) for th in theories], dtype=str),
     }
     for r, c in enumerate(th.curves for th in theories):
         if c is not None:
@@ -95,8 +101,10 @@ def stored_overlay(statics: dict[str, np.ndarray], replica: int) -> dict[str, An
     if "theory_step" not in statics:
         return None
     failed = str(statics["theory_failed"][replica])
+    plain = str(statics["theory_failed_plain"][replica]) if "theory_failed_plain" in statics else failed  # older runs
     out: dict[str, Any] = {"solid": bool(statics["theory_solid"][replica]),
-                           "failed": tuple(failed.split("\n")) if failed else ()}  # fmt: skip
+                           "failed": tuple(failed.split("\n")) if failed else (),
+                           "failed_plain": tuple(plain.split("\n")) if plain else ()}  # fmt: skip
     if statics["theory_curve"][replica]:
         out |= {"step": statics["theory_step"], "B_theory": statics["theory_B"][replica],
                 "dz_common_theory": statics["theory_dz"][replica], "t0_prime": float(statics["theory_t0p"][replica]),
@@ -110,6 +118,29 @@ def measured_snap(steps: np.ndarray, series: np.ndarray) -> int | None:
     if ok.sum() < 4:
         return None
     return measured_snap_step(np.asarray(steps)[ok], np.asarray(series)[ok])
+
+
+@dataclass(frozen=True)
+class Snap:
+    """The snap measured in a run: its ``step``, and whether it is ``provisional`` (the run's first half
+    measured it elsewhere: :func:`~engine.core.theory_checks.snap_is_stable`)."""
+
+    step: int
+    provisional: bool
+
+    @property
+    def label(self) -> str:
+        return "snap so far (provisional)" if self.provisional else "snap (measured)"
+
+
+def run_snap(dz_steps: np.ndarray, dz_common: np.ndarray, h_steps: np.ndarray, entropy: np.ndarray) -> Snap | None:
+    """The run's measured snap, of −Δz_common where it has a common token, else of the entropy."""
+    steps, series = (dz_steps, dz_common) if np.isfinite(dz_common).any() else (h_steps, entropy)
+    step = measured_snap(steps, series)
+    if step is None:
+        return None
+    ok = np.isfinite(series)
+    return Snap(step, not snap_is_stable(np.asarray(steps)[ok], np.asarray(series)[ok], step))
 
 
 def twin_agreement(

@@ -55,11 +55,13 @@ def seed_of(store: RunStore, run_id: str) -> Seed:
 
 
 def control_state(control: RunControl) -> ControlState:
-    """What the actor mirrors of the server's controls: (stop, paused, speed cap, slot, light ok)."""
+    """What the actor mirrors of the server's controls: (stop, paused, pace, slot, light ok); the pace is
+    the speed cap in steps/s, or minus the story rate (story time)."""
+    law, cap = control.pace
     return (
         control.stop_event.is_set(),
         control.paused,
-        control.max_steps_per_s or 0.0,
+        -(cap or 0.0) if law == "story" else cap or 0.0,
         control.has_slot,
         control.light_ok,
     )
@@ -68,7 +70,10 @@ def control_state(control: RunControl) -> ControlState:
 def apply_state(control: RunControl, state: ControlState, granted: int) -> None:
     stop, paused, speed, slot, light = state
     (control.pause if paused else control.resume)()
-    control.max_steps_per_s = speed or None
+    if speed < 0:
+        control.set_story(-speed)
+    else:
+        control.max_steps_per_s = speed or None
     control.set_slot(slot, light)
     if granted:
         control.grant_steps(granted)

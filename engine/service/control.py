@@ -12,6 +12,8 @@ import threading
 from multiprocessing.context import BaseContext
 from typing import Any
 
+from engine.service.pacing import STORY, Law, Speed, steps_per_s, story_rate
+
 FULL, LIGHT, IDLE = "full", "light", "idle"  # what a run asks of the scheduler: a slot, to run light, nothing
 LIGHT_DUTY = 0.1  # a throttled run that computes less than this fraction of a core needs no slot
 
@@ -56,6 +58,7 @@ class RunControl:
             self.light_event: Any = threading.Event()
             self._step_s: Any = _Cell(0.0)
             self._speed: Any = _Cell(0.0)
+            self._story: Any = _Cell(0.0)
             self._granted: Any = _Cell(0)
             self._step: Any = _Cell(0)
         else:
@@ -63,6 +66,7 @@ class RunControl:
             self.slot_event, self.light_event = ctx.Event(), ctx.Event()
             self._step_s = ctx.RawValue("d", 0.0)
             self._speed, self._granted, self._step = ctx.RawValue("d", 0.0), ctx.RawValue("q", 0), ctx.RawValue("q", 0)
+            self._story = ctx.RawValue("d", 0.0)
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -99,12 +103,37 @@ class RunControl:
 
     @property
     def max_steps_per_s(self) -> float | None:
-        cap = float(self._speed.value)
-        return cap if cap > 0 else None
+        """The throttle now, in steps/s (None: as fast as it goes); in story time, its speed at the step
+        last reported (:func:`~engine.service.pacing.steps_per_s`)."""
+        law, cap = self.pace
+        return steps_per_s(law, cap, self.step) if cap else None
 
     @max_steps_per_s.setter
     def max_steps_per_s(self, cap: float | None) -> None:
+        """A constant throttle of ``cap`` steps/s (None: none); it ends story time."""
+        self._story.value = 0.0
         self._speed.value = float(cap) if cap else 0.0
+
+    def throttle(self, speed: Speed, total_steps: int) -> None:
+        """Throttle to ``speed``: steps/s, "story" (story time over ``total_steps`` steps) or None (none)."""
+        if speed == STORY:
+            self.set_story(story_rate(total_steps))
+        else:
+            self.max_steps_per_s = float(speed) if speed else None
+
+    def set_story(self, rate: float) -> None:
+        """Play the run in story time at rate ``rate`` (1/s, :func:`~engine.service.pacing.story_rate`)."""
+        self._speed.value = 0.0
+        self._story.value = float(rate)
+
+    @property
+    def pace(self) -> tuple[Law, float | None]:
+        """(law, cap) of the throttle: ("story", r) in story time, else ("linear", steps/s or None)."""
+        story = float(self._story.value)
+        if story > 0:
+            return "story", story
+        cap = float(self._speed.value)
+        return "linear", cap if cap > 0 else None
 
     @property
     def step_s(self) -> float | None:

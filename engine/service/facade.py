@@ -45,6 +45,7 @@ from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.kinds.synthetic.budget import check_budget
 from engine.service.limits import REFRESH_S, SLOWEST_REFRESH_S, live_refresh_s
+from engine.service.pacing import STORY, STORY_S, Speed
 from engine.service.reproductions import (
     DamagedError,
     Reproductions,
@@ -82,6 +83,8 @@ __all__ = [
     "RECOVERABLE",
     "REFRESH_S",
     "SLOWEST_REFRESH_S",
+    "STORY",
+    "STORY_S",
     "TABLE_UPLOAD",
     "TERMINAL",
     "XSRF_COOKIE",
@@ -319,9 +322,10 @@ class LabService:
         self._live(run_id, actor, "stop")
         self.jobs.stop(run_id)
 
-    def set_speed(self, run_id: str, steps_per_s: float | None, actor: Actor) -> None:
+    def set_speed(self, run_id: str, speed: Speed, actor: Actor) -> None:
+        """Throttle the run: steps/s, ``"story"`` (story time) or None (as fast as it goes)."""
         self._live(run_id, actor, "change the speed of")
-        self.jobs.set_speed(run_id, steps_per_s)
+        self.jobs.set_speed(run_id, speed)
 
     def publish(self, run_id: str, on: bool, actor: Actor) -> None:
         self._managed(run_id, actor, "publish")

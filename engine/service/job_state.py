@@ -10,6 +10,7 @@ from multiprocessing.process import BaseProcess
 
 from engine.paper.items.costs import progress
 from engine.service.control import IDLE, RunControl, is_light
+from engine.service.pacing import seconds_between
 from engine.service.worker import worker_context
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
@@ -45,6 +46,7 @@ class JobStatus:
     waiting: str | None = None  # what a queued run waits for (scheduling.queue_sentence)
     watched_s: float = 0.0  # seconds since a page last showed it
     left_s: float | None = None  # seconds until a running training run ends, at its pace (Job.time_left)
+    story: bool = False  # it plays in story time (engine/service/pacing.py): ``speed`` is its speed now
 
     @property
     def fraction(self) -> float:
@@ -120,11 +122,15 @@ class Job:
         """How long the run will still hold a slot: its estimate, or, throttled, its steps at its pace;
         none if it is throttled light (:func:`~engine.service.control.is_light` of its step time)."""
         left, c = self.remaining_fraction(), self.control
-        cap = c.max_steps_per_s
-        if is_light(cap, c.step_s, self.light):
+        if is_light(c.max_steps_per_s, c.step_s, self.light):
             return 0.0
-        paced = left * self.total_steps / cap if cap else 0.0
-        return max(self.seconds * left, paced)
+        return max(self.seconds * left, self.paced_left())
+
+    def paced_left(self) -> float:
+        """Seconds its throttle still takes to its last step (0 unthrottled)."""
+        law, cap = self.control.pace
+        step = min(self.control.step, self.total_steps)
+        return seconds_between(law, cap, step, self.total_steps) if cap else 0.0
 
     def slot_left(self) -> float:
         """Seconds a slot holder still needs: from its pace since it got the slot once it has trained a
@@ -140,9 +146,8 @@ class Job:
         else at its pace since it got its slot (:meth:`slot_left`); None when it is not running."""
         if self.kind != TRAIN or self.status != "running":
             return None
-        cap = self.control.max_steps_per_s
-        if self.light and not self.slot and cap:
-            return (self.total_steps - self.control.step) / cap
+        if self.light and not self.slot and self.control.max_steps_per_s:
+            return self.paced_left()
         return self.slot_left()
 
     def snapshot(self, position: int | None, waiting: str | None = None) -> JobStatus:
@@ -158,5 +163,5 @@ class Job:
             self.id, status, c.step, self.total_steps, position, message, c.paused, self.kind,
             self.owner, tuple(names), self.items_done, self.current, quick, round(end - self.started, 3),
             c.max_steps_per_s, self.slot, self.light and not self.slot, waiting, round(now - self.watched_at, 3),
-            None if position is not None else self.time_left(),
+            None if position is not None else self.time_left(), c.pace[0] == "story",
         )  # fmt: skip

@@ -37,6 +37,7 @@ from engine.service.cluster_watch import ask, watch_cluster
 from engine.service.janitor import abandoned, run_janitor
 from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
 from engine.service.limits import Limits, check_visitor_run
+from engine.service.pacing import Speed
 from engine.service.reproductions import new_id
 from engine.service.run_kinds import check_run, create_run, kind_named, kind_of, run_seconds, stored_cost
 from engine.service.scheduling import FULL, IDLE, Scheduler
@@ -295,10 +296,11 @@ class JobManager:
                 self._end_without_worker(j, "stopped", f"stopped at step {j.control.step}")
                 self.scheduler.assign()
 
-    def set_speed(self, job_id: str, steps_per_s: float | None) -> None:
+    def set_speed(self, job_id: str, speed: Speed) -> None:
+        """Throttle the run: steps/s, story time (:data:`~engine.service.pacing.STORY`) or None (none)."""
         j = self._get(job_id)
         with self.changed:
-            j.control.max_steps_per_s = steps_per_s
+            j.control.throttle(speed, j.total_steps)
             if not j.has_worker and j.demand != IDLE:
                 self.scheduler.want(j, Scheduler.demand_now(j))
 

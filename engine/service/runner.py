@@ -17,7 +17,7 @@ from typing import Any, Self
 from engine.core.device import describe_device
 from engine.core.train import DivergedError
 from engine.service.control import FULL, IDLE, LIGHT, RunControl, is_light
-from engine.service.pacing import Anchor, pace
+from engine.service.pacing import Anchor, pace, steps_per_s
 from engine.service.run_kinds import create_run, kind_named, open_training
 from engine.service.store import RunStore
 
@@ -188,12 +188,12 @@ class RunJob:
             control.report_step(self.step)
             dt = time.perf_counter() - t0
             self._measure(control, dt / n)
-            cap = control.max_steps_per_s  # read once: set_speed(None) may land during the sleep
+            law, cap = control.pace  # read once: set_speed(None) may land during the sleep
             # throttled: wait until the step reached is due on the wall-clock schedule (snapshot writes included)
-            self._pace, wait = pace(self._pace, cap, (t0, self.step - n), time.perf_counter(), self.step)
+            self._pace, wait = pace(self._pace, cap, (t0, self.step - n), time.perf_counter(), self.step, law)
             if cap:
                 control.stop_event.wait(wait)  # a stop cuts the throttle sleep short
-                chunk = max(1, int(cap * CHUNK_SECONDS))
+                chunk = max(1, int(steps_per_s(law, cap, self.step) * CHUNK_SECONDS))
             else:  # size the next chunk from the n steps actually taken, not from the chunk asked for
                 chunk = max(1, min(10_000, int(n * CHUNK_SECONDS / max(dt, 1e-6)))) if dt > 0 else n * 2
         return True

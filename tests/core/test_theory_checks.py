@@ -31,14 +31,29 @@ def test_theorem4_preset_meets_every_condition():
         assert all(c.detail for c in conds)
 
 
-def test_lecture_preset_fails_the_named_conditions():
-    """Finite T, ten common tokens with ρ(0) = 10/(10 + Σx²) ≈ 0.72 ≥ 1/K, the plain decoder, momentum."""
-    cfg = get_preset("lecture").config
+def test_the_finite_t_lecture_fails_the_named_conditions_and_says_each_in_words():
+    """Finite T, ten common tokens with ρ(0) = 10/(10 + Σx²) ≈ 0.72 ≥ 1/K, the plain decoder, momentum;
+    each failed condition has its numbers (detail) and one sentence of words (plain)."""
+    cfg = get_preset("lecture-finite-t").config
     assert failed(cfg, "theorem4") == {"T = ∞", "Assumption 2", "Lemma-3 decoder", "plain SGD", "one common token"}
     assert failed(cfg, "theorem3") == {"T = ∞", "Assumption 2", "Lemma-3 decoder", "plain SGD"}
-    a2 = next(c for c in tc.applicability(facts(cfg))["theorem4"] if c.name == "Assumption 2")
+    conds = {c.name: c for c in tc.applicability(facts(cfg))["theorem4"]}
     x = np.linspace(0.1, 1.0, 10)
-    assert f"{10 / (10 + np.sum(x**2)):.3g}" in a2.detail and "1/K = 0.5" in a2.detail
+    rho = 10 / (10 + np.sum(x**2))
+    assert f"{rho:.3g}" in conds["Assumption 2"].detail and "1/K = 0.5" in conds["Assumption 2"].detail
+    assert conds["T = ∞"].plain == "the theorem assumes infinitely long sequences; this run uses 128 tokens"
+    assert f"overlap by {rho:.2g}, more than the 0.5 it allows" in conds["Assumption 2"].plain
+    assert conds["plain SGD"].plain == "the theorem assumes plain gradient steps; this run uses SGD with momentum 0.9"
+    assert conds["one common token"].plain.endswith("this run has 10")
+    for c in conds.values():  # words, not symbols: no inequality or Greek letter in a plain sentence
+        assert not set(c.plain) & set("λρξ≥≤<>=∞|"), c.plain
+
+
+def test_the_lecture_preset_is_inside_theorem_4():
+    """The Lecture preset is Theorem 4's own setting (T = ∞, one common token, one query, the Lemma-3
+    decoder, plain SGD, zero init, η_Y ≥ η_Z, Assumption 2): its calibrated curve is drawn solid."""
+    cfg = get_preset("lecture").config
+    assert failed(cfg, "theorem4") == set() and failed(cfg, "theorem2") == set()
 
 
 def test_adam_rates_queries_and_init_are_named():

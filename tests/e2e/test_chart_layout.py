@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SIZES = [(1280, 720), (1440, 900), (1920, 1080)]
-LAB_STEPS = 300  # the Lecture preset's own length (its charts show the Theorem 4 overlay, indicative)
+LAB_STEPS = 3000  # the Lecture preset's own length (its charts show Theorem 4's curves, labelled on the lines)
 TEXT = "preset=text-fig7-1layer&data.vocab_size=2000&optim.batch=10&probe.val_windows=4&snapshots.log_count=0"
 TEXT_STEPS = 40
 SCREENS_PER_PAGE = 6  # screenshots per page and size: the first screen, then scrolled one screen at a time

@@ -15,7 +15,7 @@ from engine.paper.claims import run_claims
 from engine.paper.history import RunHistory, decimate, observed, rnd, token_info
 from engine.paper.presets import get_preset, load_presets
 from engine.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
-from engine.paper.theory_view import calibrated_overlay
+from engine.paper.theory_view import Snap, calibrated_overlay
 from ui import chart_style, charts, token_lines
 from ui.kinds.synthetic import charts as lab_charts
 from ui.kinds.synthetic.state import LAB
@@ -123,40 +123,50 @@ def test_live_payload_at_default_settings_is_small():
         charts.cn_lines(steps, C, 0, info, supp, int(steps[-1]), mf=mf),
         charts.cn_heatmap(C[:2], np.array([0, 1]), 10),
         charts.z_lines(steps, Z, 0, info, supp, mf=(steps, Z)),
-        charts.entropy_chart(steps, H, ov, 100),
-        charts.snap_chart(steps, H, H, ov, 100, 0),
+        charts.entropy_chart(steps, H, ov, Snap(100, False)),
+        charts.snap_chart(steps, H, H, ov, Snap(100, False), 0, indicative=True),
         charts.bracket_chart(steps, H, H, H, 0),
         charts.loss_chart(steps, H, H),
     ]
     assert charts.payload_bytes(figs) <= 200_000
 
 
-def test_snap_chart_draws_theory_solid_or_indicative_and_keeps_labels_inside():
-    """theorem4: Theorem 4 dashed in the measurement's colours, named plainly; syn-small: dotted in
-    grey (R = G = B, not the measurement's colour), named indicative, as README.md says; the measured
-    snap near the right end labels to its left."""
+def test_snap_chart_draws_theory_in_its_own_dashes_labelled_on_the_lines_or_not_at_all():
+    """theorem4 (the theorem applies): Theorem 4's two curves in the measurement's colours, each with its
+    own dash and its name written at its right end; syn-small (it does not): no theory line unless asked
+    for, then in greys (R = G = B), named indicative, still each its own dash; the measured snap near the
+    right end labels to its left, and a provisional one says so with a dashed line."""
     steps = np.unique(np.round(np.logspace(0, 4, 60)).astype(int))
     series = np.log1p(steps.astype(float))
     for name, solid in (("theorem4", True), ("syn-small", False)):
         cfg = get_preset(name).config.with_overrides({"optim.steps": int(steps[-1])})
         pb = build_problem(cfg.data)
         ov = calibrated_overlay(cfg, pb, np.zeros((pb.Q, pb.M_ctx)), 0)
-        fig = charts.snap_chart(steps, series, series, ov, int(steps[-8]), 0)
-        theory = [t for t in fig["data"] if "Thm 4" in t["name"]]
-        assert len(theory) == 2 and all(("indicative" in t["name"]) is not solid for t in theory)
-        dashes = {t["line"]["dash"] for t in theory}
-        colours = {t["line"]["color"] for t in theory}
-        measured = {t["line"]["color"] for t in fig["data"] if t["name"].endswith(", measured")}
-        assert dashes == ({"dash"} if solid else {"dot"}) and len(measured) == 2
-        if solid:
-            assert colours == measured
-        else:
-            assert all(len({c[1:3], c[3:5], c[5:7]}) == 1 for c in colours), colours  # #rrggbb with r = g = b
-            assert not colours & measured
-        rho0_sq = 1 / ov_rho(cfg)
-        assert fig["layout"]["legend"]["title"]["text"] == f"Thm 4: C₀ = ρ₀⁴/K = {rho0_sq**2 / 2:.3g}"
-        snap = next(a for a in fig["layout"]["annotations"] if a["text"] == "snap (measured)")
-        assert snap["xanchor"] == "right"  # log10(steps[-8]) / 4 > 0.6
+        measured = {t["line"]["color"] for t in charts.snap_chart(steps, series, series, ov, None, 0)["data"]}
+        for indicative in (False, True):
+            fig = charts.snap_chart(steps, series, series, ov, Snap(int(steps[-8]), False), 0, indicative=indicative)
+            theory = [t for t in fig["data"] if t["name"].startswith("Theorem 4")]
+            if not solid and not indicative:
+                assert theory == [] and not fig["layout"]["legend"].get("title", {}).get("text")
+                continue
+            assert len(theory) == 2 and all(("indicative" in t["name"]) is not solid for t in theory)
+            assert len({t["line"]["dash"] for t in theory}) == 2  # each line its own dash
+            colours = {t["line"]["color"] for t in theory}
+            if solid:
+                assert colours == measured
+            else:
+                assert all(len({c[1:3], c[3:5], c[5:7]}) == 1 for c in colours), colours  # #rrggbb with r = g = b
+                assert not colours & measured
+            on_line = {a["text"] for a in fig["layout"]["annotations"]}
+            tail = "" if solid else " (indicative)"
+            assert {f"theory: drop{tail}", f"theory: growth{tail}"} <= on_line
+            rho0_sq = 1 / ov_rho(cfg)
+            assert fig["layout"]["legend"]["title"]["text"] == f"Theorem 4's constant C₀ = ρ₀⁴/K = {rho0_sq**2 / 2:.3g}"
+            snap = next(a for a in fig["layout"]["annotations"] if a["text"] == "snap (measured)")
+            assert snap["xanchor"] == "right"  # log10(steps[-8]) / 4 > 0.6
+    fig = charts.snap_chart(steps, series, series, None, Snap(30, True), 0)
+    assert any(a["text"] == "snap so far (provisional)" for a in fig["layout"]["annotations"])
+    assert any(sh.get("line", {}).get("dash") == "dash" for sh in fig["layout"]["shapes"])
 
 
 def ov_rho(cfg: RunConfig) -> float:
@@ -167,17 +177,17 @@ def ov_rho(cfg: RunConfig) -> float:
     return float(f[0] @ f[1])
 
 
-def test_the_snap_caption_lists_every_failed_condition_in_short():
-    failed = (
-        "T = 128: finite contexts (Assumption 1b)",
-        "10 common tokens (the statement needs one)",
-        "max |λ(E(0))| = 0.722 ≥ 1/K = 0.5 (E = F^T F − I)",
+def test_the_snap_caption_says_in_words_why_the_theory_is_off():
+    ov = {"solid": False, "failed": ("T = 128: finite contexts (Assumption 1b)",),
+          "failed_plain": ("the theorem assumes infinitely long sequences; this run uses 128 tokens", "…")}  # fmt: skip
+    off = lab_charts._snap_caption(ov, Snap(38, False), indicative=False)
+    assert off == (
+        "Measured snap at step 38. Theorem 4's curve is off here: the theorem assumes infinitely long "
+        "sequences; this run uses 128 tokens."
     )
-    ov = {"solid": False, "failed": failed}
-    text = lab_charts._snap_caption(ov, 38)
-    assert text.endswith("fail here: T = 128; 10 common tokens; max |λ(E(0))| = 0.722 ≥ 1/K = 0.5.")
-    assert text.startswith("Measured snap at step 38.")
-    assert "No theory" in lab_charts._snap_caption({"solid": False, "failed": ()}, None)
+    on = lab_charts._snap_caption(ov, Snap(38, True), indicative=True)
+    assert on.startswith("Snap so far at about step 38 (provisional). Grey: Theorem 4 as an indication only, since")
+    assert "No theory" in lab_charts._snap_caption({"solid": False, "failed": ()}, None, False)
 
 
 def test_caption_wraps_and_grows_the_bottom_margin():

@@ -57,8 +57,8 @@ def test_losses_are_flagged_log_scaled_and_the_rest_linear():
 
 
 def test_html_labels_turn_subscripts_into_sub_tags():
-    assert html_label("entropy_distinct") == "H(c<sub>n</sub>) on distinct tokens (nats)"
-    assert html_label("bracket_lo") == "Thm 3 lower bracket f<sub>nl₀</sub>(0)²·B̂<sub>n</sub>"
+    assert html_label("entropy_distinct") == "attention entropy H(c<sub>n</sub>) on distinct tokens (nats)"
+    assert html_label("bracket_lo") == "Thm 3 lower bracket f<sub>nl₀</sub>(0)² × total growth B̂<sub>n</sub>"
     assert html_subscripts("t′₀ = K ln M/η_Y") == "t′₀ = K ln M/η<sub>Y</sub>"
     assert html_label("unknown_name") == "unknown<sub>name</sub>"  # not registered: the name, subscripted
 

@@ -117,13 +117,16 @@ def test_outside_the_theorems_conditions_every_verdict_is_na_never_green_or_red(
     obs = replace(observe(bad, DRIFTING, dz_common=DROP), failed=failed)
     got = {v.id: v for v in claims.run_claims(obs)}
     assert got["thm2b"].status == "n/a" and got["thm2b"].conditions == failed["theorem2"]
-    assert got["thm2b"].reason.startswith("outside the theorem (failed: T = 128); measured ")
-    assert got["thm2b"].reason.endswith("= 0.01")
+    assert got["thm2b"].reason == "outside the theorem (failed: T = 128)"  # no sentence given: the short form
+    assert got["thm2b"].detail.startswith("measured ") and "= 0.01" in got["thm2b"].detail
     assert got["thm2a"].status == "n/a" and got["thm2a"].value == pytest.approx(0.4)  # measured, kept
     assert got["thm3"].status == "pass"  # Theorem 3's conditions hold here
     snap = claims.measured_snap(obs)
     assert got["thm4"].status == "n/a" and got["thm4"].conditions == ("momentum 0.9",)
-    assert got["thm4"].reason.endswith(f"snap measured at step {snap}")
+    assert f"snap measured at step {snap}" in got["thm4"].detail
+    plain = {"theorem2": ("the theorem assumes infinitely long sequences; this run uses 128 tokens",)}
+    said = {v.id: v for v in claims.run_claims(replace(obs, failed_plain=plain))}["thm2b"]
+    assert said.reason == plain["theorem2"][0] and claims.in_words(said) == f"Not judged: {plain['theorem2'][0]}."
     clean = replace(obs, failed={})
     assert {v.id: v.status for v in claims.run_claims(clean)}["thm2b"] == "fail"  # where the theorem applies
 
@@ -146,7 +149,7 @@ def test_verdict_text_is_what_the_badge_and_the_cli_say():
     obs = replace(observe(GOOD_DZ, SNAPPED, **on_curve(1.05)), failed=failed)
     got = {v.id: v for v in claims.run_claims(obs)}
     text = claims.verdict_text(got["thm2b"])
-    want = "N/A: outside the theorem (failed: T = 128, plain decoder); measured max over common tokens of Δz = -0.5"
+    want = "N/A: outside the theorem (failed: T = 128, plain decoder) · measured max over common tokens of Δz = -0.5"
     assert text == want + " · Δz over steps 0–10"
     assert claims.verdict_text(got["thm4"]).startswith("PASS: max over steps ≥ 10 of |−Δz_common / Theorem 4 − 1| = ")
     for v in got.values():

@@ -46,7 +46,7 @@ def test_phases_begin_where_their_statistic_first_holds():
     assert story.began == {"suppressing": first_probe_from(FALL_FROM + 1), "winning": first_probe_from(ORDER_FROM)}
     assert story.phase == "winning" and story.step == 200
     assert f"since step {story.began['winning']}" in story.sentence
-    assert story.earlier == f"common tokens suppressed from step {story.began['suppressing']}"
+    assert story.earlier == f"common tokens losing attention from step {story.began['suppressing']}"
 
 
 def test_a_frozen_series_is_snapped_and_says_when():
@@ -63,10 +63,25 @@ def test_before_anything_moves_it_is_starting():
     assert story.phase == "starting" and story.began == {} and "decoder learns first" in story.sentence
 
 
-def test_theory_note_names_two_failed_conditions_and_counts_the_rest():
+def test_theory_note_says_the_first_failed_condition_in_words_and_counts_the_rest():
     assert Story("winning", 5).theory_note == ""
-    note = Story("winning", 5, {"winning": 3}, ("T = 128", "10 common tokens", "plain decoder")).theory_note
-    assert note == "Measured only: the theorems' assumptions do not hold here (T = 128, 10 common tokens and 1 more)."
+    failed = ("the theorem assumes infinitely long sequences; this run uses 128 tokens", "ten common tokens", "plain")
+    note = Story("winning", 5, {"winning": 3}, failed).theory_note
+    assert note == (
+        "Measured, not predicted: the theorem assumes infinitely long sequences; this run uses 128 tokens "
+        "(and 2 more conditions)."
+    )
+    one = Story("winning", 5, {"winning": 3}, failed[:1]).theory_note
+    assert one.endswith("this run uses 128 tokens.")
+
+
+def test_a_snap_is_told_provisional_until_it_stops_moving():
+    began = {"suppressing": 2, "winning": 3, "snapped": 38}
+    assert Story("snapped", 60, began).sentence.startswith("Snapped at step 38")
+    said = Story("snapped", 60, began, provisional=True).sentence
+    assert (
+        said.startswith("Snapping: the attention is freezing (from about step 38 so far") and "may still move" in said
+    )
 
 
 @pytest.mark.parametrize("count", [0, 1, 2, 5, 1000])

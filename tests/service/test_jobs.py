@@ -574,7 +574,7 @@ def _run_on_fake_clock(tmp_path, monkeypatch, script: Callable[[int, RunControl]
     control = RunControl()
     control.stop_event = _FakeStopEvent(clock)
     with RunStore(tmp_path) as store:
-        job = RunJob(_cfg(10**6, **{"snapshots.log_count": 0}), store)
+        job = RunJob(_cfg(10**6, **{"snapshots.log_count": 0, "snapshots.linear_every": None}), store)
 
         def advance(n: int) -> None:
             job.trainer.step_count += n  # the chunking is under test, not the training

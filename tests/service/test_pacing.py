@@ -7,9 +7,11 @@ busy machine does), and writing a snapshot costs ``write_s`` before the next chu
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from engine.service.pacing import MAX_LAG_S, Anchor, pace
+from engine.service.pacing import MAX_LAG_S, STORY_K0, STORY_S, Anchor, pace, seconds_between, steps_per_s, story_rate
 
 
 def simulate(steps: int, chunk: int, cap: float, train_s: float, write_s: float, oversleep_s: float) -> float:
@@ -93,3 +95,45 @@ def test_unthrottled_has_no_schedule():
     (a kept one would make the run wait for the steps it ran ahead at full speed)."""
     anchor, _ = pace(None, 20.0, (0.0, 0), 0.01, 2)
     assert pace(anchor, None, (0.1, 2), 0.2, 1000) == (None, 0.0)
+
+
+def _story_times(steps: int, seconds: float, train_s: float, write_s: float) -> dict[int, float]:
+    """A run of ``steps`` played in story time as the worker plays it (each chunk sized to ~0.1 s at the
+    speed it has reached, a snapshot after each): the simulated clock when each step was reached."""
+    cap, now, step, anchor, reached = story_rate(steps, seconds), 0.0, 0, None, {0: 0.0}
+    while step < steps:
+        start = (now, step)
+        n = min(max(1, int(steps_per_s("story", cap, step) * 0.1)), steps - step)
+        now, step = now + train_s * n, step + n
+        anchor, wait = pace(anchor, cap, start, now, step, "story")
+        now += wait
+        reached[step] = now
+        now += write_s
+    return reached
+
+
+def _when(reached: dict[int, float], step: int) -> float:
+    return reached[min(s for s in reached if s >= step)]
+
+
+def test_story_time_gives_each_tenfold_of_steps_the_same_wall_time():
+    """3,000 steps in story time (20 s): step k is reached at 20 · ln((k + K0)/K0) / ln((3000 + K0)/K0) s, so
+    steps 9 → 99 take as long as 99 → 999 (about 4.5 s each), and the run ends at 20 s; a linear pace of
+    20 steps/s gave the first 10 steps of the 300-step Lecture half a second (its scan was on screen 2 s)."""
+    reached = _story_times(3000, 20.0, train_s=0.0003, write_s=0.005)
+    assert abs(reached[3000] - 20.0) < 0.2
+    for k in (1, 9, 99, 999):
+        due = 20.0 * math.log((k + STORY_K0) / STORY_K0) / math.log((3000 + STORY_K0) / STORY_K0)
+        assert abs(_when(reached, k) - due) < 0.3, (k, _when(reached, k), due)
+    early, late = _when(reached, 99) - _when(reached, 9), _when(reached, 999) - _when(reached, 99)
+    assert abs(early - late) < 0.3 and early > 4.0
+
+
+def test_story_time_speeds_up_with_the_step_and_a_changed_law_starts_a_new_schedule():
+    cap = story_rate(300)
+    assert steps_per_s("story", cap, 99) == pytest.approx((99 + STORY_K0) * cap)  # dk/dt = r (k + K0)
+    assert seconds_between("story", cap, 0, 300) == pytest.approx(STORY_S)
+    assert seconds_between("linear", 20.0, 0, 300) == pytest.approx(15.0)
+    anchor, _ = pace(None, 20.0, (0.0, 0), 0.01, 2)
+    anchor, _ = pace(anchor, cap, (1.0, 20), 1.01, 22, "story")
+    assert anchor == Anchor(1.0, 20, cap, "story")

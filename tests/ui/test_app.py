@@ -131,13 +131,15 @@ def test_preset_start_progress_and_reopen(data_dir):
     assert "step 100" in cn["layout"]["title"]["text"]
     assert max(max(x for x in t["x"] if x is not None) for t in cn["data"] if t["x"][0] is not None) == 100
     assert at.session_state["lab.payload"] <= 200_000
-    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    marks = [m for m in at.markdown if "-badge[" in m.value]
+    badges = [m.value for m in marks]
     assert [b.split("Thm ")[1][:2] for b in badges] == ["2b", "2a", "3 ", "4 "]
-    # common tokens are suppressed in Syn-Small, but at T = 128 Theorem 2 promises nothing: grey n/a,
-    # the failed conditions and the measured number under it, never green
+    # common tokens are suppressed in Syn-Small, but at T = 128 Theorem 2 promises nothing: grey n/a, one
+    # sentence of words saying why under it, never green; the statistic and the number in its tooltip
     assert all(b.startswith(":gray-badge[➖ Thm ") for b in badges), badges
-    assert "N/A: outside the theorem \\(failed: T = 128, " in badges[0]  # Markdown-escaped parenthesis
-    assert "measured max over common tokens of Δz = -" in badges[0]
+    said = "Not judged: the theorem assumes infinitely long sequences; this run uses 128 tokens \\(and"
+    assert said in badges[0]  # Markdown-escaped parenthesis
+    assert "measured max over common tokens of Δz = -" in marks[0].proto.help
     assert at.query_params["run"] in (rid, [rid])
     other = app({"run": rid})  # a second tab opening the link
     assert other.session_state["lab.run"] == rid
@@ -209,7 +211,7 @@ def test_compare_runs_and_sweep(data_dir):
 def test_lecture_mode_and_show_limit_the_knobs(data_dir):
     at = app({"lecture": "1"})
     assert at.session_state["lab.preset"] == "lecture"  # ?lecture=1 alone opens the Lecture preset
-    assert at.session_state["lab.speed"] == 20  # … at its narrated speed (assets/presets/lecture.json)
+    assert at.session_state["lab.speed"] == "story"  # … in story time, its narrated pace (assets/presets/lecture.json)
     sidebar = [w.label for w in at.sidebar.number_input]
     assert "momentum" in sidebar and "weight decay" not in sidebar  # advanced knobs hidden
     assert any(".st-key-lab-story" in h.proto.body for h in at.get("html"))  # the lecture style sheet

@@ -14,7 +14,7 @@ from tests.apphelp import live_figure, open_page, open_share_box
 from tests.apphelp import run_app as app
 from tests.ui.test_app import figure, start_and_finish, widget
 from ui.kinds.synthetic.chart_list import CHART_KEYS
-from ui.knobs import SPEEDS
+from ui.knobs import SPEEDS, speed_label
 
 
 @pytest.fixture(scope="module")
@@ -111,15 +111,19 @@ def test_a_viewer_sees_the_runs_real_speed_and_cannot_change_it(data_dir):
         viewer = app({"run": rid})  # another browser: not the owner
         speed = next(s for s in viewer.select_slider if s.label == "speed (steps/s)")
         assert speed.value == 10 and speed.disabled
-        assert speed.options == [str(s) if s == "max" else f"{s:g} steps/s" for s in SPEEDS] or speed.value == 10
+        assert speed.options == [speed_label(s) for s in SPEEDS]
     finally:
         owner.button(key="btn.stop").click().run()
 
 
 def test_speed_reads_slow_to_fast_and_the_lecture_preset_has_its_own():
-    assert SPEEDS[-1] == "max" and list(SPEEDS[:-1]) == sorted(SPEEDS[:-1])
+    """Story time first (its steps start slow), then steps/s slow to fast, then max; the Lecture preset
+    plays in story time, and says so in words."""
+    assert SPEEDS[0] == "story" and SPEEDS[-1] == "max" and list(SPEEDS[1:-1]) == sorted(SPEEDS[1:-1])
+    assert speed_label("story") == "story time (20 s)" and speed_label(5) == "5 steps/s"
     at = app({"preset": "lecture"})
-    assert at.session_state["lab.speed"] == 20 and "speed" not in at.query_params
+    assert at.session_state["lab.speed"] == "story" and "speed" not in at.query_params
+    assert next(s for s in at.select_slider if s.label == "speed (steps/s)").value == "story"
     widget(at, "selectbox", "Preset").set_value("syn-small").run()
     assert at.session_state["lab.speed"] == "max"
 

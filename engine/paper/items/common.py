@@ -28,7 +28,7 @@ from engine.core.text.trainer import TextSnapshot, TextTrainer
 from engine.core.train import Snapshot, Trainer
 from engine.paper.claims import Observed
 from engine.paper.items.result import Progress
-from engine.paper.run_theory import failed_conditions, replica_curves, replica_t0
+from engine.paper.run_theory import replica_curves, replica_t0, unmet_conditions
 
 HEATMAP_STEPS = (0, 2, 4, 6, 8, 10)  # Fig. 4/5 rows, then "Final"
 KIND_NAMES = {0: "none", 1: "distinct", 2: "common"}
@@ -81,7 +81,8 @@ def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int
     full = all("z" in s.arrays for s in snaps)
     z0 = tr.Z0[replica].double().cpu().numpy()
     steps = np.array([s.step for s in snaps], dtype=np.int64)
-    failed = failed_conditions(tr.cfg, problem, z0, replica)
+    unmet = unmet_conditions(tr.cfg, problem, z0, replica)
+    failed = {name: tuple(c.detail for c in cs) for name, cs in unmet.items()}
     curves = None if failed["theorem4"] else replica_curves(tr.cfg, problem, z0, replica, steps)
     return Observed(
         steps=steps,
@@ -93,6 +94,7 @@ def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int
         shares={k: float(np.nanmean(last[k][replica])) for k in ("share_common_down", "share_distinct_up")},
         dz_common=np.array([np.nanmean(s.scalars["dz_common"][replica]) for s in snaps]),
         failed=failed,
+        failed_plain={name: tuple(c.plain for c in cs) for name, cs in unmet.items()},
         method=tr.cfg.optim.method,
         dz_theory=None if curves is None else curves.dz_common_theory,
         t0=math.nan if curves is None else replica_t0(tr.cfg, problem, replica),

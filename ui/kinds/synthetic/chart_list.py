@@ -18,11 +18,11 @@ class Chart:
 
 CHARTS = (
     Chart("cn", "c_n-over-time", "n", "Attention c(l | n) over time", tokens=True),
-    Chart("B", "snap-vs-theorem4", "n", "The snap: the common token's logit drop and B̂"),
+    Chart("B", "snap-vs-theorem4", "n", "The snap: the common token's logit drop and the total growth B̂"),
     Chart("H", "entropy_distinct", "", "Attention entropy on distinct tokens"),
     Chart("cnh", "c_n-heatmap", "", "Attention c_n of every next token", tokens=True),
     Chart("z", "z-trajectories", "q", "Attention logits z(m, l)", tokens=True),
-    Chart("bracket", "theorem3-bracket", "n", "Theorem 3: the winner's Δz inside its bracket"),
+    Chart("bracket", "theorem3-bracket", "n", "Theorem 3: the winner's logit change Δz in its bracket"),
     Chart("loss", "loss-accuracy", "", "Loss and accuracy"),
 )
 TITLES = {c.key: c.title for c in CHARTS}

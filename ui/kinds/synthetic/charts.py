@@ -2,19 +2,20 @@
 from a run's history, and the one sentence under each that says what to see.  No Streamlit here.
 
 The three a lecture needs come first (c_n over time, the snap with its theory, the entropy); the
-theory is Theorem 4 calibrated to the run (:mod:`engine.paper.theory_view`): dashed when its
-conditions hold, dotted grey (indicative) otherwise, with the first failed condition said.
+theory is Theorem 4 calibrated to the run (:mod:`engine.paper.theory_view`), each line its own dash and
+labelled on it: in the measurement's colours when its conditions hold; otherwise off (grey and named
+indicative when the viewer asks for it), with the first failed condition said in words.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from engine.paper.history import RunHistory, query_row, token_info
 from engine.paper.run_theory import short_condition
-from engine.paper.theory_view import measured_snap, stored_overlay, twin_agreement
+from engine.paper.theory_view import Snap, run_snap, stored_overlay, twin_agreement
 from ui import charts
 from ui.chart_style import LECTURE_FONT, Spec, fit_top, lecture_layout
 from ui.kinds.synthetic.chart_list import TITLES
@@ -23,7 +24,7 @@ CAPTIONS = {
     "cn": "Grey common tokens fade; the dark, most likely distinct tokens take the attention.",
     "cnh": "Each row is one next token: its attention concentrates on a few distinct tokens.",
     "z": "Common tokens' logits fall, distinct ones rise in the order of P(l|n).",
-    "bracket": "Theorem 3: the winner's Δz stays between f²(0)·B̂ and B̂.",
+    "bracket": "Theorem 3: the winner's logit change Δz stays between f²(0) × the total growth B̂ and B̂ itself.",
     "loss": "The decoder learns first; the attention keeps sharpening after the loss is low.",
 }
 
@@ -38,24 +39,29 @@ def _overlay(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> dict[s
     return ov
 
 
-def _snap_caption(ov: dict[str, Any] | None, snap: int | None, short: bool = False) -> str:
-    """What to see in the snap chart; ``short`` (a projector's narrow chart) names one failed condition."""
-    seen = f"measured snap at step {snap}" if snap else "no snap measured yet"
+def _snap_caption(ov: dict[str, Any] | None, snap: Snap | None, indicative: bool, short: bool = False) -> str:
+    """What to see in the snap chart, in one sentence of words: the measured snap, and Theorem 4's curves
+    (on the measurement where the theorem applies; else why not, the first failed condition, and whether
+    the indicative curves are shown)."""
+    seen = (
+        "no snap measured yet"
+        if snap is None
+        else f"snap so far at about step {snap.step} (provisional)"
+        if snap.provisional
+        else f"measured snap at step {snap.step}"
+    )
     if ov is None:
         return f"{seen.capitalize()}. Theorem 4's curve is being computed beside the training."
     if ov.get("solid"):
         if short:
-            return f"{seen.capitalize()}. Dashed: Theorem 4 (C₀ = {ov['C0']:.3g})."
+            return f"{seen.capitalize()}. Dashed: Theorem 4, computed from this run's start, not fitted."
         return f"The common token's logit falls fast, then bends (ln t → ln ln t): {seen}. Dashed: Theorem 4."
-    if not ov.get("failed"):
-        return f"{seen.capitalize()}. No theory for this optimiser."
-    failed = list(map(short_condition, ov["failed"]))
-    if short:
-        more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
-        return f"{seen.capitalize()}. Dotted: Theorem 4, indicative only ({failed[0]}{more})."
-    return (
-        f"{seen.capitalize()}. Dotted: Theorem 4 only as an indication, its conditions fail here: {'; '.join(failed)}."
-    )
+    plain = ov.get("failed_plain") or tuple(map(short_condition, ov.get("failed", ())))
+    if not plain:
+        return f"{seen.capitalize()}. No theory covers this optimiser."
+    if indicative:
+        return f"{seen.capitalize()}. Grey: Theorem 4 as an indication only, since {plain[0]}."
+    return f"{seen.capitalize()}. Theorem 4's curve is off here: {plain[0]}."
 
 
 def twin_flip(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> str:
@@ -69,9 +75,22 @@ def twin_flip(hist: RunHistory, statics: dict[str, np.ndarray], r: int) -> str:
     return f" Unlike its T = ∞ twin (step {step}): {cond.detail}."
 
 
+class View(NamedTuple):
+    """What the live charts show: replica r, next token n, query q, the scrubbed step (None: the last),
+    the font size, and whether Theorem 4's curves are drawn where the theorem does not apply."""
+
+    r: int
+    n: int
+    q: int
+    cursor: int | None
+    fs: int
+    indicative: bool = False
+
+
 def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
-    """Live chart ``key`` for ``view`` = (replica r, next token n, query q, cursor, font size)."""
-    r, n, _, cursor, fs = view
+    """Live chart ``key`` for ``view`` (:class:`View`, or the same as a plain tuple)."""
+    view = View(*view)
+    r, n, _, cursor, fs, _ = view
     if not hist.steps:  # a run that has not stored its first snapshot yet: the chart's frame, same height
         fig = charts.placeholder(TITLES[key], fs, LAST_HEIGHT.get((key, fs)))
         return lecture_layout(fig) if fs >= LECTURE_FONT else fig
@@ -95,9 +114,9 @@ def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tup
 LAST_HEIGHT: dict[tuple[str, int], int] = {}  # chart, font → its last height: the placeholder's (no jump)
 
 
-def _captioned(key: str, fig: Spec, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
+def _captioned(key: str, fig: Spec, hist: RunHistory, statics: dict[str, np.ndarray], view: View) -> Spec:
     """The chart with its one sentence under it, laid out for a projector in lecture mode."""
-    r, n, _, cursor, fs = view
+    r, n, _, cursor, fs, _ = view
     lecture = fs >= LECTURE_FONT
     if key == "z":
         fig = charts.caption(fig, CAPTIONS[key] + twin_flip(hist, statics, r))
@@ -113,45 +132,41 @@ def _captioned(key: str, fig: Spec, hist: RunHistory, statics: dict[str, np.ndar
 def _lecture_title(key: str, n: int, last: int, cursor: int | None) -> str | None:
     """The story's charts' titles on one line of a third of a projector (the others keep theirs)."""
     return {
-        "cn": f"c(l | n) over time · n = {n} · step {last}",
-        "B": f"The snap: −Δz common and B̂ · n = {n}",
+        "cn": f"Attention c(l | n) · n = {n} · step {last}",
+        "B": f"The snap: drop −Δz, growth B̂, n = {n}",
         "cnh": f"Attention c_n · step {last if cursor is None else cursor}",
     }.get(key)
 
 
-def _snap_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
-    r, n, _, cursor, fs = view
+def _snap_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: View) -> Spec:
+    r, n, _, cursor, fs, indicative = view
     ov = _overlay(hist, statics, r)
     ds, dzc = hist.metric("dz_common", r)
     hs, H = hist.metric("entropy_distinct", r)
-    snap = measured_snap(ds, dzc) if np.isfinite(dzc).any() else measured_snap(hs, H)
+    snap = run_snap(ds, dzc, hs, H)
     if key == "H":
         fig = charts.entropy_chart(hs, H, ov, snap, fs, cursor)
         return charts.caption(fig, "Shaded by what was measured: blue while it scans, orange once it has snapped.")
     nn = n if len(hist.metric("dz_common", r, n)[0]) else None
     ds, dzc = hist.metric("dz_common", r, nn)
     B = hist.metric("B_hat", r, nn)[1]
-    fig = charts.snap_chart(ds, dzc, B, ov, snap, n if nn is not None else "mean", fs, cursor)
+    fig = charts.snap_chart(ds, dzc, B, ov, snap, n if nn is not None else "mean", fs, cursor, indicative)
     if fs < LECTURE_FONT:
-        return charts.caption(fig, _snap_caption(ov, snap) + twin_flip(hist, statics, r))
+        return charts.caption(fig, _snap_caption(ov, snap, indicative) + twin_flip(hist, statics, r))
     for trace in fig["data"]:  # a third of a projector: short names, C₀ in the caption
         trace["name"] = LECTURE_NAMES.get(trace["name"], trace["name"])
     fig["layout"]["legend"].pop("title", None)
-    return charts.caption(fig, _snap_caption(ov, snap, short=True))
+    return charts.caption(fig, _snap_caption(ov, snap, indicative, short=True))
 
 
-LECTURE_NAMES = {
-    "−Δz common, measured": "−Δz common",
-    "B̂, measured": "B̂",
-    "−Δz common, Thm 4": "−Δz, Thm 4",
-    "B, Thm 4": "B, Thm 4",
-    "−Δz common, Thm 4 (indicative)": "−Δz, Thm 4",
-    "B, Thm 4 (indicative)": "B, Thm 4",
+LECTURE_NAMES = {  # the measured lines' names on a projector (the theory lines are labelled on the lines)
+    "the common token's drop −Δz, measured": "common token's drop −Δz",
+    "total growth B̂, measured": "total growth B̂",
 }
 
 
-def _token_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tuple) -> Spec:
-    r, n, q, cursor, fs = view
+def _token_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: View) -> Spec:
+    r, n, q, cursor, fs, _ = view
     steps, step = np.asarray(hist.steps), hist.last_step
     kind, query_of = statics["token_kind"], statics["query_of_class_id"]
     if key == "cnh":

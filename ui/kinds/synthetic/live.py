@@ -22,13 +22,12 @@ from engine.core.config import RunConfig
 from engine.core.schedule import topk_note
 from engine.paper.claims import run_claims
 from engine.paper.history import RunHistory, observed
-from engine.paper.run_theory import short_condition
 from engine.paper.story import Story, run_story
 from engine.paper.verdicts import Verdict
 from ui.caches import BOUNDS_MB
 from ui.kinds.synthetic import view
 from ui.kinds.synthetic.chart_list import CHARTS
-from ui.kinds.synthetic.charts import figure
+from ui.kinds.synthetic.charts import View, figure
 from ui.live.figure import live_payload, live_plot_ui, plotly_loader_ui
 from ui.live.frame import Watched, live_frame
 from ui.live.run_data import run_history, run_statics
@@ -68,7 +67,8 @@ def _live_area(rid: str, watched: Watched) -> None:
     with st.container(key="lab-view", horizontal=True, gap="medium", vertical_alignment="bottom"):
         r, n, q = view.selectors(cfg, statics, rid)  # one row above the charts: n, q and the scrubber
         cursor = view.scrub(hist, rid, now_active)
-    tick = _tick(hist, statics, info["config_json"], rid, (r, n, q, cursor, font()))
+        indicative = view.indicative_toggle(statics, r)
+    tick = _tick(hist, statics, info["config_json"], rid, View(r, n, q, cursor, font(), indicative))
     payload = ss["lab.payload"] = sum(nbytes for _, _, nbytes in tick.charts)
     with story_ui:
         _story_ui(tick.story, step, cfg.optim.steps, lecture, s.waiting if s else None)
@@ -106,7 +106,7 @@ def _story_ui(story: Story, step: int, total: int, lecture: bool, waiting: str |
 def _story_more(story: Story, lecture: bool) -> str:
     """What came before (not on a projector) and whether the theorems' assumptions hold."""
     earlier = "" if lecture else story.earlier.capitalize()
-    return ". ".join(x for x in (earlier, story.note(1 if lecture else 2)) if x)
+    return " ".join(x for x in (f"{earlier}." if earlier else "", story.theory_note) if x)
 
 
 # ------------------------------------------------------------------------------ one tick, shared
@@ -153,16 +153,17 @@ def _tick(
     statics: dict[str, np.ndarray],
     cfg_json: str,
     rid: str,
-    view: tuple[int, int, int, int | None, int],
+    view: tuple,
 ) -> Tick:
     """The tick for this view (replica, n, q, cursor, font size) of run ``rid`` at its last stored
     step.  Each chart is cached on what it shows, so picking another n rebuilds only the charts of n."""
-    r, n, q, cursor, fs = view
+    r, n, q, cursor, fs, indicative = View(*view)
     tokens = not hist.topk  # before the first snapshot every chart shows its frame (no jump when it comes)
     stored = ("mf_steps" in statics, "theory_step" in statics)  # the twin and the theory come after the row
     charts_ = []
     for ch in (c for c in CHARTS if tokens or not c.tokens):
-        key = (rid, hist.last_step, ch.key, r, {"n": n, "q": q, "": None}[ch.shows], cursor, fs, stored)
+        shows = {"n": n, "q": q, "": None}[ch.shows]
+        key = (rid, hist.last_step, ch.key, r, shows, cursor, fs, stored, indicative and ch.key == "B")
         got = _cached(key)
         if got is None:
             data = live_payload(figure(ch.key, hist, statics, view), f"scansnap-{rid}-{ch.file}")
@@ -171,8 +172,7 @@ def _tick(
     vkey = (rid, hist.last_step, "verdicts", r)
     if (found := _cached(vkey)) is None:
         obs = observed(hist, statics, r, RunConfig.from_json(cfg_json))
-        failed = tuple(map(short_condition, obs.failed.get("theorem4", ())))
-        found = _keep(vkey, (tuple(run_claims(obs)), run_story(obs, failed)))
+        found = _keep(vkey, (tuple(run_claims(obs)), run_story(obs, obs.failed_plain.get("theorem4", ()))))
     return Tick(tuple(charts_), *found, id=f"{rid}@{hist.last_step}", view="/".join(map(str, view)))
 
 

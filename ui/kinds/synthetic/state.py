@@ -17,7 +17,7 @@ import streamlit as st
 from engine.core.config import RunConfig
 from engine.paper.presets import load_presets
 from ui.kinds.synthetic.chart_list import CHART_KEYS
-from ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, UI_PARAMS, choice
+from ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, STORY, UI_PARAMS, choice
 from ui.text import shown
 from ui.url_state import UrlState
 
@@ -68,18 +68,21 @@ def preset_of(cfg: dict[str, Any], fallback: str) -> str:
 def preset_speed(preset: str) -> Any:
     """The speed a preset is narrated at, as a speed option (``"max"`` when it has none)."""
     speed = load_presets()[preset].speed
-    if speed is None:
-        return "max"
-    return min((s for s in SPEEDS if s != "max"), key=lambda s: abs(float(s) - speed))
+    if speed is None or speed == STORY:
+        return "max" if speed is None else STORY
+    return min((s for s in SPEEDS if not isinstance(s, str)), key=lambda s: abs(float(s) - speed))
 
 
 VIEW_MAX = 10**9  # an index or step in a link beyond this is refused unread
 
 
+INDICATIVE = "indicative"  # ``theory=indicative``: Theorem 4's curve drawn where the theorem does not apply
+
+
 def view_from_params(params: dict[str, str], problems: list[str]) -> dict[str, Any]:
     """The live area's view from a link: ``n``, ``q``, ``replica``, ``at`` (whole numbers ≥ 0; the
-    live area checks them against the run) and ``charts`` (chart keys).  A bad value is reported and
-    left out (the default view is shown)."""
+    live area checks them against the run), ``charts`` (chart keys) and ``theory`` (``indicative``).  A bad
+    value is reported and left out (the default view is shown)."""
     view: dict[str, Any] = {}
     for key in ("n", "q", "replica", "at"):
         raw = params.get(key)
@@ -89,6 +92,12 @@ def view_from_params(params: dict[str, str], problems: list[str]) -> dict[str, A
             view[key] = int(raw)
         else:
             problems.append(f"{key} = {shown(raw)} is not a whole number from 0 to {VIEW_MAX:,}: not applied")
+    if "theory" in params:
+        if params["theory"] == INDICATIVE:
+            view["theory"] = INDICATIVE
+        else:
+            problems.append(f"theory = {shown(params['theory'])}: allowed is {INDICATIVE} (Theorem 4's curve drawn "
+                            "as an indication where the theorem does not apply): not applied")  # fmt: skip
     if "charts" in params:
         keys = [k for k in params["charts"].split(",") if k]
         bad = [k for k in keys if k not in CHART_KEYS]
@@ -126,7 +135,7 @@ def view_in_range(view: dict[str, Any], cfg: RunConfig, whose: str, problems: li
 def canonical_params() -> dict[str, str]:
     p = LAB.own_params()
     if ss.get("lab.speed", "max") != preset_speed(ss["lab.preset"]):
-        p["speed"] = str(ss["lab.speed"]) if ss.get("lab.speed") == "max" else f"{ss['lab.speed']:g}"
+        p["speed"] = str(ss["lab.speed"]) if isinstance(ss.get("lab.speed"), str) else f"{ss['lab.speed']:g}"
     if ss.get("lab.lock"):
         p["lock"] = f"{ss['lab.lock']:g}"
     for key, value in ss.get("lab.view", {}).items():

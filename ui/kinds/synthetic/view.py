@@ -11,7 +11,7 @@ import streamlit as st
 
 from engine.core.config import RunConfig
 from engine.paper.history import RunHistory, query_row
-from ui.kinds.synthetic.state import set_view
+from ui.kinds.synthetic.state import INDICATIVE, set_view
 
 ss = st.session_state
 SEGMENTS = 12  # up to this many choices: one button each (one click), more: a select box
@@ -59,6 +59,25 @@ def _remember(name: str, value: int) -> None:
     set_view(name, value)
     if name == "n":  # the query shown follows the next token's own, unless picked again
         set_view("q", None)
+
+
+def indicative_toggle(statics: dict[str, np.ndarray], r: int) -> bool:
+    """Whether Theorem 4's curves are drawn where the theorem does not apply (off by default, kept in the
+    link): a toggle, shown only when replica ``r`` is outside the theorem."""
+    solid = statics.get("theory_solid")
+    if solid is None or r >= len(solid) or bool(solid[r]):
+        return False
+    key = "live.indicative"
+    on = ss.get("lab.view", {}).get("theory") == INDICATIVE
+    st.toggle(
+        "show Theorem 4's curve anyway",
+        value=on,
+        key=key,
+        help="The theorem's conditions do not hold on this run, so its curve is only an indication of what it "
+        "would predict; the caption under the chart says which condition fails.",
+        on_change=lambda: set_view("theory", INDICATIVE if ss[key] else None),
+    )
+    return on
 
 
 SCRUB_LABEL = "scrub through the stored steps (heatmap and cursor)"

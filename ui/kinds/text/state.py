@@ -111,7 +111,7 @@ def apply_params(params: dict[str, str]) -> list[str]:
 def canonical_params() -> dict[str, str]:
     p = TEXT.own_params()
     if ss.get("text.speed", "max") != "max":
-        p["speed"] = f"{ss['text.speed']:g}"
+        p["speed"] = ss["text.speed"] if isinstance(ss["text.speed"], str) else f"{ss['text.speed']:g}"
     return p
 
 
