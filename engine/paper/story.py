@@ -24,6 +24,11 @@ from engine.paper.claims import MIN_RHO, Observed, measured_snap, snap_is_settle
 
 PROBES = 40  # stored steps at which the phase tests are evaluated
 PHASES = ("starting", "suppressing", "winning", "snapped")
+# how a run ended that the phases do not tell: it diverged; it fit at once and nothing moved (saturated); its
+# logits never moved; it finished while still scanning
+ENDINGS = ("diverged", "saturated", "still", "scanning")
+MOVED = 1e-9  # below this largest |Δz| (nats) the attention has not moved
+SATURATED_LOSS = 1e-3  # a loss this low after one step: the decoder fit at once
 
 
 @dataclass(frozen=True)
@@ -36,11 +41,34 @@ class Story:
     began: dict[str, int] = field(default_factory=dict)
     failed: tuple[str, ...] = ()
     provisional: bool = False  # the snap's step may still move (the run's first half placed it elsewhere)
+    ending: str | None = None  # a run that went wrong or stopped short: one of :data:`ENDINGS`
+    loss: float = math.nan  # the loss at the first step after 0 (what "the decoder fit at once" says)
 
     @property
     def sentence(self) -> str:
-        """One short sentence: the phase now, with the step it began."""
+        """One short sentence: the phase now, with the step it began; or how the run ended, and what to
+        change."""
         b = self.began
+        if self.ending == "diverged":
+            return (
+                f"Diverged at step {self.step}: the numbers overflowed. Lower the learning rates "
+                "η_Y (the decoder's) and η_Z (the attention's), try ÷10."
+            )
+        if self.ending == "saturated":
+            return (
+                f"Nothing moved: the decoder fit the data at once (loss {self.loss:.2g} after one step), so the "
+                "attention got no gradient. Lower the decoder's learning rate η_Y, try ÷100."
+            )
+        if self.ending == "still":
+            return (
+                f"Nothing has moved by step {self.step}: the attention's logits are where they started. "
+                "Raise the learning rates, or give the run more steps."
+            )
+        if self.ending == "scanning":
+            return (
+                f"Still scanning at the last step ({self.step}): the attention had not frozen yet. "
+                "Give the run more steps (try ×10)."
+            )
         if self.phase == "snapped" and self.provisional:
             return (
                 f"Snapping: the attention is freezing (from about step {b['snapped']} so far; "
@@ -91,8 +119,12 @@ def _winning(dz: np.ndarray, P: np.ndarray, distinct: np.ndarray) -> bool:
     return all(r > MIN_RHO for r in rhos if math.isfinite(r))
 
 
-def run_story(obs: Observed, short_failed: tuple[str, ...] = ()) -> Story:
-    """The phase of replica ``obs`` at its last stored step and when each phase began."""
+def run_story(
+    obs: Observed, short_failed: tuple[str, ...] = (), status: str | None = None, loss: np.ndarray | None = None
+) -> Story:
+    """The phase of replica ``obs`` at its last stored step and when each phase began; with the run's
+    ``status`` and its ``loss`` series (one value per stored step), how it ended when the phases do not
+    tell it (:data:`ENDINGS`)."""
     steps = np.asarray(obs.steps)
     last = int(steps[-1]) if len(steps) else 0
     began: dict[str, int] = {}
@@ -110,4 +142,20 @@ def run_story(obs: Observed, short_failed: tuple[str, ...] = ()) -> Story:
         began["snapped"] = int(snap)
     phase = next((p for p in reversed(PHASES[1:]) if p in began), "starting")
     provisional = snap is not None and not snap_is_settled(obs, snap)
-    return Story(phase, last, began, short_failed, provisional)
+    first_loss = float(loss[1]) if loss is not None and len(loss) > 1 else math.nan
+    ending = _ending(obs, phase, status, first_loss)
+    return Story(phase, last, began, short_failed, provisional, ending, first_loss)
+
+
+def _ending(obs: Observed, phase: str, status: str | None, first_loss: float) -> str | None:
+    """How the run ended, when the phases alone do not tell it (None: they do)."""
+    if status == "diverged":
+        return "diverged"
+    if obs.z is None or len(obs.steps) < 3:
+        return None
+    moved = float(np.max(np.abs(obs.z[-1][obs.rows] - obs.z[0][obs.rows])))
+    if moved <= MOVED:
+        return "saturated" if first_loss < SATURATED_LOSS else "still" if status in ("finished", "stopped") else None
+    if status == "finished" and phase in ("suppressing", "winning"):
+        return "scanning"
+    return None

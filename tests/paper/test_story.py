@@ -89,3 +89,30 @@ def test_probes_are_bounded_increasing_and_end_at_the_last_step(count):
     idx = probe_indices(count)
     assert len(idx) <= PROBES and np.all(np.diff(idx) > 0)
     assert (count < 2 and len(idx) == 0) or (idx[0] == 1 and idx[-1] == count - 1)
+
+
+def _still(loss_after_one: float) -> tuple[Observed, np.ndarray]:
+    """A run whose attention logits never move, its loss after one step ``loss_after_one``."""
+    z = np.zeros((len(STEPS), 1, 10))
+    obs = Observed(STEPS, z, np.zeros(len(STEPS)), P, KIND, np.zeros(2, dtype=np.int64), {}, np.zeros(len(STEPS)))
+    return obs, np.r_[3.5, np.full(len(STEPS) - 1, loss_after_one)]
+
+
+def test_every_run_gets_a_story_even_when_it_went_wrong():
+    """Issue 50: Adam with η_Y = 100 (and SGD at η = 10⁴) fit the data in one step and never moved the
+    attention, and the Lab said "Starting: … not moved yet"; a diverged run and one that ended while still
+    scanning said nothing of how they ended.  Each gets one sentence with what to change."""
+    obs, zero = _still(0.0)
+    said = run_story(obs, status="finished", loss=zero).sentence
+    assert said.startswith("Nothing moved: the decoder fit the data at once (loss 0 after one step)")
+    assert "Lower the decoder's learning rate η_Y" in said
+    assert run_story(obs, status="running", loss=zero).ending == "saturated"  # it says so while it runs
+    obs, high = _still(2.0)
+    assert run_story(obs, status="finished", loss=high).sentence.startswith("Nothing has moved by step 200")
+    assert run_story(obs, status="running", loss=high).ending is None  # it may still start
+    diverged = run_story(observed(np.log1p(STEPS.astype(float))), status="diverged")
+    assert diverged.sentence.startswith("Diverged at step 200") and "÷10" in diverged.sentence
+    scanning = run_story(observed(np.log1p(STEPS.astype(float))), status="finished")
+    assert scanning.phase == "winning" and scanning.sentence.startswith("Still scanning at the last step (200)")
+    frozen = run_story(observed(1 - np.exp(-STEPS / 10.0)), status="finished")
+    assert frozen.ending is None and frozen.sentence.startswith("Snapped at step")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.core.config import RunConfig
@@ -238,3 +239,19 @@ def test_reset_keeps_the_seed_and_new_seed_draws_another(data_dir):
         [json.dumps(seeds, separators=(",", ":"))],
     )
     assert get_manager(data_dir).wait(third, 30) == "finished"
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"optim.method": "adam", "optim.eta_y": "100", "optim.eta_z": "5"},
+        {"optim.eta_y": "10000", "optim.eta_z": "10000"},
+    ],
+)
+def test_a_run_that_fits_at_once_says_nothing_moved_and_what_to_change(data_dir, over):
+    """The issue's two runs (Adam at η_Y = 100, SGD at η = 10⁴): the decoder fits the data in its first step,
+    the attention gets no gradient; the story says so, not "Starting"."""
+    at = app({"preset": "syn-small", **over})
+    start_and_finish(at, data_dir)
+    story = " ".join(m.value for m in at.markdown)
+    assert "Nothing moved: the decoder fit the data at once" in story and "Starting" not in story

@@ -68,7 +68,7 @@ def _live_area(rid: str, watched: Watched) -> None:
         r, n, q = view.selectors(cfg, statics, rid)  # one row above the charts: n, q and the scrubber
         cursor = view.scrub(hist, rid, now_active)
         indicative = view.indicative_toggle(statics, r)
-    tick = _tick(hist, statics, info["config_json"], rid, View(r, n, q, cursor, font(), indicative))
+    tick = _tick(hist, statics, info["config_json"], rid, View(r, n, q, cursor, font(), indicative), status)
     payload = ss["lab.payload"] = sum(nbytes for _, _, nbytes in tick.charts)
     with story_ui:
         _story_ui(tick.story, step, cfg.optim.steps, lecture, s.waiting if s else None)
@@ -154,9 +154,11 @@ def _tick(
     cfg_json: str,
     rid: str,
     view: tuple,
+    status: str | None = None,
 ) -> Tick:
     """The tick for this view (replica, n, q, cursor, font size) of run ``rid`` at its last stored
-    step.  Each chart is cached on what it shows, so picking another n rebuilds only the charts of n."""
+    step (``status``: the run's now, for the story's ending).  Each chart is cached on what it shows, so
+    picking another n rebuilds only the charts of n."""
     r, n, q, cursor, fs, indicative = View(*view)
     tokens = not hist.topk  # before the first snapshot every chart shows its frame (no jump when it comes)
     stored = ("mf_steps" in statics, "theory_step" in statics)  # the twin and the theory come after the row
@@ -169,10 +171,11 @@ def _tick(
             data = live_payload(figure(ch.key, hist, statics, view), f"scansnap-{rid}-{ch.file}")
             got = _keep(key, (ch.key, data, len(data)))
         charts_.append(got)
-    vkey = (rid, hist.last_step, "verdicts", r)
+    vkey = (rid, hist.last_step, "verdicts", r, status)
     if (found := _cached(vkey)) is None:
         obs = observed(hist, statics, r, RunConfig.from_json(cfg_json))
-        found = _keep(vkey, (tuple(run_claims(obs)), run_story(obs, obs.failed_plain.get("theorem4", ()))))
+        story = run_story(obs, obs.failed_plain.get("theorem4", ()), status, hist.metric("loss", r)[1])
+        found = _keep(vkey, (tuple(run_claims(obs)), story))
     return Tick(tuple(charts_), *found, id=f"{rid}@{hist.last_step}", view="/".join(map(str, view)))
 
 
