@@ -7,7 +7,7 @@ import streamlit as st
 
 from engine.paper.presets import load_presets
 from engine.service.facade import MAX_CONFIG_BYTES, table_to_csv
-from ui import run_bar, session
+from ui import follow, run_bar, session
 from ui.errors import show_callback_error
 from ui.kinds.synthetic import actions as lab_actions
 from ui.kinds.synthetic import state as lab_state
@@ -20,6 +20,7 @@ from ui.text import plain
 from ui.widgets import LIVE_STYLE, font, knob_ui, lecture_on, plot_ui, recovery_ui, share_ui
 
 ss = st.session_state
+followed = follow.resolve("synthetic")  # a student's page: ?follow=CODE opens the lecturer's newest run
 for problem in lab_state.init_state():
     st.warning(plain(problem))  # URL text: shown as typed, never as a link or an image
 lecture = lecture_on()
@@ -82,11 +83,11 @@ def table_ui() -> None:
 
 
 def controls_ui(valid: bool) -> None:
-    """The control bar (:mod:`ui.run_bar`) and, before a run is on screen, the publish switch below it (a
-    run's first screen is for its story and charts: publishing is below them)."""
-    run_bar.control_bar(lab_actions.RUN, lab_actions.new_seed, W, "btn", valid)
-    if not lecture and not on_screen:
-        run_bar.publish_switch(lab_actions.RUN, "pub.", valid)
+    """The control bar (:mod:`ui.run_bar`); a student's page, which watches, says whose runs it follows."""
+    if followed is not None:
+        follow.following_ui(followed, "lab", "synthetic")
+    else:
+        run_bar.control_bar(lab_actions.RUN, lab_actions.new_seed, W, "btn", valid)
 
 
 def interrupted_ui() -> None:
@@ -143,7 +144,7 @@ def live_now_ui() -> None:
     for r in live:
         st.page_link(
             "app_pages/lab.py",
-            label=f"{plain(r['name'], limit=40)} · step {r['last_step'] or 0} · {r['id']}",  # a name is text only
+            label=f"{plain(r['name'], limit=40)} · step {r['step'] or 0} · {r['id']}",  # a name is text only
             query_params={"run": r["id"]},
             disabled=r["id"] == ss.get("lab.run"),
         )
@@ -230,11 +231,12 @@ def preview_ui() -> None:
             plot_ui(p_preview(run_cfg.data.model_dump_json(), font()), "lab-preview", "scansnap-P-preview")
 
 
-if not lecture and not on_screen:
+if not lecture and not on_screen and followed is None:
     preview_ui()
-live_area(load_presets()[ss["lab.preset"]].title)
-if lecture or on_screen:  # a run's story and charts come first
-    run_bar.publish_switch(lab_actions.RUN, "pub.", run_cfg is not None)
+if followed is None or followed.run is not None:  # a student waiting for the first run sees only that
+    live_area(load_presets()[ss["lab.preset"]].title)
+if (lecture or on_screen) and followed is None:  # a run's story and charts come first
+    run_bar.viewer_caption(lab_actions.RUN, run_cfg is not None)
     preview_ui()
 
 share_ui("lab-share", {**st.query_params.to_dict()}, run_cfg)

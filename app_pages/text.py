@@ -10,7 +10,7 @@ import streamlit as st
 from engine.paper.items.costs import about
 from engine.paper.presets import load_presets
 from engine.service.facade import CORPUS_DIR_ENV, MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS, ServiceError
-from ui import run_bar, session
+from ui import follow, run_bar, session
 from ui.errors import show_callback_error
 from ui.kinds.text import actions as text_actions
 from ui.kinds.text import state as text_state
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from engine.core.text.config import TextRunConfig
 
 ss = st.session_state
+followed = follow.resolve("text")  # a student's page: ?follow=CODE opens the lecturer's newest run
 for problem in text_state.init_state():
     st.warning(plain(problem))
 lecture = lecture_on()
@@ -98,11 +99,14 @@ def corpus_summary_ui() -> None:
 
 
 def controls_ui(valid: bool) -> None:
-    """The control bar and, but on a lecture's screen (below the run there), the publish switch
-    (:mod:`ui.run_bar`, as the Lab's)."""
+    """The control bar and, but on a lecture's screen (below the run there), whose run a viewer watches
+    (:mod:`ui.run_bar`, as the Lab's); a student's page says whose runs it follows instead."""
+    if followed is not None:
+        follow.following_ui(followed, "text", "text")
+        return
     run_bar.control_bar(text_actions.RUN, text_actions.new_seed, W, "text", valid)
     if not lecture:
-        run_bar.publish_switch(text_actions.RUN, "text.pub.", valid)
+        run_bar.viewer_caption(text_actions.RUN, valid)
 
 
 def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
@@ -129,7 +133,7 @@ def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
 
 def live_now_ui() -> None:
     for r in service().live_broadcasts(kind="text"):
-        st.page_link("app_pages/text.py", label=f"📡 {plain(r['name'], limit=40)} · step {r['last_step'] or 0}",
+        st.page_link("app_pages/text.py", label=f"📡 {plain(r['name'], limit=40)} · step {r['step'] or 0}",
                      query_params={"run": r["id"]}, disabled=r["id"] == ss.get("text.run"))  # fmt: skip
 
 
@@ -151,21 +155,24 @@ with st.sidebar:
     knobs_ui("train", "Training")
 
 run_cfg, error = text_state.validate(cfg)
-if not lecture:  # a lecture's screen starts with the control bar, the story and the charts: the intro is below
+intro_first = not lecture and not ss.get("text.run")  # a run's first screen is its story and charts: intro below
+if intro_first:
     st.title("Real text")
     st.markdown(INTRO)
 ok = recovery_and_budget_ui(run_cfg)
 controls_ui(ok)
-if ok and not lecture:
+if ok and intro_first:
     st.caption(ss["text.estimate"])
 show_callback_error()
 if error:
     st.error(f"Fix this to enable Start — {plain(error)}", icon="🚫")
 if ss.get("text.error"):
     st.error(plain(ss["text.error"]))
-text_live_area()
-if lecture:
-    run_bar.publish_switch(text_actions.RUN, "text.pub.", ok)
+if followed is None or followed.run is not None:  # a student waiting for the first run sees only that
+    text_live_area()
+if lecture and followed is None:
+    run_bar.viewer_caption(text_actions.RUN, ok)
+if not intro_first:
     st.markdown(INTRO)
     if ok:
         st.caption(ss["text.estimate"])

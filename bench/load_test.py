@@ -7,7 +7,7 @@ Streamlit's own protocol (:mod:`bench.st_client`), so the students cost the test
 nothing and the server is what gets measured:
 
 * the lecturer opens the lecture preset (throttled to ``--lecture-speed`` steps/s so that it is
-  still live while the students arrive), presses ▶ Start and turns on 📡 Publish;
+  still live while the students arrive), presses ▶ Start and turns on 🎓 Students watch (which publishes it);
 * runs − 1 starters open ``?preset=syn-small&optim.steps=<steps>`` and press ▶ Start;
 * the others, in waves of ``--wave``: two of three watch the published run (``?run=<id>``,
   following the fragment's auto-reruns like a browser tab), the rest visit the other pages
@@ -220,15 +220,15 @@ def play(url: str, s: Session, data_dir: str, published: str | None, timeout: fl
 
 
 def lecturer(url: str, steps: int, speed: float, timeout: float) -> Session:
-    """Open the lecture preset throttled to ``speed`` steps/s, press ▶ Start, turn on 📡 Publish."""
+    """Open the lecture preset throttled to ``speed`` steps/s, press ▶ Start, turn on 🎓 Students watch."""
     s = Session("lecturer", f"/?preset=lecture&optim.steps={steps}&speed={speed:g}")
     try:
         c = _open(url, s, timeout)
         s.rendered = _page_ok(s, "Lab")
         _start_run(s, timeout)
         if s.run_id:
-            c.set_value("📡 Publish", True, timeout=timeout)
-            if not c.wait_for(lambda c: c.has_text(f"?run={s.run_id}"), timeout):  # the toggle's confirmation
+            c.set_value("🎓 Students watch", True, timeout=timeout)
+            if not c.wait_for(lambda c: c.has_text("Join code "), timeout):  # the switch's join box
                 s.problems.append("publishing was not confirmed")
     except (StClientError, OSError, TimeoutError, HTTPException) as e:
         s.problems.append(f"{type(e).__name__}: {e}")

@@ -1,8 +1,8 @@
 """The controls of the run on screen, shared by the Lab and the Real text page: start, pause/resume,
-step, stop, reset, speed and publish.  A page's run, its step target, speed, error and preset live in
-the session under one prefix (``lab.`` or ``text.``); the page supplies how its config is validated and
-written to the URL.  Every method that calls the service facade is :func:`~ui.errors.guarded`, so a
-refusal (ownership, budget) shows as its message."""
+step, stop, reset and speed (a run started with *students watch* on is published).  A page's run, its
+step target, speed, error and preset live in the session under one prefix (``lab.`` or ``text.``); the
+page supplies how its config is validated and written to the URL.  Every method that calls the service
+facade is :func:`~ui.errors.guarded`, so a refusal (ownership, budget) shows as its message."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import streamlit as st
 
 from engine.service.facade import TERMINAL, JobStatus
 from ui.errors import guarded
+from ui.follow import publish_started
 from ui.knobs import speed_value
 from ui.resources import service
 from ui.session import actor, owns
@@ -36,7 +37,7 @@ def controls_for(s: JobStatus | None) -> tuple[bool, bool]:
 
 class RunActions:
     def __init__(self, state: UrlState, write_url: Callable[[], None]):
-        self.prefix, self.validate, self.stale = state.prefix, state.validate, state.stale
+        self.prefix, self.kind, self.validate, self.stale = state.prefix, state.kind, state.validate, state.stale
         self.write_url = write_url
 
     def _k(self, name: str) -> str:
@@ -66,6 +67,7 @@ class RunActions:
         rid = svc.submit(cfg, me, name=cfg.name or ss[k("preset")], paused=True)
         speed = ss.get(k("speed"), "max")
         svc.set_speed(rid, speed_value(speed), me)
+        publish_started(self.prefix, rid)  # before it trains: the hall sees its first step
         if not paused:
             svc.resume(rid, me)
             self.settle(rid, lambda x: x.status not in ("paused", "queued"))  # so the controls show "Pause"
@@ -131,7 +133,3 @@ class RunActions:
         if rid and self.is_live() and owns(rid):
             service().set_speed(rid, speed_value(speed), actor())
         self.write_url()
-
-    @guarded
-    def on_publish(self, rid: str, key: str) -> None:
-        service().publish(rid, bool(st.session_state[key]), actor())

@@ -1,7 +1,8 @@
-"""The run's control bar and its publish switch, drawn the same on the Lab and the Real text page.
+"""The run's control bar, drawn the same on the Lab and the Real text page.
 
 One row with full labels (sticky in ``assets/live.css``: it stays on screen while the charts
-scroll): Start, Pause/Resume, N and Step N, Stop, Reset, New seed and the speed.  The buttons act
+scroll): the *students watch* switch (:mod:`ui.follow`), Start, Pause/Resume, N and Step N, Stop,
+Reset, New seed and the speed.  The buttons act
 through the page's :class:`~ui.run_actions.RunActions`; a viewer of someone else's run sees its
 real speed and cannot pause, stop or throttle it.
 """
@@ -14,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from engine.service.facade import JobStatus
-from ui import knobs, session
+from ui import follow, knobs, session
 from ui.resources import service
 from ui.run_actions import RunActions, controls_for
 from ui.text import plain
@@ -34,6 +35,7 @@ def control_bar(
         return f"{button_key}.{name}"
 
     with st.container(key=f"{run.prefix}-bar", horizontal=True, vertical_alignment="center", gap="small"):
+        follow.students_switch(run.prefix, run.kind)
         tip = "train this config in the background" if mine else "train your own run of this config"
         st.button("▶ Start", key=k("start"), type="primary", disabled=not valid or (live and mine),
                   on_click=run.start, help=tip)  # fmt: skip
@@ -43,7 +45,7 @@ def control_bar(
         st.button("▶ Resume" if paused else "⏸ Pause", key=k("resume" if paused else "pause"),
                   disabled=not live or not mine, on_click=run.resume if paused else run.pause)  # fmt: skip
         st.number_input("N", min_value=1, max_value=100000, value=10, key=wkey("stepn"), label_visibility="collapsed",
-                        width=90, help="how many steps Step N takes")  # fmt: skip
+                        width=70, help="how many steps Step N takes")  # fmt: skip
         st.button("Step N", key=k("step"), disabled=(not valid and not live) or (live and not mine),
                   on_click=run.step_n, args=(wkey("stepn"),))  # fmt: skip
         st.button("⏹ Stop", key=k("stop"), disabled=not live or not mine, on_click=run.stop)
@@ -70,32 +72,18 @@ def speed_slider(run: RunActions, wkey: Callable[[str], str], status: Any, mine:
         args=(wkey("speed"),),
         disabled=status is not None and not mine,
         label_visibility="collapsed",
-        width=260,
+        width=150,
         help="story time: the whole run in 20 s, each tenfold of steps as long (the first steps slow, the "
         "later ones fast, as the log-step charts draw them); or steps per second; or as fast as it goes",
     )
 
 
-def publish_switch(run: RunActions, toggle_prefix: str, start_on: bool = True) -> None:
-    """The owner publishes the run on screen (toggle ``<toggle_prefix><run id>``); anyone who opens its
-    link watches it (no training of theirs) and is told whose run it is and what ▶ Start does for them
-    (``start_on``: whether Start is enabled)."""
+def viewer_caption(run: RunActions, start_on: bool = True) -> None:
+    """Someone who opened another browser's run watches it (no training of theirs) and is told whose run
+    it is and what ▶ Start does for them (``start_on``: whether Start is enabled)."""
     rid = st.session_state.get(f"{run.prefix}.run")
     info = service().run(rid) if rid else None
-    if info is None:
-        return
-    if session.may_manage(info):  # only the browser that started it (or the operator) publishes it
-        wk = f"{toggle_prefix}{rid}"
-        on = st.toggle(
-            "📡 Publish: everyone who opens this run's link watches it live",
-            value=info["published"],
-            key=wk,
-            on_change=run.on_publish,
-            args=(rid, wk),
-        )
-        if on:
-            st.caption(f"Live for everyone at `?run={rid}` (and listed under **Live now**).")
-    elif not session.owns(rid):
+    if info is not None and not session.may_manage(info):
         st.caption(viewer_note(rid, plain(info["name"]), run.is_live(), start_on))
 
 

@@ -9,6 +9,7 @@ to everyone.  No Streamlit here: the pages show a ServiceError's message in one 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,9 +18,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from cachetools import LRUCache, TTLCache
 
 from engine.core.config import ConfigError, RunConfig
-from engine.core.text.config import TextDataConfig
+from engine.core.text.config import TextDataConfig, TextRunConfig
 from engine.service import grid
 from engine.service.access import (
     OPERATOR_ENV,
@@ -41,9 +43,11 @@ from engine.service.corpus_access import (
 )
 from engine.service.corpus_facts import corpus_facts
 from engine.service.export import zipped_export
+from engine.service.follow import code_problem, follow_code, followed
 from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.kinds.synthetic.budget import check_budget
+from engine.service.kinds.text.runs import SentenceMaps, sentence_maps
 from engine.service.limits import REFRESH_S, SLOWEST_REFRESH_S, live_refresh_s
 from engine.service.pacing import STORY, STORY_S, Speed
 from engine.service.reproductions import (
@@ -91,6 +95,7 @@ __all__ = [
     "Actor",
     "JobStatus",
     "LabService",
+    "SentenceMaps",
     "ServiceError",
     "StoredReproduction",
     "StoredRuns",
@@ -99,6 +104,7 @@ __all__ = [
     "browser_owner",
     "check_id",
     "check_upload_name",
+    "code_problem",
     "config_from_upload",
     "doc_tally",
     "duration",
@@ -171,6 +177,40 @@ class StoredRuns:
     def scalars(self, run_id: str, metrics: list[str] | None = None, since_step: int | None = None) -> pd.DataFrame:
         return self._store.scalars(run_id, metrics=metrics, since_step=since_step)
 
+    def weight_steps(self, run_id: str) -> list[int]:
+        """The steps of a real-text run whose weights are kept (a typed sentence is read at them)."""
+        return self._store.weight_steps(run_id)
+
+    def sentence_maps(self, run_id: str, at: int, text: str) -> SentenceMaps:
+        """Each layer's attention on ``text`` at the latest kept weights at or before step ``at``
+        (ServiceError when the run keeps none that early, or the text has no words)."""
+        with user_errors():
+            kept = [s for s in self._store.weight_steps(run_id) if s <= at]
+            if not kept:
+                raise ValueError(f"no weights kept yet at or before step {at}: they come with the first snapshot")
+            info = self._store.get_run(run_id)
+            if info is None:
+                raise KeyError(f"no run {run_id!r}")
+            cfg = TextRunConfig.from_json(info["config_json"])
+            return sentence_maps(self._weights(run_id, kept[-1]), cfg, kept[-1], text)
+
+    def _weights(self, run_id: str, step: int) -> dict[str, np.ndarray]:
+        """A step's kept weights, read once per process while they are among the most recent ones."""
+        key = (run_id, step)
+        with _WEIGHTS_LOCK:
+            got = _WEIGHTS.get(key)
+        if got is None:
+            got = self._store.weights(run_id, step)
+            with _WEIGHTS_LOCK:
+                _WEIGHTS[key] = got
+        return got
+
+
+_WEIGHTS: LRUCache[tuple[str, int], dict[str, np.ndarray]] = LRUCache(
+    128 * 2**20, getsizeof=lambda a: max(1, sum(x.nbytes for x in a.values()))
+)  # a Fig. 7 run's weights: ~3 MB live, ~26 MB at the paper's vocabulary
+_WEIGHTS_LOCK = threading.Lock()
+
 
 class LabService:
     """Runs and reproductions of one data directory, for many sessions at once (thread-safe)."""
@@ -180,6 +220,8 @@ class LabService:
         self.store: RunStore = jobs.store
         self.stored = StoredRuns(self.store)
         self.reproductions = Reproductions(self.store.data_dir)
+        self._follow_cache: TTLCache[tuple[str, str], dict[str, Any] | None] = TTLCache(maxsize=1024, ttl=1.0)
+        self._follow_lock = threading.Lock()
 
     # ----------------------------------------------------------------- reading
     def run(self, run_id: str) -> dict[str, Any] | None:
@@ -192,10 +234,33 @@ class LabService:
             return self.store.list_runs(limit)
 
     def live_broadcasts(self, limit: int = 20, kind: str = "synthetic") -> list[dict[str, Any]]:
-        """Published runs of ``kind`` that train now (each page lists its own kind)."""
+        """Published runs of ``kind`` that train now (each page lists its own kind), each with ``step``:
+        the step its job is at now (the stored ``last_step`` is that of its last snapshot)."""
         with user_errors():
             live = self.store.list_published(statuses=("queued", "running", "paused"), limit=200)
-            return [r for r in live if r["kind"] == kind][:limit]
+        out = [r for r in live if r["kind"] == kind][:limit]
+        for r in out:
+            s = self.jobs.status(r["id"])
+            r["step"] = s.step if s is not None else r["last_step"]
+        return out
+
+    @staticmethod
+    def follow_code(actor: Actor) -> str:
+        """The join code of ``actor``'s published runs (:mod:`engine.service.follow`)."""
+        return follow_code(actor.owner)
+
+    def followed_run(self, code: str, kind: str) -> dict[str, Any] | None:
+        """The newest published run of ``kind`` of the owner whose join code is ``code`` (None when that
+        owner published none yet); a hall of followers asks every few seconds: answers are kept 1 s."""
+        key = (code.strip().upper(), kind)
+        with self._follow_lock:
+            if key in self._follow_cache:
+                return self._follow_cache[key]
+        with user_errors():
+            run = followed(self.store.list_published(limit=200), *key)
+        with self._follow_lock:
+            self._follow_cache[key] = run
+        return run
 
     def status(self, run_id: str) -> JobStatus | None:
         return self.jobs.status(run_id)
@@ -304,6 +369,13 @@ class LabService:
             raise ServiceError(f"run {run_id} is {info['status']}: only an interrupted or stopped run can be resumed")
         with user_errors():
             return self.jobs.resume_stored(run_id, owner=actor.owner)
+
+    def checkpoint_step(self, run_id: str) -> int | None:
+        """The step *Resume from checkpoint* continues the stored run from (None: it has no checkpoint,
+        so it trains again from step 0)."""
+        with user_errors():
+            ckpt = self.store.checkpoint(run_id)
+        return None if ckpt is None else ckpt[0]
 
     def pause(self, run_id: str, actor: Actor) -> None:
         self._live(run_id, actor, "pause")

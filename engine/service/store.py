@@ -15,6 +15,7 @@ Schema::
     scalar_blocks(...), text_scalars(...)  -- a kind's scalars, one row per (run, metric, step)
     scalar_tables(kind, name, first, second, first_nullable)  -- which table each kind uses
     checkpoints(run_id TEXT PRIMARY KEY, step INTEGER, arrays BLOB, meta TEXT)  -- the latest; none once finished
+    weights(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))  -- a few steps' model weights
 
 ``kind``: the run kind's name (:mod:`engine.service.run_kinds`): ``synthetic`` (a RunConfig) or ``text`` (a
 TextRunConfig, :mod:`engine.service.kinds.text.runs`).
@@ -84,6 +85,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
     run_id TEXT NOT NULL, step INTEGER NOT NULL, arrays BLOB NOT NULL, PRIMARY KEY (run_id, step));
 CREATE TABLE IF NOT EXISTS checkpoints (
     run_id TEXT PRIMARY KEY, step INTEGER NOT NULL, arrays BLOB NOT NULL, meta TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS weights (
+    run_id TEXT NOT NULL, step INTEGER NOT NULL, arrays BLOB NOT NULL, PRIMARY KEY (run_id, step));
 """
 )
 SAVE_CHECKPOINT = "INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)"
@@ -256,7 +259,7 @@ class RunStore(SqliteDB):
     def truncate_after(self, run_id: str, step: int, status: str = "running") -> None:
         """Drop snapshots and scalars after ``step`` (before resuming from a checkpoint there)."""
         with self._write(f"rewinding run {run_id} to step {step}") as con:
-            for table in ("snapshots", self._table(run_id).name):
+            for table in ("snapshots", "weights", self._table(run_id).name):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ? AND step > ?", (run_id, step))
             con.execute(
                 "UPDATE runs SET last_step = ?, status = ?, message = NULL, pid = ?, host = ?, updated = ? "
@@ -301,6 +304,24 @@ class RunStore(SqliteDB):
                 raise KeyError(f"no run {run_id!r}")
             con.executemany("INSERT OR REPLACE INTO statics (run_id, name, array) VALUES (?, ?, ?)", blobs)
 
+    def save_weights(self, run_id: str, step: int, arrays: dict[str, np.ndarray]) -> None:
+        """Keep the model's weights at ``step`` (a kind chooses the few steps it keeps them at)."""
+        blob = pack_npz(arrays)
+        with self._write("keeping the weights") as con:
+            if con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise KeyError(f"no run {run_id!r}")
+            con.execute("INSERT OR REPLACE INTO weights (run_id, step, arrays) VALUES (?, ?, ?)", (run_id, step, blob))
+
+    def weight_steps(self, run_id: str) -> list[int]:
+        """The steps whose weights are kept, ascending."""
+        return [r[0] for r in self._read("SELECT step FROM weights WHERE run_id = ? ORDER BY step", (run_id,))]
+
+    def weights(self, run_id: str, step: int) -> dict[str, np.ndarray]:
+        rows = self._read("SELECT arrays FROM weights WHERE run_id = ? AND step = ?", (run_id, int(step)))
+        if not rows:
+            raise KeyError(f"run {run_id!r} keeps no weights at step {step}")
+        return unpack_npz(rows[0][0])
+
     def rename(self, run_id: str, name: str) -> None:
         self._update_run(run_id, "name = ?", (name,), "renaming a run")
 
@@ -308,7 +329,7 @@ class RunStore(SqliteDB):
         """Delete a run and all its rows in one transaction; False if it did not exist."""
         scalars = self._table(run_id).name
         with self._write("deleting a run") as con:
-            for table in (scalars, "snapshots", "statics", "checkpoints"):
+            for table in (scalars, "snapshots", "statics", "checkpoints", "weights"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             return con.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0
 
@@ -393,6 +414,7 @@ class RunStore(SqliteDB):
         ((total,),) = self._read(
             "SELECT (SELECT coalesce(sum(length(arrays)), 0) FROM snapshots WHERE run_id = ?1)"
             " + (SELECT coalesce(sum(length(array)), 0) FROM statics WHERE run_id = ?1)"
+            " + (SELECT coalesce(sum(length(arrays)), 0) FROM weights WHERE run_id = ?1)"
             f" + (SELECT coalesce(sum(length({t.first}) + length({t.second}) + length(value)), 0)"
             f" FROM {t.name} WHERE run_id = ?1)",
             (run_id,),

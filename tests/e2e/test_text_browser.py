@@ -170,3 +170,44 @@ def test_a_txt_upload_becomes_the_corpus_and_a_bad_one_says_why(server, browser,
         expect(pg).to_have_url(re.compile(r"data\.upload_name=[0-9a-f]{16}-story\.txt"), timeout=60_000)
     finally:
         pg.close()
+
+
+def test_first_screen_holds_the_charts_and_a_typed_sentence_shows_each_layers_attention(server, browser, links):
+    """At 1440×900 with the sidebar open, a run's first screen holds the control bar, the story and its
+    three line charts, the paragraphs below them; a sentence typed in the box gets one attention map per
+    layer, its rows labelled with the sentence's words (unknown words named), at the step on screen."""
+    pg = browser.new_page(viewport={"width": 1440, "height": 900})
+    pg.set_default_timeout(30_000)
+    try:
+        url = f"{server}/text?preset=text-fig7-3layer&{SHORT}&optim.steps=200&snapshots.linear_every=20"
+        _run_to_the_end(pg, url, 200, links)
+        side = _box(pg, "[data-testid=stSidebar]")
+        assert side is not None and side["width"] > 200  # open
+        pg.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+        pg.wait_for_timeout(500)
+        for k in ("H", "groups", "loss"):
+            box = _box(pg, f".st-key-text-charts-{k} .js-plotly-plot .main-svg")
+            assert _on_screen(box, 1440, 900), (k, box)
+        charts_bottom = max(_box(pg, f".st-key-text-charts-{k}")["y"] + _box(pg, f".st-key-text-charts-{k}")["height"]
+                            for k in ("H", "groups", "loss"))  # fmt: skip
+        intro = _box(pg, "text=A small causal Transformer")
+        assert intro is not None and intro["y"] > charts_bottom  # the paragraphs come after the charts
+        pg.screenshot(path=str(ARTIFACTS / "text-first-screen-1440x900.png"))
+        box = pg.get_by_role("textbox", name=re.compile("^Type a sentence"))
+        box.fill("The lord spoke to qwzx and to the king of israel")
+        box.press("Enter")
+        pg.locator(".st-key-text-typed").wait_for()
+        pg.locator(".st-key-text-typed").scroll_into_view_if_needed()  # a live chart is drawn once in view
+        pg.wait_for_function(
+            "() => document.querySelectorAll('.st-key-text-typed .js-plotly-plot').length == 3"
+        )
+        rows = pg.evaluate("() => document.querySelector('.st-key-text-typed .js-plotly-plot').layout.yaxis.ticktext")
+        assert rows == ["the", "lord", "spoke", "to", "qwzx", "and", "to", "the", "king", "of", "israel"]
+        assert pg.get_by_text(re.compile(r"Not in the run's vocabulary \(read as <unk>\): .qwzx.")).count() == 1
+        assert pg.get_by_text(re.compile(r"^At step 200\.")).count() == 1  # the end's weights are kept
+        pg.evaluate(UNDER_THE_BAR, ".st-key-text-typed")
+        pg.wait_for_timeout(500)
+        pg.screenshot(path=str(ARTIFACTS / "text-typed-sentence-1440x900.png"))
+        assert pg.get_by_text("This app has encountered an error").count() == 0
+    finally:
+        pg.close()

@@ -162,3 +162,43 @@ def test_export_of_a_text_run(tmp_path):
     assert np.all(np.triu(z["attn_map_mean"], k=1) == 0)  # no attention to later words
     words = job.store.statics(job.run_id)["probe_window_tokens"]
     assert list(z["tokens"]) == list(words[:8])
+
+
+def test_a_typed_sentence_is_read_with_the_weights_kept_at_or_before_the_step_on_screen(tmp_path):
+    """The weights kept with the snapshots give each layer's attention on any sentence: at the last
+    step equal to the trained model's own maps (float32 torch against the float64 NumPy forward);
+    a step between two kept ones reads the earlier; rewinding and deleting drop them."""
+    import torch
+
+    from engine.core.text.tokenizer import basic_english
+    from engine.service.facade import ServiceError, StoredRuns
+    from engine.service.runner import RunJob
+
+    store = RunStore(tmp_path)
+    job = RunJob(small_cfg(), store, name="typed")
+    assert job.run() == "finished"
+    rid = job.run_id
+    assert store.weight_steps(rid) == [0, 5, 10, 15, 20, 25, 30, 35, 40]  # 9 snapshots: all kept (≤ 12)
+    stored = StoredRuns(store)
+    text = "And God said zyxwv, let there be light: and there was light."
+    got = stored.sentence_maps(rid, 40, text)
+    n_words = len(basic_english(text))
+    assert got.step == 40 and got.unknown == ["zyxwv"] and got.cut == n_words - 8  # bptt 8: the first 8 words
+    assert got.words == basic_english(text)[:8]
+    vocab = job.trainer.corpus.vocab
+    ids = torch.as_tensor(vocab.encode(got.words))[None]
+    model = job.trainer.model.eval()
+    with torch.no_grad():
+        want = torch.stack(model(ids, need_weights=True)[1])[:, 0].mean(1).numpy()  # (L, T, T), head mean
+    assert got.maps.shape == want.shape == (2, 8, 8)
+    np.testing.assert_allclose(got.maps, want, atol=1e-5)  # float32 arithmetic in torch, ~1e-7 apart here
+    assert stored.sentence_maps(rid, 17, text).step == 15
+    assert not np.allclose(stored.sentence_maps(rid, 0, text).maps, got.maps)  # trained: the maps moved
+    with pytest.raises(ServiceError, match="no weights kept yet at or before step -1"):
+        stored.sentence_maps(rid, -1, text)
+    with pytest.raises(ServiceError, match="type a few words"):
+        stored.sentence_maps(rid, 40, "  ;:  ")
+    store.truncate_after(rid, 20)
+    assert store.weight_steps(rid) == [0, 5, 10, 15, 20]
+    store.delete(rid)
+    assert store.weight_steps(rid) == []

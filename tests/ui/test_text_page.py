@@ -78,9 +78,9 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
     at.run()
     assert not at.exception and at.query_params["run"] == rid
     figs = live_figures(at)
-    assert {"Attention entropy per layer (probe set)", "Loss and perplexity", "layer 0", "layer 1",
+    assert {"Attention entropy per layer", "Loss and perplexity", "layer 0", "layer 1",
             "iteration 0", "iteration 8", "iteration 15", "iteration 30"} <= set(figs)  # fmt: skip
-    H = figs["Attention entropy per layer (probe set)"]
+    H = figs["Attention entropy per layer"]
     hist = TextHistory(rid)
     hist.update(RunStore(data_dir))
     steps, stored = hist.layer_metric("attn_entropy")
@@ -101,7 +101,7 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
     assert re.search(r"Common \(\d+ words\): “[^”]+”, “", text), text  # its words quoted: punctuation reads
     corpus = " ".join(c.value for c in at.caption)
     assert re.search(r"most frequent: “[^”]+” \([\d,]+\), “", corpus), corpus  # the sidebar's corpus, quoted too
-    groups = figs["Layer 0: attention on common vs distinct words (dotted: if uniform)"]
+    groups = figs["Layer 0: common vs distinct words"]
     assert {t["name"] for t in groups["data"]} >= {"distinct words", "common words"}
     assert any(s.label.startswith("step (scrub") for s in at.select_slider)  # finished: the scrubber is on
 

@@ -17,3 +17,20 @@ def schedule(cfg: TextRunConfig) -> np.ndarray:
     steps = cfg.optim.steps
     quarters = np.round(np.array([0, 0.25, 0.5, 0.75, 1.0]) * steps).astype(np.int64)
     return np.union1d(snapshot_steps(steps, cfg.snapshots), quarters).astype(np.int64)
+
+
+WEIGHTS_KEPT = 12  # steps of a run whose model weights are kept (a typed sentence's attention is computed at them)
+
+
+def weight_steps(snapshots: np.ndarray, keep: int = WEIGHTS_KEPT) -> np.ndarray:
+    """The snapshot steps whose weights are kept, at most ``keep`` (≥ 5): those at the quarter points
+    0, ¼, ½, ¾ and the end of the run (its last snapshot), and ``keep`` minus that many more, evenly
+    spread over the snapshots by index (the log-spaced start of a run is kept as densely as it is
+    snapshotted)."""
+    steps = np.unique(np.asarray(snapshots, dtype=np.int64))
+    if len(steps) <= keep:
+        return steps
+    quarters = np.round(np.array([0, 0.25, 0.5, 0.75, 1.0]) * int(steps[-1])).astype(np.int64)
+    fixed = np.intersect1d(steps, quarters)
+    spread = steps[np.round(np.linspace(0, len(steps) - 1, keep - len(fixed))).astype(np.int64)]
+    return np.union1d(fixed, spread)

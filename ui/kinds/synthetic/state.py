@@ -22,7 +22,7 @@ from ui.text import shown
 from ui.url_state import UrlState
 
 ss = st.session_state
-PAGE_ONLY = ("lecture", "show")
+PAGE_ONLY = ("lecture", "show", "follow")  # left in the URL as they are
 LAB = UrlState("lab", "w", "synthetic", RunConfig, load_presets, UI_PARAMS, PAGE_ONLY, DEFAULT_PRESET)
 bump, wkey, stale, validate = LAB.bump, LAB.wkey, LAB.stale, LAB.validate
 

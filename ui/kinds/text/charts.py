@@ -69,7 +69,7 @@ def entropy_chart(
                     text=[str(p[0]) for p in pts],
                 )
             )  # fmt: skip
-    fig = spec(traces, "Attention entropy per layer (probe set)", font, "text-H", "step", label("attn_entropy"))
+    fig = spec(traces, "Attention entropy per layer", font, "text-H", "step", label("attn_entropy"))
     cursor_line(fig, cursor)
     return fig
 
@@ -125,8 +125,8 @@ def groups_chart(
         level = _level(x, uniform[group], f"{group}: if uniform ({uniform[group]:.2f})")
         level["line"].update(color=color, dash="dot")
         traces.append(level | {"showlegend": False})
-    title = "Layer 0: attention on common vs distinct words (dotted: if uniform)"
-    fig = spec(traces, title, font, "text-groups", "step", "share of the attention")
+    title = "Layer 0: common vs distinct words"
+    fig = spec(traces, title, font, "text-groups", "step", "share of the attention (dotted: if uniform)")
     cursor_line(fig, cursor)
     return fig
 

@@ -29,6 +29,7 @@ from engine.paper.text_view import drop_rebound, groups_sentence, live_verdict, 
 from ui.caches import BOUNDS_MB, byte_lru
 from ui.kinds.text import charts as text_charts
 from ui.kinds.text.history import TextHistory
+from ui.kinds.text.sentence import sentence_ui
 from ui.live.figure import live_payload, live_plot_ui, plotly_loader_ui
 from ui.live.frame import Watched, live_frame
 from ui.resources import service
@@ -90,10 +91,10 @@ def _area(rid: str, watched: Watched) -> None:
         by_key = {c[0]: c for c in view.charts_with_sizes}
         with hero:
             _grid((by_key["H"], *live_map, by_key["loss"], by_key["groups"]), "text-hero", tick)
-        st.markdown(view.caption)
-    else:
-        st.markdown(view.caption)
+    else:  # the charts first (the first screen, at 1440×900 with the sidebar open), what was measured below
         _grid(view.charts_with_sizes, "text-charts", tick)
+    st.markdown(view.caption)
+    sentence_ui(rid, cfg, at, font(), tick)
     _maps(rid, cfg, (at, last), tick)
 
 

@@ -82,16 +82,15 @@ TEXT_KNOBS: tuple[Knob, ...] = (
 )
 
 
-TEXT = UrlState(
-    "text", "t", "text", TextRunConfig, partial(load_presets, "text"), UI_PARAMS, ("lecture",), DEFAULT_PRESET
-)
+PAGE_ONLY = ("lecture", "follow")  # left in the URL as they are
+TEXT = UrlState("text", "t", "text", TextRunConfig, partial(load_presets, "text"), UI_PARAMS, PAGE_ONLY, DEFAULT_PRESET)
 SCHEMA = TextRunConfig  # the config class of a real-text run: the widgets' bounds
 bump, wkey, stale, validate = TEXT.bump, TEXT.wkey, TEXT.stale, TEXT.validate
 
 
 def init_state() -> list[str]:
     """Apply the URL when it is new to this session, else keep the session's state; write the URL."""
-    params = {k: v for k, v in st.query_params.to_dict().items() if k != "lecture"}
+    params = {k: v for k, v in st.query_params.to_dict().items() if k not in PAGE_ONLY}
     if params.get("preset") in load_presets():  # the Lab's URL, kept by a page switch that did not clear it
         params = {}
     problems = TEXT.init_state(params, apply_params)

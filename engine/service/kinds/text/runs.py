@@ -14,18 +14,24 @@ Layout (:mod:`engine.service.export` documents it for readers): a text run is a 
   ``statics()`` (probe token ids, frequent ids, uniform reference levels, corpus sizes) without
   the whole vocabulary, plus the words that the charts label: ``probe_window_tokens`` (T,),
   ``frequent_tokens`` (top-n,), the size of Scan & Snap's common and distinct groups and their most
-  frequent words (``common_tokens``, ``distinct_tokens``), and ``vocab_size``.
+  frequent words (``common_tokens``, ``distinct_tokens``), and ``vocab_size``;
+* weights (a few steps, :func:`~engine.core.text.schedule.weight_steps`): the model's parameters up to
+  its last attention map (:func:`~engine.core.text.sentence.attention_weights`) and :data:`VOCAB`, the
+  words of its ids: a sentence typed on the page is read with them (:func:`sentence_maps`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from engine.core.scalar_columns import NO_CLASS
 from engine.core.text.config import TextRunConfig, check_corpus_fits
+from engine.core.text.sentence import sentence_attention
+from engine.core.text.tokenizer import UNK, basic_english
 from engine.service import scalar_table
 from engine.service.corpus_facts import corpus_facts
 from engine.service.kinds.text.budget import ASSUMED_CPU_FLOPS, TextEstimate, check_text_budget
@@ -35,6 +41,7 @@ MAP_MAX_T = 64  # positions of the probe window kept in the stored attention map
 MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most this
 TEXT_SCALARS = scalar_table.declare(TEXT, scalar_table.TEXT_SCALARS)
 GROUP_EXAMPLES = 20  # words of each of Scan & Snap's groups kept to name them on the page
+VOCAB = "vocab"  # the vocabulary (itos) kept with a step's weights (the rest of a weights row: the model's)
 TEXT_START_S = 3.0  # a text worker's start: the corpus read and encoded, the model built
 
 TextRow = tuple[int | None, int | None, str, float]  # (layer, head, metric, value), as the trainer gives them
@@ -91,3 +98,36 @@ def stored_statics(statics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out.pop("distinct_ids", None)
     out["vocab_size"] = np.array(len(itos))
     return out
+
+
+# ----------------------------------------------------------------- a typed sentence
+MAX_SENTENCE_CHARS = 400  # characters of a typed sentence read
+
+
+@dataclass(frozen=True)
+class SentenceMaps:
+    """Each layer's attention (head mean, (L, T, T)) on a typed sentence's first words, at ``step`` (the
+    latest step at or before the one asked for whose weights are kept); ``unknown``: its words outside
+    the run's vocabulary (read as <unk>); ``cut``: words left out beyond the maps' length."""
+
+    step: int
+    words: list[str]
+    maps: np.ndarray
+    unknown: list[str]
+    cut: int
+
+
+def sentence_maps(weights: dict[str, np.ndarray], cfg: TextRunConfig, step: int, text: str) -> SentenceMaps:
+    """Read ``text`` with the run's tokenizer and vocabulary (:data:`VOCAB` of its kept ``weights``) and
+    compute each layer's attention on its first min(bptt, MAP_MAX_T) words (ValueError when it has none)."""
+    words = basic_english(text[:MAX_SENTENCE_CHARS])
+    if not words:
+        raise ValueError("type a few words: this text has none the tokenizer keeps (letters, digits, ' and .)")
+    limit = min(cfg.optim.bptt, MAP_MAX_T)
+    kept, cut = words[:limit], max(0, len(words) - limit)
+    stoi = {w: i for i, w in enumerate(weights[VOCAB].tolist())}
+    ids = np.array([stoi.get(w, stoi.get(UNK, 0)) for w in kept], dtype=np.int64)
+    unknown = sorted({w for w in kept if w not in stoi})
+    model = {k: v for k, v in weights.items() if k != VOCAB}
+    maps = sentence_attention(model, cfg.model, ids).mean(axis=1)  # (L, T, T): the mean over heads
+    return SentenceMaps(step, kept, maps, unknown, cut)
