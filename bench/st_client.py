@@ -69,7 +69,7 @@ from websockets.sync.client import connect
 
 XSRF_COOKIE = "_streamlit_xsrf"
 FULL_RUN_DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR)
-# The Lab's live area: "**running** · step 120 / 300 · last snapshot 120 · run `<id>` · 40 KB this tick"
+# The Lab's live area: "**running** · step 120 / 300 · last snapshot 120 · run `<id>`" (bytes per tick in its tooltip)
 LIVE_STATUS = re.compile(r"^(?:\*\*)?(?P<status>\w+)(?:\*\*)? · step (?P<step>\d+) / \d+ .*run `(?P<run>[^`]+)`")
 TEXT_FIELDS = {
     "markdown": "body",

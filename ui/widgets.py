@@ -14,7 +14,7 @@ import streamlit as st
 from pydantic import BaseModel
 
 from engine.core.config import MAX_SEED, MAX_SEEDS, RootConfig, field_bounds, get_dotted, parse_value
-from engine.paper.claims import in_words, verdict_text
+from engine.paper.claims import in_words, none_judged, verdict_text
 from engine.paper.verdicts import Verdict
 from engine.service.facade import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from ui.chart_style import FONT, LECTURE_FONT, plot_config
@@ -105,6 +105,8 @@ def verdicts_ui(verdicts: list[Verdict]) -> None:
     """One badge per verdict, four in a row (one Markdown element per verdict in a container laid out by
     assets/live.css): its label, then one sentence of words (whether the claim holds, or why it is not
     judged); the statistic, the number and the threshold in its tooltip."""
+    if (why := none_judged(verdicts)) is not None:
+        st.caption(plain(why))
     with st.container(key="lab-verdicts"):
         for v in verdicts:
             color, icon = BADGES[v.status]

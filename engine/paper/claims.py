@@ -254,6 +254,17 @@ def in_words(v: Verdict) -> str:
     return f"{'Holds' if v.status == 'pass' else 'Does not hold'}: {IN_WORDS[v.id]}."
 
 
+def none_judged(verdicts: list[Verdict]) -> str | None:
+    """One plain sentence when not one of a run's verdicts is judged (all n/a): why (the first badge's
+    reason; each badge names its own), and where the theorems do apply; None when any verdict is judged."""
+    if not verdicts or any(v.status != "n/a" for v in verdicts):
+        return None
+    return (
+        f"No claim is judged on this run, because the theorems assume what this setup does not: "
+        f"{verdicts[0].reason}. The Lecture and theorem4 presets are set inside their conditions."
+    )
+
+
 def verdict_text(v: Verdict) -> str:
     """A run's verdict in one line, the same under the Lab's badge and in ``python -m engine run``'s
     summary: statistic = value (threshold) and what was measured beside it (the detail, e.g. the

@@ -101,6 +101,7 @@ def test_where_every_condition_holds_all_four_badges_pass(store, runs, one_torch
     assert got["thm4"].value < CURVE_TOL and f"predicted t₀ = {obs.t0:.3g}" in got["thm4"].detail
     assert got["thm4"].label == "Thm 4 · the drop follows the theory"
     assert all(verdict_text(v).startswith("PASS: ") for v in got.values())
+    assert claims.none_judged(list(got.values())) is None  # judged: no sentence above the badges
 
 
 # ------------------------------------------------------------------------------ applies / fail
@@ -135,6 +136,10 @@ def test_on_the_finite_t_lecture_every_badge_is_na_and_says_why_in_one_sentence(
             f"the theorem assumes infinitely long sequences; this run uses 128 tokens (and {more} more conditions)"
         )
         assert claims.in_words(got[key]) == f"Not judged: {got[key].reason}."
+    assert claims.none_judged(list(got.values())) == (  # one sentence above the four grey badges
+        "No claim is judged on this run, because the theorems assume what this setup does not: "
+        f"{got['thm2b'].reason}. The Lecture and theorem4 presets are set inside their conditions."
+    )
     assert got["thm2b"].value < 0 and f"= {got['thm2b'].value:.3g}" in got["thm2b"].detail  # measured, beside
     snap = claims.measured_snap(obs)
     assert snap is not None and f"snap measured at step {snap}" in got["thm4"].detail

@@ -77,9 +77,9 @@ def _live_area(rid: str, watched: Watched) -> None:
         if not lecture:  # a projector shows the story only
             refresh = f" · refresh {ss['lab.tick']:.1f} s" if now_active and ss.get("lab.tick") else ""
             st.caption(_story_more(tick.story, lecture))
-            st.caption(
-                f"{status} · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · run `{rid}` · "
-                f"{payload / 1024:.0f} KB this tick{refresh}"
+            st.caption(  # what a developer reads (bytes a tick sends, its refresh) is in the tooltip
+                f"{status} · step {step} / {cfg.optim.steps} · last snapshot {hist.last_step} · run `{rid}`",
+                help=f"{payload / 1024:.0f} KB this tick{refresh}",
             )
         if s and s.message and not s.waiting:  # the story already says what a queued run waits for
             st.caption(plain(s.message))
