@@ -1,29 +1,21 @@
-"""Compare: overlay stored runs' metrics, synthetic (Y, Z) and real-text runs; the legend says how their
-configs differ.  ``?runs=<id>,<id>&metric=<name>``: an id that is no stored run with data and a metric the
-chosen runs do not record are said, naming what is allowed."""
+"""Compare: overlay stored runs' metrics, synthetic (Y, Z) and real-text runs; the legend names each run by
+the settings that differ, in words.  ``?runs=<id>,<id>&metric=<name>``: an id that is no stored run with data
+and a metric the chosen runs do not record are said, naming what is allowed."""
 
 import json
 
 import streamlit as st
 
-from engine.paper.sweeps import config_diffs
 from ui import charts_pages
-from ui.kinds.text.state import TEXT_KNOBS
-from ui.knobs import KNOBS
 from ui.page_data import compare_series, metric_label, overlaid_metrics
 from ui.resources import service
+from ui.settings_words import KIND_WORDS, LegendRun, legend_names
 from ui.text import plain, shown
 from ui.widgets import font, plot_ui
 
 ss = st.session_state
-SYMBOLS = {k.key: k.label.split(" (")[0] for k in (*TEXT_KNOBS, *KNOBS)}  # "η_Y (decoder)" → "η_Y"
-KINDS = {"synthetic": "synthetic", "text": "real text"}
+KINDS = KIND_WORDS
 FIRST = {"synthetic": "entropy_distinct", "text": "attn_entropy"}  # each kind's metric shown first
-
-
-def knob_symbol(key: str) -> str:
-    """A config key as the legend shows it: its knob's label without the gloss (else the key's last part)."""
-    return SYMBOLS.get(key, key.split(".")[-1])
 
 
 def kind_of(run: dict) -> str:
@@ -61,16 +53,10 @@ def metric_ui(kinds: set[str], fresh: bool, problems: list[str], column) -> str:
 
 
 def legend(chosen: list[str], by_id: dict[str, dict]) -> dict[str, str]:
-    """Each run's legend: its name and how its config differs from the chosen runs of its kind (and
-    its kind, when both are chosen)."""
-    kinds = {kind_of(by_id[i]) for i in chosen}
-    out = {}
-    for kind in kinds:
-        ids = [i for i in chosen if kind_of(by_id[i]) == kind]
-        diffs = config_diffs([json.loads(by_id[i]["config_json"]) for i in ids], name=knob_symbol)
-        tag = f"{KINDS[kind]}: " if len(kinds) > 1 else ""
-        out |= {i: f"{by_id[i]['name']} · {tag}{d}" for i, d in zip(ids, diffs, strict=True)}
-    return out
+    """Each run's legend: the settings that differ among the chosen runs of its kind, in words (its name
+    when none do; its kind too, when both kinds are chosen): :func:`ui.settings_words.legend_names`."""
+    runs = [LegendRun(i, by_id[i]["name"], kind_of(by_id[i]), json.loads(by_id[i]["config_json"])) for i in chosen]
+    return dict(zip(chosen, legend_names(runs), strict=True))
 
 
 st.title("Compare runs")
@@ -115,7 +101,7 @@ if chosen:
     plot_ui(charts_pages.overlay(lines, metric, logx, font()), "cmp-chart", f"compare-{metric}-{'-'.join(chosen)}")
     st.caption(
         "Synthetic runs: the class mean of each run, averaged over its replicas. Real-text runs: attention "
-        "entropy and attention on frequent words are the mean over heads, one line per layer. Legends list the "
-        "config keys whose values differ among the chosen runs of a kind. Losses are drawn on a log axis "
-        "(they fall towards 0)."
+        "entropy and attention on frequent words are the mean over heads, one line per layer. Each legend names "
+        "a run by the settings that differ among the chosen runs of its kind (by its name when none do). Losses "
+        "are drawn on a log axis (they fall towards 0)."
     )

@@ -6,14 +6,18 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from engine.paper.findings import sweep_finding
+from engine.paper.items.costs import about
 from engine.paper.presets import load_presets
-from engine.paper.sweeps import final_values, sweep_summary
+from engine.paper.sweeps import final_values, per_replica, sweep_summary
 from engine.service.facade import TERMINAL
 from ui import charts_pages, sweep_form
 from ui.errors import guarded, show_callback_error
 from ui.grid_view import grid_section
 from ui.knobs import RATIOS
+from ui.progress import run_progress
 from ui.resources import service
+from ui.result_words import column_label, column_unit, column_what, run_left_s
 from ui.session import actor, owns
 from ui.text import plain
 from ui.widgets import font, plot_ui
@@ -22,6 +26,8 @@ if TYPE_CHECKING:
     from engine.core.config import RunConfig
 
 ss = st.session_state
+# what a sweep's results can show: the class means its replicas record (the first: the paper's Fig. 6)
+SWEEP_METRICS = ["entropy_distinct", "entropy_all", "common_mass", "loss", "accuracy", "train_loss"]
 st.title("Sweep")
 rates, grid = st.tabs(["Learning rates (Fig. 6)", "Any knob (a grid of runs)"])
 with rates:
@@ -57,19 +63,31 @@ with rates:
     st.button("▶ Run sweep", type="primary", disabled=cfg is None, key="sw.start", on_click=launch, args=(cfg,))
     show_callback_error()
 
-    def results(rid: str) -> None:
-        df = service().stored.scalars(rid, metrics=["entropy_distinct"])
-        final = final_values(df, "entropy_distinct")
+    def results(rid: str, finished: bool, step: int) -> None:
+        metric = st.selectbox("metric", SWEEP_METRICS, key="sw.metric", format_func=column_label)
+        df = service().stored.scalars(rid, metrics=[metric])
+        final = final_values(df, metric)
         if final.empty:
             return
-        summary = sweep_summary(final, service().stored.statics(rid))
+        statics = service().stored.statics(rid)
+        summary = sweep_summary(final, statics)
         cols = st.columns(2)
         with cols[0]:
-            plot_ui(charts_pages.sweep_lines(summary, font=font()), "sw-lines", f"sweep-{rid}-entropy-vs-ratio")
+            plot_ui(charts_pages.sweep_lines(summary, metric, font()), "sw-lines", f"sweep-{rid}-{metric}-vs-ratio")
         with cols[1]:
-            plot_ui(charts_pages.sweep_heatmap(summary, font=font()), "sw-heat", f"sweep-{rid}-heatmap")
+            plot_ui(charts_pages.sweep_heatmap(summary, metric, font()), "sw-heat", f"sweep-{rid}-{metric}-heatmap")
+        said = sweep_finding(per_replica(final, statics), column_what(metric), column_unit(metric))
+        if said:
+            so_far = "" if finished else f"So far (step {step}, not finished): "
+            st.markdown(plain(so_far + (said if finished else said[0].lower() + said[1:])),
+                        help="From the final values, the mean over seeds per (η_Z, η_Y/η_Z): a change within 5 % of "
+                        "the largest value (or two standard errors over seeds) counts as none.")  # fmt: skip
         with st.expander("table"):
-            st.dataframe(summary, hide_index=True)
+            words = {"eta_z": "η_Z", "ratio": "η_Y/η_Z", "mean": f"final {column_label(metric)}, mean over seeds",
+                     "count": "seeds", "sem": "standard error over seeds", "eta_y": "η_Y"}  # fmt: skip
+            st.dataframe(
+                summary, hide_index=True, column_config={c: st.column_config.Column(w) for c, w in words.items()}
+            )
 
     @guarded
     def resume(rid: str) -> None:
@@ -83,7 +101,9 @@ with rates:
             return
         status, step = (s.status, s.step) if s else (info["status"], info["last_step"] or 0)
         total = json.loads(info["config_json"])["optim"]["steps"]
-        st.progress(min(1.0, step / max(total, 1)), text=f"{status} · step {step} / {total} · run {rid}")
+        left = run_left_s(run_progress(info, s)) if status not in TERMINAL else None
+        when = f" · {about(left)} left" if left is not None else ""
+        st.progress(min(1.0, step / max(total, 1)), text=f"{status} · step {step} / {total}{when} · run {rid}")
         if s is not None and s.message:
             st.caption(plain(s.message))  # what a queued sweep waits for, why a paused one paused
         if s is not None and s.status == "paused":
@@ -92,7 +112,7 @@ with rates:
         if ss.get("sweep.live") and not live:
             ss["sweep.live"] = False
             st.rerun()
-        results(rid)
+        results(rid, status == "finished", step)
 
     rid = ss.get("sweep.run")
     if rid:

@@ -12,9 +12,20 @@ from plotly.colors import qualitative
 from engine.core.metrics import html_label, html_subscripts, is_log
 from engine.paper.history import decimate, rnd
 from ui.chart_style import FONT, THEORY, style, wrap_html
+from ui.result_words import column_label, log_ticks, tick_text
+from ui.settings_words import setting_label, value_words
 
 AXES = ("t", "ln t", "ln ln t")
 LEGEND_CHARS = 60  # a Compare legend entry's line (the chart is the page's width: ≥ 1,100 px at 1280×720)
+# Tick labels on the Sweep page's log axes (a chart half the page wide: ~400 px of plot at 1280×720, ~300 px
+# tall): at most this many, spaced evenly enough in log η that "0.05" or "2.5e3" at 15 px never touch.
+MAX_X_TICKS, MAX_Y_TICKS = 7, 8
+
+
+def _log_axis(values: Any, max_ticks: int) -> dict[str, Any]:
+    """A log axis of learning rates: compact tick labels (0.5, 1, 2, 1e3), no more than ``max_ticks``."""
+    ticks = log_ticks(list(values), max_ticks)
+    return dict(type="log", tickvals=ticks, ticktext=[tick_text(v) for v in ticks], tickangle=0)
 
 
 def _axis(t: np.ndarray, mode: str, M: float, K: float, eta_y: float) -> tuple[np.ndarray, str]:
@@ -133,7 +144,7 @@ def sweep_lines(summary: Any, metric: str = "entropy_distinct", font: int = FONT
             go.Scatter(
                 x=g["ratio"].tolist(),
                 y=rnd(g["mean"]).tolist(),
-                name=f"η<sub>Z</sub> = {ez:g}",
+                name=f"η<sub>Z</sub> = {tick_text(ez)}",
                 error_y=dict(type="data", array=rnd(g["sem"]).tolist(), visible=True),
                 mode="lines+markers",
                 line=dict(width=3, color=qualitative.D3[i % 10]),
@@ -143,7 +154,7 @@ def sweep_lines(summary: Any, metric: str = "entropy_distinct", font: int = FONT
     name, logy = html_label(metric), is_log(metric)
     title = html_subscripts(f"final {name} vs η_Y/η_Z (mean ± SEM over seeds)")
     style(fig, title, font, "sweep", html_subscripts("η_Y/η_Z (log)"), _log_title(name, logy), height=440)
-    fig.update_xaxes(type="log", tickvals=ratios, ticktext=[f"{r:g}" for r in ratios])
+    fig.update_xaxes(**_log_axis(ratios, MAX_X_TICKS))
     if logy:
         fig.update_yaxes(type="log", exponentformat="power")
     return fig
@@ -177,33 +188,44 @@ def sweep_heatmap(summary: Any, metric: str = "entropy_distinct", font: int = FO
             "%{marker.color} ± %{customdata[1]:.3f}<extra></extra>",
         )
     )
-    xs, ys = sorted(np.unique(ez)), sorted(np.unique(ey))
-    fig.update_xaxes(type="log", tickvals=xs, ticktext=[f"{v:g}" for v in xs])
-    fig.update_yaxes(type="log", tickvals=ys, ticktext=[f"{v:g}" for v in ys])
+    fig.update_xaxes(**_log_axis(np.unique(ez), MAX_X_TICKS))
+    fig.update_yaxes(**_log_axis(np.unique(ey), MAX_Y_TICKS))
     title = html_subscripts(f"final {html_label(metric)} over (η_Z, η_Y) (mean over seeds)")
     return style(fig, title, font, "sweeph", html_subscripts("η_Z (log)"), html_subscripts("η_Y (log)"), height=440)
 
 
-def grid_chart(summary: Any, keys: list[str], metric: str, font: int = FONT) -> go.Figure:
+def _html_words(text: str) -> str:
+    """A label for figure text: escaped (it is text, not HTML), its subscripts drawn (``η_Y`` → η<sub>Y</sub>)."""
+    return html_subscripts(html.escape(text))
+
+
+def _html_phrase(key: str, value: Any, kind: str) -> str:
+    """``phrase`` for figure text: the setting's label with its subscripts, the value as it is (a file name's
+    underscores stay underscores)."""
+    return f"{_html_words(setting_label(key, kind))} = {html.escape(value_words(key, value))}"
+
+
+def grid_chart(summary: Any, keys: list[str], metric: str, font: int = FONT, kind: str = "synthetic") -> go.Figure:
     """A grid's final ``metric`` per cell: a dot per seed and the mean over seeds as a line, against
-    the first axis, one colour per value of the second (every other axis: its own line too)."""
+    the first axis, one colour per value of the second (every other axis: its own line too); the axes
+    and the metric in words (a ``kind`` run's setting labels, the metric's label and unit)."""
     fig = go.Figure()
     x = keys[0] if keys else "seed"
     by = keys[1:]
     groups = summary.groupby([summary[k].astype(str) for k in by]) if by else [((), summary)]
-    for i, (label, g) in enumerate(groups):
-        label = label if isinstance(label, tuple) else (label,)
-        name = ", ".join(f"{k.split('.')[-1]} = {v}" for k, v in zip(by, label, strict=True)) or metric
+    for i, (_, g) in enumerate(groups):
+        name = ", ".join(_html_phrase(k, g[k].iloc[0], kind) for k in by) or _html_words(column_label(metric))
         colour = qualitative.D3[i % 10]
-        xs = g[x].astype(str)
+        xs = g[x].map(lambda v: value_words(x, v))
         mean = g.assign(_x=xs).groupby("_x", sort=False)[metric].mean()
         dots = dict(size=9, color=colour, opacity=0.5)
         fig.add_trace(go.Scatter(x=xs.tolist(), y=rnd(g[metric]).tolist(), mode="markers", showlegend=False,
                                  marker=dots, name=name, hoverinfo="skip"))  # fmt: skip
         fig.add_trace(go.Scatter(x=mean.index.tolist(), y=rnd(mean).tolist(), mode="lines+markers", name=name,
                                  line=dict(width=3, color=colour), marker=dict(size=11)))  # fmt: skip
-    name = html_label(metric.split("@")[0]) + (f" (layer {metric.split('@L')[1]})" if "@L" in metric else "")
+    name = _html_words(column_label(metric))
     title = f"final {name}: seeds (dots), their mean (line)"
-    style(fig, title, font, "grid", html.escape(x), name, height=440)
+    x_title = "seed" if x == "seed" else setting_label(x, kind)
+    style(fig, title, font, "grid", _html_words(x_title), name, height=440)
     fig.update_xaxes(type="category")
     return fig

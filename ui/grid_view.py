@@ -8,14 +8,18 @@ from typing import Any
 
 import streamlit as st
 
+from engine.paper.findings import GridAxis, grid_finding
 from engine.paper.presets import SHELVES, Preset, load_presets
 from engine.service.facade import TERMINAL, duration
 from ui import charts_pages, grid_form
 from ui.errors import guarded, show_callback_error
 from ui.kinds.text.state import TEXT_KNOBS
 from ui.knobs import KNOBS
+from ui.progress import run_progress
 from ui.resources import service
+from ui.result_words import column_label, column_unit, column_what, progress_text, summary_labels
 from ui.session import actor
+from ui.settings_words import setting_label
 from ui.text import plain
 from ui.widgets import font, plot_ui
 
@@ -64,22 +68,44 @@ def form(presets: dict[str, Preset]) -> tuple[list[Any], list[str], list[str]] |
     return cfgs, names, keys
 
 
+def finding(summary: Any, keys: list[str], metric: str, kind: str) -> str | None:
+    """What the grid's finished runs show about ``metric`` along its axes, in one sentence (said as
+    "so far" while runs still train)."""
+    finished = summary[summary["status"] == "finished"]
+    axes = [GridAxis(k, setting_label(k, kind)) for k in keys if k in summary.columns]
+    said = grid_finding(finished, axes, metric, column_what(metric), column_unit(metric))
+    if said is None or len(finished) == len(summary):
+        return said
+    return f"So far ({len(finished)} of {len(summary)} runs finished): {said[0].lower()}{said[1:]}"
+
+
 def results(run_ids: list[str], keys: list[str]) -> None:
-    """The grid's progress, its final metrics per cell as a chart and a table."""
+    """The grid's progress and time left, its final metrics per cell as a chart, one sentence on what
+    they show, and a table, all in words."""
     for rid in run_ids:
         service().watch(rid)  # a run that no page shows pauses itself (SCANSNAP_IDLE_PAUSE_S)
     summary = service().grid_summary(run_ids, keys)
     if summary.empty:
         st.warning("none of this grid's runs is in the store")
         return
-    done = int(summary["status"].isin(TERMINAL).sum())
-    st.progress(done / len(summary), text=f"{done} of {len(summary)} runs ended")
+    infos = [info for rid in summary["run"] if (info := service().run(rid)) is not None]
+    runs = [run_progress(info, service().status(info["id"])) for info in infos]
+    kind = (infos[0].get("kind") if infos else None) or "synthetic"
+    done = sum(r.ended for r in runs)
+    st.progress(done / max(1, len(runs)), text=progress_text(runs, service().schedule().slots))
     metrics = [c for c in summary.columns if c not in {*keys, "seed", "run", "status"}]
     if metrics:
         default = next((m for m in ("attn_entropy@L0", "entropy_distinct") if m in metrics), metrics[0])
-        metric = st.selectbox("metric", metrics, index=metrics.index(default), key="gr.metric")
-        plot_ui(charts_pages.grid_chart(summary, keys, metric, font=font()), "gr-chart", "grid-" + metric)
-    st.dataframe(summary, hide_index=True)
+        metric = st.selectbox("metric", metrics, index=metrics.index(default), key="gr.metric",
+                              format_func=column_label)  # fmt: skip
+        plot_ui(charts_pages.grid_chart(summary, keys, metric, font=font(), kind=kind), "gr-chart", "grid-" + metric)
+        said = finding(summary, keys, metric, kind)
+        if said:
+            st.markdown(plain(said), help="From the finished runs' final values, the mean over seeds per cell: "
+                        "a change within 5 % of the largest value (or two standard errors over seeds) counts as "
+                        "none.")  # fmt: skip
+    words = summary_labels(list(summary.columns), keys, kind)
+    st.dataframe(summary, hide_index=True, column_config={c: st.column_config.Column(w) for c, w in words.items()})
     if done < len(summary):
         st.caption("The chart and the table fill in as the runs end; each run is also on the Runs page.")
 

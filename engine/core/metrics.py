@@ -65,6 +65,25 @@ def label(name: str) -> str:
     return METRICS[name].label if name in METRICS else name
 
 
+_UNIT = re.compile(r"(?: \(|, )(nats)\)$")  # "… (nats)", "… (T→∞, nats)": the unit closes the label
+
+
+def unit(name: str) -> str:
+    """The unit a metric's label names at its end (``"nats"``), or "" for a unitless one."""
+    m = _UNIT.search(label(name))
+    return m.group(1) if m else ""
+
+
+def bare_label(name: str) -> str:
+    """:func:`label` without its unit: ``"attention entropy (nats)"`` → ``"attention entropy"``,
+    ``"population loss (T→∞, nats)"`` → ``"population loss (T→∞)"``."""
+    text = label(name)
+    m = _UNIT.search(text)
+    if m is None:
+        return text
+    return text[: m.start()] + (")" if m.group(0).startswith(",") else "")
+
+
 def html_subscripts(text: str) -> str:
     """``x_ab`` → ``x<sub>ab</sub>``: plotly renders the subscript (it has no LaTeX without MathJax)."""
     return _SUBSCRIPT.sub(r"<sub>\1</sub>", text)

@@ -74,12 +74,19 @@ def _without_sweep_keys(cfg: RunConfig) -> dict[str, str]:
     return {k: json.dumps(v) for k, v in flatten_dotted(cfg.to_dict()).items() if k not in SWEEP_KEYS}
 
 
+def per_replica(final: pd.DataFrame, statics: dict[str, np.ndarray]) -> pd.DataFrame:
+    """A final per-replica value with each replica's η_Y, η_Z and ratio η_Y/η_Z (rounded to 6 digits).
+
+    ``final`` has columns replica, value; statics holds per-replica eta_y, eta_z."""
+    df = final.assign(eta_y=statics["eta_y"][final["replica"]], eta_z=statics["eta_z"][final["replica"]])
+    return df.assign(ratio=(df["eta_y"] / df["eta_z"]).round(6))
+
+
 def sweep_summary(final: pd.DataFrame, statics: dict[str, np.ndarray]) -> pd.DataFrame:
     """Mean ± SEM of a final per-replica value over seeds, per (η_Z, ratio).
 
     ``final`` has columns replica, value; statics holds per-replica eta_y, eta_z, seed."""
-    df = final.assign(eta_y=statics["eta_y"][final["replica"]], eta_z=statics["eta_z"][final["replica"]])
-    df["ratio"] = (df["eta_y"] / df["eta_z"]).round(6)
+    df = per_replica(final, statics)
     g = df.groupby(["eta_z", "ratio"], as_index=False)["value"]
     out = g.agg(mean="mean", std="std", count="count")
     out["sem"] = (out["std"] / np.sqrt(out["count"])).fillna(0.0)

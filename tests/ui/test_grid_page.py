@@ -4,8 +4,17 @@ in one click; a bad axis or seed list is said, and nothing starts."""
 
 from __future__ import annotations
 
+import json
+
+from engine.core.metrics import bare_label, label, unit
+from engine.paper.findings import GridAxis, grid_finding
+from engine.paper.items.costs import about
+from engine.paper.presets import get_preset
+from engine.service.facade import get_service
 from engine.service.jobs import get_manager
 from tests.apphelp import open_page, shown_text
+from ui.result_words import RunProgress, grid_left_s
+from ui.settings_words import setting_label
 
 PAGE = "app_pages/sweep.py"
 
@@ -32,6 +41,16 @@ def test_a_grid_over_a_data_knob_trains_one_run_per_cell_and_reopens_by_its_link
         final = store.scalars(row["run"], metrics=["entropy_distinct"])
         assert row["entropy_distinct"] == final[final["step"] == final["step"].max()]["value"].mean()
     assert "4 of 4 runs ended" in " ".join(p.proto.text for p in again.get("progress"))
+    # in words: the metric picker, the table's headers, and one sentence computed from the table
+    box = again.selectbox(key="gr.metric")
+    assert box.value == "entropy_distinct" and label("entropy_distinct") in box.options
+    headers = {c: v.get("label") for c, v in json.loads(again.dataframe[0].proto.columns).items()}
+    assert headers["data.num_distinct_per_next"] == setting_label("data.num_distinct_per_next")
+    assert headers["entropy_distinct"] == label("entropy_distinct") and headers["optim.steps"] == "steps"
+    axes = [GridAxis(k, setting_label(k)) for k in ("data.num_distinct_per_next", "optim.steps")]
+    said = grid_finding(table, axes, "entropy_distinct", bare_label("entropy_distinct"), unit("entropy_distinct"))
+    assert said and said.startswith("Final attention entropy H(c_n) on distinct tokens ")
+    assert said.replace("\\", "") in [m.value.replace("\\", "") for m in again.markdown]
 
 
 def test_an_open_question_fills_the_form_and_a_bad_axis_is_said(data_dir):
@@ -54,3 +73,25 @@ def test_a_link_with_a_bad_grid_is_said_and_left_out(data_dir):
     warnings = shown_text(at.warning)
     assert "not run ids" in warnings and "not dotted config keys" in warnings
     assert not at.session_state.get("grid.runs")
+
+
+def test_a_grid_still_training_says_how_long_it_has_left(data_dir):
+    """Two runs created paused (they hold nothing and stay at step 0): the bar says none ended and the time
+    left, from each run's whole-run estimate on this server's slots."""
+    m = get_manager(data_dir)
+    service = get_service(data_dir)
+    cfgs = [get_preset("syn-small").config.with_overrides({"optim.steps": 40, "data.num_distinct_per_next": k})
+            for k in (5, 10)]  # fmt: skip
+    ids = [m.submit(cfg, name=f"paused {i}", owner="session-grid", paused=True) for i, cfg in enumerate(cfgs)]
+    try:
+        at = open_page(PAGE, {"grid": ",".join(ids), "axes": "data.num_distinct_per_next"})
+        assert not at.exception
+        runs = [RunProgress(False, None, service.expected_seconds(cfg), 0.0) for cfg in cfgs]  # step 0 of each
+        left = grid_left_s(runs, service.schedule().slots)
+        slots, estimates = service.schedule().slots, [r.estimate_s for r in runs]
+        assert left == (sum(estimates) if slots == 1 else max(estimates))  # one after the other, or side by side
+        (bar,) = at.get("progress")
+        assert bar.proto.text == f"0 of 2 runs ended · {about(left)} left"
+    finally:
+        for rid in ids:
+            m.stop(rid)

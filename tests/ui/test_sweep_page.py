@@ -3,10 +3,15 @@ settings, not the default 48-replica form (issue), and a run that is no sweep is
 
 from __future__ import annotations
 
+import json
+
+from engine.core.metrics import bare_label, html_label, label, unit
+from engine.paper.findings import sweep_finding
 from engine.paper.presets import get_preset
-from engine.paper.sweeps import sweep_config
+from engine.paper.sweeps import final_values, per_replica, sweep_config
 from engine.service.jobs import get_manager
 from engine.service.run_kinds import create_run
+from engine.service.runner import RunJob
 from tests.apphelp import open_page, shown_text
 from tests.ui.test_app import widget
 
@@ -51,3 +56,28 @@ def test_a_run_that_is_no_sweep_is_said_and_the_default_form_shown(data_dir):
     assert widget(at, "multiselect", "η_Z values").value == [0.5, 1.0, 2.0, 3.0]
     at = open_page(PAGE, {"run": "zzz"})
     assert "run 'zzz' is not in the run store" in shown_text(at.warning)
+
+
+def test_a_finished_sweep_shows_labels_and_one_sentence_on_what_it_shows(data_dir):
+    cfg = sweep_config(get_preset("syn-small").config, [0.5, 2.0], [1.0, 10.0], [1, 2], 20)
+    job = RunJob(cfg, get_manager(data_dir).store, name="sweep")
+    assert job.run() == "finished"
+    at = open_page(PAGE, {"run": job.run_id})
+    assert not at.exception
+    box = at.selectbox(key="sw.metric")
+    assert box.value == "entropy_distinct" and box.options[0] == label("entropy_distinct")  # words, kept as names
+    store = get_manager(data_dir).store
+    final = final_values(store.scalars(job.run_id, metrics=["entropy_distinct"]), "entropy_distinct")
+    said = sweep_finding(
+        per_replica(final, store.statics(job.run_id)), bare_label("entropy_distinct"), unit("entropy_distinct")
+    )
+    assert said and said.startswith("Final attention entropy H(c_n) on distinct tokens ")
+    assert said.replace("\\", "") in [m.value.replace("\\", "") for m in at.markdown]  # computed from the store
+    (table,) = at.dataframe
+    shown = json.loads(table.proto.columns)  # the columns' headers
+    assert shown["mean"]["label"] == f"final {label('entropy_distinct')}, mean over seeds"
+    assert shown["eta_z"]["label"] == "η_Z" and shown["ratio"]["label"] == "η_Y/η_Z"
+    box.set_value("common_mass").run()
+    assert not at.exception
+    heat = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert heat["data"][0]["marker"]["colorbar"]["title"]["text"] == html_label("common_mass")
