@@ -16,6 +16,7 @@ from ui.kinds.synthetic.live import live_area
 from ui.knobs import KNOBS, RATIOS, visible
 from ui.page_data import p_preview
 from ui.resources import service
+from ui.run_list import step_text
 from ui.text import plain
 from ui.widgets import LIVE_STYLE, font, knob_ui, lecture_on, plot_ui, recovery_ui, share_ui
 
@@ -144,7 +145,7 @@ def live_now_ui() -> None:
     for r in live:
         st.page_link(
             "app_pages/lab.py",
-            label=f"{plain(r['name'], limit=40)} · step {r['step'] or 0} · {r['id']}",  # a name is text only
+            label=f"{plain(r['name'], limit=40)} · step {step_text(r['step'])} · {r['id']}",  # a name is text only
             query_params={"run": r["id"]},
             disabled=r["id"] == ss.get("lab.run"),
         )

@@ -17,6 +17,7 @@ from ui.kinds.text import state as text_state
 from ui.kinds.text.live import text_live_area
 from ui.kinds.text.state import TEXT_KNOBS
 from ui.resources import service
+from ui.run_list import step_text
 from ui.text import code, plain, quoted_words
 from ui.widgets import knob_ui, lecture_on, recovery_ui, share_ui
 
@@ -133,7 +134,7 @@ def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
 
 def live_now_ui() -> None:
     for r in service().live_broadcasts(kind="text"):
-        st.page_link("app_pages/text.py", label=f"📡 {plain(r['name'], limit=40)} · step {r['step'] or 0}",
+        st.page_link("app_pages/text.py", label=f"📡 {plain(r['name'], limit=40)} · step {step_text(r['step'])}",
                      query_params={"run": r["id"]}, disabled=r["id"] == ss.get("text.run"))  # fmt: skip
 
 

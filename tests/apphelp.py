@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import UnknownElement
@@ -52,3 +53,20 @@ def wait_for(cond: Callable[[], object], timeout: float = 30.0) -> None:
 def live_figure(component: UnknownElement) -> dict:
     """The plotly figure a live chart (``ui.live.figure.live_plot_ui``: {tick, fig: payload JSON}) draws."""
     return json.loads(json.loads(component.proto.json)["fig"])["fig"]
+
+
+def stopped_run(store: Any, cfg: Any, name: str, owner: str | None = None, at_step: int = 100) -> str:
+    """A run trained in this process until its first snapshot at or past ``at_step``, then stopped, with its
+    checkpoint at that snapshot (as a Stop leaves a run that has trained a while): its id."""
+    from engine.service import runner
+    from engine.service.control import RunControl
+
+    control, saved = RunControl(), runner.CHECKPOINT_SECONDS
+    job = runner.RunJob(cfg, store, name=name, owner=owner)
+    runner.CHECKPOINT_SECONDS = -1.0  # a checkpoint with every snapshot
+    try:
+        status = job.run(control, on_snapshot=lambda snap: snap.step >= at_step and control.stop())
+    finally:
+        runner.CHECKPOINT_SECONDS = saved
+    assert status == "stopped", status
+    return job.run_id

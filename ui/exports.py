@@ -17,6 +17,7 @@ from engine.paper.theory_view import run_snap, stored_overlay
 from engine.paper.verdicts import tally
 from ui import charts
 from ui.chart_style import fit_top, plain_title, set_title
+from ui.run_list import step_text
 
 MF_NOTE = " (dashed: T→∞ mean field)"  # a token chart's title says this only when it draws the twin
 
@@ -99,7 +100,7 @@ def html_report(store: Any, run_id: str) -> str:
         run_figures(store, run_id),
         notes=[twin_note(cfg, st_, 0)] if hist.c and not hist.topk else [],  # the token charts are drawn
         configs=json.loads(info["config_json"]),
-        status=f"status {info['status']}, step {info['last_step']}",
+        status=f"status {info['status']}, step {step_text(info['last_step'])}",
     )
     title = f"Scan & Snap lab · run {info['name']} ({run_id})"
     headline = (

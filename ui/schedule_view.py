@@ -36,12 +36,18 @@ def _row(role: str, s: JobStatus, names: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _free(role: str) -> dict[str, Any]:
+    """A slot nobody holds: blank cells, not "None"."""
+    return {"holds": role, "run": "", "name": "", "owner": "", "status": "free", "step": "", "speed": "",
+            "shown on a page": "", "waits for": ""}  # fmt: skip
+
+
 def schedule_rows(names: dict[str, str]) -> list[dict[str, Any]]:
     """One row per slot (``slot 1`` … ``slot S``, ``free`` when nobody holds it), per light run and per
     queued run, in queue order."""
     sch = service().schedule()
     rows = [_row(f"slot {i + 1}", s, names) for i, s in enumerate(sch.holders)]
-    rows += [{"holds": f"slot {i + 1}", "status": "free"} for i in range(len(sch.holders), sch.slots)]
+    rows += [_free(f"slot {i + 1}") for i in range(len(sch.holders), sch.slots)]
     rows += [_row("no slot (light)", s, names) for s in sch.light]
     rows += [_row(f"queue #{i + 1}", s, names) for i, s in enumerate(sch.queue)]
     return rows

@@ -462,9 +462,12 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
     with serve_watched(data, tmp_path / "second.log") as srv:
         page.goto(f"{srv.url}/runs")
         page.get_by_text("interrupted").first.wait_for()
-        page.get_by_role("button", name="Resume from checkpoint").click()
+        page.get_by_role("button", name="Resume from checkpoint").click()  # once: the page says what it did
+        said = page.get_by_test_id("stAlertContentSuccess").filter(has_text=re.compile(r"Resumed '.+' from step \d+"))
+        said.wait_for(timeout=45_000)
         # the Lab shows the resumed run: the first Lab page of a fresh server imports the engine and
         # trains beside it, so on a busy 2-core machine it can take longer than the default 15 s
+        page.get_by_role("button", name="Open in the Lab").click()
         page.wait_for_selector(".st-key-lab-cn .js-plotly-plot", timeout=45_000)
         assert f"run={run_id}" in page.url
         with RunStore(data) as store:

@@ -139,7 +139,7 @@ def test_only_the_owner_manages_a_run(data_dir):
         assert _disabled(at, "runs.delete")
         assert at.get("download_button")  # everyone may export
         _runs_page(at, crashed)
-        assert _disabled(at, "runs.resume") is not allowed
+        assert _disabled(at, "runs.ckpt") is not allowed
         assert not _disabled(at, "runs.rerun")  # re-running creates the viewer's own run
     assert any("Read-only" in c.value for c in bob.caption)
     assert store.get_run(mine) is not None and store.get_run(crashed)["status"] == "interrupted"
@@ -175,9 +175,10 @@ def test_resume_an_interrupted_run_from_the_runs_page(data_dir):
     rid = _interrupted(mgr.store, _owner_of(at))
     _runs_page(at, rid)
     assert any("interrupted" in w.value for w in at.warning)
-    at.button(key="runs.resume").click().run()
+    at.button(key="runs.ckpt").click().run()
     assert not at.exception
-    assert at.session_state["lab.run"] == rid  # opened in the Lab
+    assert any(s.value.startswith("Resumed 'crashed' from step") for s in at.success), at.success
+    assert at.session_state["runs.pick"] == rid  # still on screen, with "Open in the Lab"
     assert mgr.wait(rid, 60) == "finished"
     assert mgr.store.steps(rid)[-1] == QUICK.optim.steps
 
@@ -186,9 +187,9 @@ def test_rerun_from_scratch_is_a_new_run_of_ones_own(data_dir):
     mgr = get_manager(data_dir)
     rid = _interrupted(mgr.store, "browser-somebody-else")
     at = _runs_page(app(), rid)
-    assert _disabled(at, "runs.resume")
+    assert _disabled(at, "runs.ckpt")
     at.button(key="runs.rerun").click().run()
-    new = at.session_state["lab.run"]
+    new = at.session_state["runs.pick"]  # the new run is the one on screen
     assert new != rid and mgr.wait(new, 60) == "finished"
     assert mgr.store.get_run(new)["owner"] == at.session_state["owner"]
     assert mgr.store.get_run(new)["config_json"] == mgr.store.get_run(rid)["config_json"]

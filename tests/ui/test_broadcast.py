@@ -85,7 +85,7 @@ def test_viewers_watch_the_published_run_without_training_or_controlling_it(data
         other = app()
         links = [p for p in other.sidebar.get("page_link") if rid in p.proto.label]
         assert len(links) == 1 and f"run={rid}" in links[0].proto.query_string
-        shown_step = int(links[0].proto.label.split(" · step ")[1].split(" ")[0])
+        shown_step = int(links[0].proto.label.split(" · step ")[1].split(" ")[0].replace(",", ""))
         assert (mgr.store.get_run(rid)["last_step"] or 0) <= shown_step <= mgr.status(rid).step
         assert mgr.status(rid).status == "running"  # nobody but its owner paused or stopped it
         students_switch(lecturer).set_value(False).run()
