@@ -198,9 +198,7 @@ def test_first_screen_holds_the_charts_and_a_typed_sentence_shows_each_layers_at
         box.press("Enter")
         pg.locator(".st-key-text-typed").wait_for()
         pg.locator(".st-key-text-typed").scroll_into_view_if_needed()  # a live chart is drawn once in view
-        pg.wait_for_function(
-            "() => document.querySelectorAll('.st-key-text-typed .js-plotly-plot').length == 3"
-        )
+        pg.wait_for_function("() => document.querySelectorAll('.st-key-text-typed .js-plotly-plot').length == 3")
         rows = pg.evaluate("() => document.querySelector('.st-key-text-typed .js-plotly-plot').layout.yaxis.ticktext")
         assert rows == ["the", "lord", "spoke", "to", "qwzx", "and", "to", "the", "king", "of", "israel"]
         assert pg.get_by_text(re.compile(r"Not in the run's vocabulary \(read as <unk>\): .qwzx.")).count() == 1
