@@ -37,7 +37,9 @@ def test_reproduce_opens_quick_and_counts_pass_na_and_fail_apart(served, browser
     pg.set_default_timeout(30_000)
     try:
         pg.goto(f"{served}/reproduce")
-        quick = pg.locator("[data-testid=stCheckbox] input, [data-testid=stToggle] input").first  # the page's one toggle
+        quick = pg.locator(
+            "[data-testid=stCheckbox] input, [data-testid=stToggle] input"
+        ).first  # the page's one toggle
         quick.wait_for(state="attached")
         assert quick.is_checked()  # the big button runs the quick mode unless asked otherwise
         pg.get_by_text(re.compile(r"2 pass · 1 n/a · 1 fail")).first.wait_for()
