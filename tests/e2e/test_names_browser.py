@@ -91,7 +91,9 @@ def test_run_names_show_as_typed_everywhere(runs):
         try:
             pg.goto(f"{srv.url}/?run={md_run}")
             pg.get_by_text("Run:").first.wait_for()
-            _check(_shown(pg, "[data-testid=stPageLink-NavLink]"), f"{LIVE_NAME} · step 0 · {live}")
+            _check(
+                _shown(pg, "[data-testid=stPageLink-NavLink]"), f"{LIVE_NAME} · step — · {live}"
+            )  # no step stored yet: —
             opened = [s for s in _shown(pg, "[data-testid=stSidebar] [data-testid=stMarkdownContainer]")
                       if "Run:" in s["text"]]  # fmt: skip
             assert len(opened) == 1 and opened[0]["markup"] == ["STRONG", "CODE"], opened  # the page's own bold
