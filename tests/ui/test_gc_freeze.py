@@ -56,11 +56,11 @@ def test_no_new_import_no_freeze(unfrozen, monkeypatch):
     frozen = gc.get_freeze_count()
     later = Node()
     assert not freeze_imports()
-    assert gc.get_freeze_count() == frozen
-    assert any(o is later for o in gc.get_objects())
+    assert gc.get_freeze_count() <= frozen  # none added (frozen objects a refcount frees leave it)
+    assert any(o is later for o in gc.get_objects())  # still in the collector's passes
     new_import(monkeypatch, "scansnap_test_imported_c")
     assert freeze_imports()
-    assert gc.get_freeze_count() > frozen
+    assert not any(o is later for o in gc.get_objects())  # frozen now
 
 
 def test_a_process_that_did_not_start_it_never_freezes(monkeypatch):
@@ -70,7 +70,7 @@ def test_a_process_that_did_not_start_it_never_freezes(monkeypatch):
     frozen = gc.get_freeze_count()
     new_import(monkeypatch, "scansnap_test_imported_d")
     assert not freeze_imports()
-    assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() <= frozen  # none added (frozen objects a refcount frees leave it)
 
 
 def test_the_server_freezes_once_its_imports_are_done(tmp_path):
