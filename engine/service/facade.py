@@ -368,7 +368,7 @@ class LabService:
         if info["status"] not in RECOVERABLE or self.jobs.is_live(run_id):
             raise ServiceError(f"run {run_id} is {info['status']}: only an interrupted or stopped run can be resumed")
         with user_errors():
-            return self.jobs.resume_stored(run_id, owner=actor.owner)
+            return self.jobs.resume_stored(run_id, owner=actor.owner, limited=not actor.operator)
 
     def checkpoint_step(self, run_id: str) -> int | None:
         """The step *Resume from checkpoint* continues the stored run from (None: it has no checkpoint,
@@ -383,12 +383,14 @@ class LabService:
 
     def resume(self, run_id: str, actor: Actor) -> None:
         self._live(run_id, actor, "resume")
-        self.jobs.resume(run_id)
+        with user_errors():
+            self.jobs.resume(run_id, limited=not actor.operator)
 
     def step(self, run_id: str, n: int, actor: Actor) -> None:
         """Let a paused run take ``n`` more steps."""
         self._live(run_id, actor, "step")
-        self.jobs.step(run_id, n)
+        with user_errors():
+            self.jobs.step(run_id, n, limited=not actor.operator)
 
     def stop(self, run_id: str, actor: Actor) -> None:
         self._live(run_id, actor, "stop")
@@ -397,7 +399,8 @@ class LabService:
     def set_speed(self, run_id: str, speed: Speed, actor: Actor) -> None:
         """Throttle the run: steps/s, ``"story"`` (story time) or None (as fast as it goes)."""
         self._live(run_id, actor, "change the speed of")
-        self.jobs.set_speed(run_id, speed)
+        with user_errors():
+            self.jobs.set_speed(run_id, speed, limited=not actor.operator)
 
     def publish(self, run_id: str, on: bool, actor: Actor) -> None:
         self._managed(run_id, actor, "publish")

@@ -102,6 +102,7 @@ class Job:
         self.granted: tuple[float, int] = (self.started, step)  # (time, step) when it last got its slot
         self.watched_at = self.started  # when a page last showed it
         self.idle_paused = False  # paused by the server because nobody watched it
+        self.paused_at: float | None = None  # when it was last paused (None: not paused since its last resume)
         self.group: str | None = None  # the grid it belongs to: a grid counts as one of its owner's runs
 
     def release_control(self) -> None:
@@ -117,6 +118,22 @@ class Job:
 
     def remaining_fraction(self) -> float:
         return 1 - min(self.control.step, self.total_steps) / max(self.total_steps, 1)
+
+    def claim_seconds(self) -> float:
+        """The slot seconds the queue holds for this job until it ends, whatever its state (queued, running,
+        light, paused): its estimate times the share of its work still to do (of a reproduction, by its
+        items' estimated seconds: :func:`~engine.paper.items.costs.progress`)."""
+        if self.kind == REPRODUCE:
+            names, quick = self.args
+            return self.seconds * (1 - progress(names, quick, self.items_done, self.control.step))
+        return self.seconds * self.remaining_fraction()
+
+    def dormant(self, idle_s: float, now: float) -> bool:
+        """Paused with no worker and neither shown by a page nor resumed for ``idle_s``: it holds no place
+        in the queue (its resume is admitted again like a new run's)."""
+        if self.status != "paused" or self.has_worker or self.paused_at is None:
+            return False
+        return now - max(self.watched_at, self.paused_at) > idle_s
 
     def slot_seconds(self) -> float:
         """How long the run will still hold a slot: its estimate, or, throttled, its steps at its pace;

@@ -33,6 +33,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from engine.paper.items.catalog import check_items, total_work
+from engine.paper.items.costs import estimated_seconds as reproduction_seconds
 from engine.service.cluster_watch import ask, watch_cluster
 from engine.service.janitor import abandoned, run_janitor
 from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
@@ -96,10 +97,7 @@ class JobManager:
             for cfg in cfgs:
                 check_run(self.store.data_dir, cfg)
         with self.changed:
-            self._check_open(owner)
-            if limited:
-                steps = max(cfg.optim.steps for cfg in cfgs)
-                check_visitor_run(self.limits, steps, sum(seconds), self.scheduler.queued_seconds())
+            self._admit(owner, limited, max(cfg.optim.steps for cfg in cfgs), sum(seconds))
             status = "paused" if paused else "queued"
             ids = [create_run(self.store, cfg, name, owner, status) for cfg, name in zip(cfgs, names, strict=True)]
             for rid, cfg, s in zip(ids, cfgs, seconds, strict=True):
@@ -111,35 +109,63 @@ class JobManager:
     def _start_or_park(self, j: Job, paused: bool) -> None:
         if paused:
             j.control.pause()
-            j.status = "paused"
+            j.status, j.paused_at = "paused", time.monotonic()
         else:
             self.want(j, FULL)
 
     def queued_seconds(self) -> float:
-        """Estimated slot-seconds still to do by the runs that hold or wait for a training slot
-        (paused and light runs hold none)."""
+        """Estimated slot seconds the server holds for its live jobs (:meth:`_committed`): what a new
+        visitor's run is admitted against."""
         with self.changed:
-            return self.scheduler.queued_seconds()
+            return self._committed()
 
-    def resume_stored(self, run_id: str, owner: str | None = None) -> str:
-        """Continue a stored run that is not live (e.g. ``interrupted``) from its last checkpoint."""
+    def _committed(self, without: Job | None = None) -> float:
+        """Slot seconds held for every live job but ``without``: a training run's from the moment it exists
+        until it ends, whatever its state (queued, training, light or paused; a dormant pause excepted:
+        :meth:`Job.dormant`), and a running reproduction's (the caller holds the lock)."""
+        now, idle = time.monotonic(), self.limits.idle_pause_s
+        live = (j for j in self._jobs.values() if j is not without and not j.ended and j.status not in TERMINAL)
+        return sum(j.claim_seconds() for j in live if not j.dormant(idle, now))
+
+    def _admit(self, owner: str | None, limited: bool, steps: int, seconds: float, job: Job | None = None) -> None:
+        """The one admission rule, on every path that adds work (a new run or grid, a resume, more steps, a
+        faster speed, a stored run's resume, a visitor's reproduction): the manager is open, ``owner`` is
+        within its live runs (``job``'s own not counted), and a visitor's (``limited``) ``steps`` and
+        ``seconds`` fit the limits beside what the server holds for the other jobs (caller holds the lock)."""
+        self._check_open(owner, job)
+        if limited:
+            check_visitor_run(self.limits, steps, seconds, self._committed(job))
+
+    def _readmit(self, j: Job, limited: bool) -> None:
+        """:meth:`_admit` for a live job that asks to compute again (its owner's quota, its remaining work)."""
+        if limited:
+            self._admit(j.owner, True, j.total_steps if j.kind == TRAIN else 0, j.claim_seconds(), j)
+
+    def resume_stored(self, run_id: str, owner: str | None = None, limited: bool = False) -> str:
+        """Continue a stored run that is not live (e.g. ``interrupted``) from its last checkpoint, admitted
+        like a new run for the work it has left (:meth:`_admit`)."""
         with self.changed:
             if self.is_live(run_id):
                 raise RuntimeError(f"run {run_id} is already training")
-            self._check_open(owner)
             info = self.store.get_run(run_id)
             if info is None:
                 raise KeyError(f"no stored run {run_id!r}")
             steps, seconds = stored_cost(self.store.data_dir, info)
+            done = min(info["last_step"] or 0, steps)
+            self._admit(owner, limited, steps, seconds * (1 - done / max(steps, 1)))
             self.store.set_status(run_id, "queued", None)
             module = kind_named(info["kind"]).training_module
             job = self._jobs[run_id] = Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (module,), seconds)
             self._start_or_park(job, False)
             return run_id
 
-    def start_reproduction(self, items: list[str] | None = None, quick: bool = False, owner: str | None = None) -> str:
+    def start_reproduction(
+        self, items: list[str] | None = None, quick: bool = False, owner: str | None = None, limited: bool = False
+    ) -> str:
         """Start a reproduction of ``items`` (None/empty: all) and return its id; while one runs,
-        start nothing and return the running one's id.  Unknown items raise ValueError."""
+        start nothing and return the running one's id.  Its estimated seconds
+        (:func:`~engine.paper.items.costs.estimated_seconds`) count in the queue until it ends, and a
+        visitor's (``limited``) must fit it (:meth:`_admit`).  Unknown items raise ValueError."""
         names = check_items(items)
         with self.changed:
             if self._closed:
@@ -147,24 +173,29 @@ class JobManager:
             running = self.running_reproduction()
             if running is not None:
                 return running.run_id
+            seconds = reproduction_seconds(names, quick)
+            if limited:
+                check_visitor_run(self.limits, 0, seconds, self._committed())
             job = Job(new_id(), REPRODUCE, total_work(names, quick), 0, owner, (names, quick))
+            job.seconds = seconds
             self._jobs[job.id] = job
             self._launch(job)
             return job.id
 
-    def _check_open(self, owner: str | None) -> None:
+    def _check_open(self, owner: str | None, job: Job | None = None) -> None:
         if self._closed:
             raise RuntimeError("the job manager is shut down")
-        if owner is not None and self._owner_active(owner) >= self.limits.max_per_owner:
+        if owner is not None and self._owner_active(owner, job) >= self.limits.max_per_owner:
             raise RuntimeError(
                 f"you already have {self.limits.max_per_owner} runs queued, training or paused: stop one or wait "
                 "for it to finish (SCANSNAP_MAX_PER_OWNER)"
             )
 
-    def _owner_active(self, owner: str) -> int:
-        """The owner's live runs, a grid's counted once."""
+    def _owner_active(self, owner: str, job: Job | None = None) -> int:
+        """The owner's live runs, a grid's counted once (``job``'s own run or grid not counted)."""
+        mine = job.group or job.id if job is not None else None
         live = (j for j in self._jobs.values() if j.kind == TRAIN and j.owner == owner and j.status not in TERMINAL)
-        return len({j.group or j.id for j in live})
+        return len({j.group or j.id for j in live} - {mine})
 
     # ----------------------------------------------------------------- scheduling
     def want(self, j: Job, demand: str) -> None:
@@ -258,6 +289,7 @@ class JobManager:
             j.control.pause()
             if j.status in TERMINAL:
                 return
+            j.paused_at = time.monotonic()
             if not j.has_worker:  # queued or parked: nothing to wait for
                 self.scheduler.want(j, IDLE)
                 self.set_job_status(j, "paused", None)
@@ -265,23 +297,26 @@ class JobManager:
                 self.scheduler.release(j)  # a worker waiting for a slot stops waiting; it reports IDLE itself
             self.changed.notify_all()
 
-    def resume(self, job_id: str) -> None:
+    def resume(self, job_id: str, limited: bool = False) -> None:
+        """Resume a paused run (a visitor's, ``limited``, admitted again: :meth:`_readmit`)."""
         j = self._get(job_id)
         with self.changed:
+            self._readmit(j, limited)
             j.control.resume()
             self._woken(j)
 
-    def step(self, job_id: str, n: int) -> None:
-        """Let a paused run take ``n`` more steps."""
+    def step(self, job_id: str, n: int, limited: bool = False) -> None:
+        """Let a paused run take ``n`` more steps (a visitor's, ``limited``, admitted again)."""
         j = self._get(job_id)
         with self.changed:
+            self._readmit(j, limited)
             j.control.pause()
             j.control.grant_steps(n)
             self._woken(j)
 
     def _woken(self, j: Job) -> None:
         """Resumed or stepped: a run without a worker asks for a slot now; one with a worker asks itself."""
-        j.idle_paused, j.watched_at = False, time.monotonic()
+        j.idle_paused, j.watched_at, j.paused_at = False, time.monotonic(), None
         if not j.has_worker and j.status not in TERMINAL:
             self.scheduler.want(j, Scheduler.demand_now(j))
             if j.id in self.scheduler.queue and j.status != "queued":  # (a worker says it itself: runner.py)
@@ -296,10 +331,13 @@ class JobManager:
                 self._end_without_worker(j, "stopped", f"stopped at step {j.control.step}")
                 self.scheduler.assign()
 
-    def set_speed(self, job_id: str, speed: Speed) -> None:
-        """Throttle the run: steps/s, story time (:data:`~engine.service.pacing.STORY`) or None (none)."""
+    def set_speed(self, job_id: str, speed: Speed, limited: bool = False) -> None:
+        """Throttle the run: steps/s, story time (:data:`~engine.service.pacing.STORY`) or None (none); a
+        visitor's (``limited``) faster speed is admitted again (:meth:`_readmit`)."""
         j = self._get(job_id)
         with self.changed:
+            if not slower(j.control.pace, speed):
+                self._readmit(j, limited)
             j.control.throttle(speed, j.total_steps)
             if not j.has_worker and j.demand != IDLE:
                 self.scheduler.want(j, Scheduler.demand_now(j))
@@ -368,6 +406,13 @@ class JobManager:
             with self.changed:
                 if not j.has_worker and j.status not in TERMINAL:
                     self._drop(j)
+
+
+def slower(pace: tuple[str, float | None], speed: Speed) -> bool:
+    """Whether ``speed`` computes no faster than the throttle ``pace`` (``control.pace``): a steps/s cap at
+    or under the present linear cap."""
+    law, cap = pace
+    return isinstance(speed, int | float) and speed > 0 and law == "linear" and cap is not None and speed <= cap
 
 
 def _pid_of(process: BaseProcess) -> int | None:
