@@ -139,6 +139,15 @@ class TextRunConfig(RootConfig):
     probe: TextProbeConfig = TextProbeConfig()
     snapshots: SnapshotConfig = Field(default_factory=_text_snapshots)
 
+    @model_validator(mode="after")
+    def _room_for_the_quarters(self) -> TextRunConfig:
+        if self.snapshots.max_count < 5:
+            raise ValueError(
+                f"snapshots.max_count = {self.snapshots.max_count}: a real-text run keeps at least its 5 quarter "
+                "points (0, ¼, ½, ¾ and the end); set 5 to 2000"
+            )
+        return self
+
     @classmethod
     def check_keys(cls, d: Any) -> None:
         _reject_unknown_keys(d, cls, "")

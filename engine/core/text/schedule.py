@@ -12,11 +12,17 @@ EVAL_CHUNK_LOGITS = 2**24  # at most this many logits (positions × vocabulary) 
 
 
 def schedule(cfg: TextRunConfig) -> np.ndarray:
-    """The snapshot steps of ``cfg.snapshots`` plus the quarter points 0, ¼, ½, ¾ and the end
-    (Fig. 7 shows iterations 0, ¼, ½ and the end of a run)."""
-    steps = cfg.optim.steps
+    """The snapshot steps of ``cfg.snapshots`` plus the quarter points 0, ¼, ½, ¾ and the end (Fig. 7
+    shows iterations 0, ¼, ½ and the end of a run), at most ``max_count`` in all: the schedule is thinned
+    by as many steps as the quarter points add."""
+    steps, snaps = cfg.optim.steps, cfg.snapshots
     quarters = np.round(np.array([0, 0.25, 0.5, 0.75, 1.0]) * steps).astype(np.int64)
-    return np.union1d(snapshot_steps(steps, cfg.snapshots), quarters).astype(np.int64)
+    room = snaps.max_count
+    while True:
+        out = np.union1d(snapshot_steps(steps, snaps.model_copy(update={"max_count": room})), quarters)
+        if len(out) <= snaps.max_count or room <= 2:
+            return out.astype(np.int64)
+        room -= len(out) - snaps.max_count
 
 
 WEIGHTS_KEPT = 12  # steps of a run whose model weights are kept (a typed sentence's attention is computed at them)
