@@ -1,22 +1,40 @@
-"""Size limits derived from a memory budget: refuse a config before it allocates anything.
+"""Size limits derived from a memory and a disk budget: refuse a config before it allocates anything.
 
-One machinery for every kind of run: an :class:`Estimate` (bytes held, by part, and the work of the
-whole run), the per-run memory limit ``SCANSNAP_MAX_RUN_MB`` (default 2048, or
-the cluster's share of a node where runs train on a Ray cluster) and :func:`check_within`,
-which refuses a run over either limit with what it needs and what to reduce.  Each kind supplies its
+One machinery for every kind of run: an :class:`Estimate` (bytes held in memory and bytes stored, by
+part, and the work of the whole run), the per-run memory limit ``SCANSNAP_MAX_RUN_MB`` (default 2048, or
+the cluster's share of a node where runs train on a Ray cluster), the per-run disk limit
+``SCANSNAP_MAX_RUN_DISK_MB`` (default 1024) and :func:`check_within`, which refuses a run over any limit
+with what it needs and what to reduce; :func:`checkpoint_seconds` is the time a run spends storing its
+checkpoints, for every kind's slot-time estimate.  Each kind supplies its
 estimate and its work limit (``engine/service/kinds/<kind>/budget.py``).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
 from engine.core.config import ConfigError
 
 SAFETY = 1.5
+# A worker process before its run allocates anything: Python, torch and the trainers, forked from the fork
+# server (its peak RSS training syn-small's 100 steps: 318 MiB, bench/estimates.py); added after the safety factor.
+WORKER_MB = 330.0
+# A checkpoint or a step's kept weights is held three times while it is stored: the numpy copies of the
+# tensors, the .npz buffer and the bytes taken of it (engine.service.blobs.pack_npz).
+PACKED_COPIES = 3
 DEFAULT_MAX_RUN_MB = 2048
 MAX_RUN_MB_ENV = "SCANSNAP_MAX_RUN_MB"
+DEFAULT_MAX_RUN_DISK_MB = 1024
+MAX_RUN_DISK_ENV = "SCANSNAP_MAX_RUN_DISK_MB"
+# Training state is stored with a snapshot at most this often (and never at the last one: a finished run
+# keeps no checkpoint); engine.service.runner reads it from here.
+CHECKPOINT_SECONDS = float(os.environ.get("SCANSNAP_CHECKPOINT_S", "5"))
+# A checkpoint packed and written into the store, at most this many bytes a second of one busy slot (a
+# 620 MB checkpoint took ~3 s here: bench/estimates.py); and a SQLite page's share beside the bytes stored.
+STORE_BYTES_PER_S = 1e8
+PAGE_OVERHEAD = 1.1
 
 
 @dataclass(frozen=True)
@@ -32,8 +50,10 @@ class WorkLimit:
 
 
 class Estimate:
-    """What a run will hold, as (what, bytes) ``parts``, and its ``work`` (in its kind's
-    :class:`WorkLimit` units); the total is their sum × ``SAFETY``."""
+    """What a run will hold, as (what, bytes) ``parts``, what it will store, as (what, bytes)
+    ``disk_parts``, and its ``work`` (in its kind's :class:`WorkLimit` units); the memory total is the
+    parts' sum × ``SAFETY`` plus the worker process itself (:data:`WORKER_MB`), the disk total the stored
+    parts' sum × :data:`PAGE_OVERHEAD`."""
 
     work: float
     note: str = ""  # what dominates, when that is worth saying
@@ -41,14 +61,27 @@ class Estimate:
     def parts(self) -> tuple[tuple[str, float], ...]:
         raise NotImplementedError
 
+    def disk_parts(self) -> tuple[tuple[str, float], ...]:
+        return ()
+
+    @property
+    def disk_bytes(self) -> float:
+        return PAGE_OVERHEAD * sum(b for _, b in self.disk_parts())
+
+    def describe_disk(self) -> str:
+        parts = ", ".join(f"{what} {b / 2**20:,.1f} MB" for what, b in self.disk_parts())
+        return f"~{self.disk_bytes / 2**20:,.1f} MB on disk ({parts}, × {PAGE_OVERHEAD} for the store's pages)"
+
     @property
     def total_mb(self) -> float:
-        return SAFETY * sum(b for _, b in self.parts()) / 2**20
+        return SAFETY * sum(b for _, b in self.parts()) / 2**20 + WORKER_MB
 
     def describe(self) -> str:
         mb = 2**20
         parts = ", ".join(f"{what} {b / mb:,.1f} MB" for what, b in self.parts())
-        return f"~{self.total_mb:,.1f} MB ({parts}, ×{SAFETY} safety)" + (f"; {self.note}" if self.note else "")
+        return f"~{self.total_mb:,.1f} MB (({parts}) ×{SAFETY} safety, + {WORKER_MB:,.0f} MB the worker process)" + (
+            f"; {self.note}" if self.note else ""
+        )
 
 
 @dataclass
@@ -62,12 +95,20 @@ class ClusterMemory:
 CLUSTER = ClusterMemory()
 
 
-def check_within(est: Estimate, what: str, limit: WorkLimit, memory_advice: str, work_advice: str) -> None:
-    """Raise ConfigError when ``est`` exceeds the memory limit or ``limit`` (``what``: "this run")."""
+def check_within(
+    est: Estimate, what: str, limit: WorkLimit, memory_advice: str, work_advice: str, disk_advice: str = ""
+) -> None:
+    """Raise ConfigError when ``est`` exceeds the memory limit, the disk limit or ``limit`` (``what``:
+    "this run")."""
     if est.total_mb > max_run_mb():
         raise ConfigError(
             f"{what} needs {est.describe()}, over the limit of {max_run_mb():,.0f} MB per run "
             f"({limit_source()}): {memory_advice}"
+        )
+    if est.disk_bytes > max_run_disk_mb() * 2**20:
+        raise ConfigError(
+            f"{what} would store {est.describe_disk()}, over the limit of {max_run_disk_mb():,.0f} MB per run "
+            f"({MAX_RUN_DISK_ENV}): {disk_advice or 'keep fewer snapshots (snapshots.max_count) or a smaller run'}"
         )
     if est.work > limit.value():
         raise ConfigError(
@@ -81,6 +122,31 @@ def max_run_mb() -> float:
     if MAX_RUN_MB_ENV in os.environ:
         return float(os.environ[MAX_RUN_MB_ENV])
     return CLUSTER.run_mb if CLUSTER.run_mb is not None else DEFAULT_MAX_RUN_MB
+
+
+def max_run_disk_mb() -> float:
+    """The operator's ``SCANSNAP_MAX_RUN_DISK_MB`` (default 1024): what one run may store."""
+    raw = os.environ.get(MAX_RUN_DISK_ENV)
+    if not raw:
+        return DEFAULT_MAX_RUN_DISK_MB
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{MAX_RUN_DISK_ENV}={raw!r} is not a number of MB (e.g. 1024)") from None
+    if not value > 0:
+        raise ConfigError(f"{MAX_RUN_DISK_ENV}={raw!r} must be a positive number of MB (e.g. 1024)")
+    return value
+
+
+def checkpoint_seconds(other_s: float, snapshots: int, checkpoint_bytes: float) -> float:
+    """Seconds a run spends storing checkpoints of ``checkpoint_bytes`` each, beside ``other_s`` seconds of
+    everything else: one with a snapshot once :data:`CHECKPOINT_SECONDS` have passed since the last (so at
+    most ⌊other_s / CHECKPOINT_SECONDS⌋ + 1 of them), never at the last snapshot, each at
+    :data:`STORE_BYTES_PER_S`."""
+    if snapshots < 2 or checkpoint_bytes <= 0:
+        return 0.0
+    count = min(snapshots - 1, math.floor(other_s / max(CHECKPOINT_SECONDS, 1e-9)) + 1)
+    return count * checkpoint_bytes / STORE_BYTES_PER_S
 
 
 def limit_source() -> str:

@@ -81,6 +81,7 @@ class Job:
     ):
         self.id, self.kind, self.owner, self.total_steps = job_id, kind, owner, total_steps
         self.seconds = seconds  # estimated training seconds of the whole job (run_kinds.run_seconds)
+        self.disk = 0.0  # estimated bytes the whole run stores (run_kinds.run_disk_bytes)
         self.args = args  # the worker's arguments after (data_dir, id); see _worker_args
         self.control = RunControl(worker_context())
         self.control.report_step(step)

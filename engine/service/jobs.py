@@ -37,10 +37,18 @@ from engine.paper.items.costs import estimated_seconds as reproduction_seconds
 from engine.service.cluster_watch import ask, watch_cluster
 from engine.service.janitor import abandoned, run_janitor
 from engine.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
-from engine.service.limits import Limits, check_visitor_run
+from engine.service.limits import Limits, check_visitor_disk, check_visitor_run
 from engine.service.pacing import Speed
 from engine.service.reproductions import new_id
-from engine.service.run_kinds import check_run, create_run, kind_named, kind_of, run_seconds, stored_cost
+from engine.service.run_kinds import (
+    create_run,
+    kind_named,
+    kind_of,
+    run_disk_bytes,
+    run_seconds,
+    stored_config,
+    stored_cost,
+)
 from engine.service.scheduling import FULL, IDLE, Scheduler
 from engine.service.store import RunStore, StoreError
 from engine.service.supervision import supervise
@@ -93,16 +101,14 @@ class JobManager:
         any is stored; a visitor's grid must fit the queue limit whole); the grid counts as one of
         ``owner``'s runs.  Returns the run ids."""
         seconds = [run_seconds(self.store.data_dir, cfg) for cfg in cfgs]
-        if len(cfgs) > 1:
-            for cfg in cfgs:
-                check_run(self.store.data_dir, cfg)
+        disks = [run_disk_bytes(self.store.data_dir, cfg) for cfg in cfgs]  # each checked against the limits
         with self.changed:
-            self._admit(owner, limited, max(cfg.optim.steps for cfg in cfgs), sum(seconds))
+            self._admit(owner, limited, max(cfg.optim.steps for cfg in cfgs), sum(seconds), disk=sum(disks))
             status = "paused" if paused else "queued"
             ids = [create_run(self.store, cfg, name, owner, status) for cfg, name in zip(cfgs, names, strict=True)]
-            for rid, cfg, s in zip(ids, cfgs, seconds, strict=True):
+            for rid, cfg, s, disk in zip(ids, cfgs, seconds, disks, strict=True):
                 job = self._jobs[rid] = Job(rid, TRAIN, cfg.optim.steps, 0, owner, (kind_of(cfg).training_module,), s)
-                job.group = ids[0]
+                job.group, job.disk = ids[0], disk
                 self._start_or_park(job, paused)
             return ids
 
@@ -127,19 +133,31 @@ class JobManager:
         live = (j for j in self._jobs.values() if j is not without and not j.ended and j.status not in TERMINAL)
         return sum(j.claim_seconds() for j in live if not j.dormant(idle, now))
 
-    def _admit(self, owner: str | None, limited: bool, steps: int, seconds: float, job: Job | None = None) -> None:
+    def _admit(
+        self, owner: str | None, limited: bool, steps: int, seconds: float, job: Job | None = None, disk: float = 0.0
+    ) -> None:
         """The one admission rule, on every path that adds work (a new run or grid, a resume, more steps, a
         faster speed, a stored run's resume, a visitor's reproduction): the manager is open, ``owner`` is
         within its live runs (``job``'s own not counted), and a visitor's (``limited``) ``steps`` and
-        ``seconds`` fit the limits beside what the server holds for the other jobs (caller holds the lock)."""
+        ``seconds`` fit the limits beside what the server holds for the other jobs, and the ``disk`` bytes it
+        will store fit beside what the owner's runs store and will store (caller holds the lock)."""
         self._check_open(owner, job)
         if limited:
             check_visitor_run(self.limits, steps, seconds, self._committed(job))
+            if owner is not None:
+                check_visitor_disk(self.limits, self._owner_disk(owner, job), disk)
+
+    def _owner_disk(self, owner: str, without: Job | None = None) -> float:
+        """Bytes the owner's runs store now, and what their live runs (``without`` not counted) will still
+        add: each one's disk estimate times its share of steps to go."""
+        live = (j for j in self._jobs.values() if j.owner == owner and j is not without and j.status not in TERMINAL)
+        return self.store.owner_bytes(owner) + sum(j.disk * j.remaining_fraction() for j in live)
 
     def _readmit(self, j: Job, limited: bool) -> None:
         """:meth:`_admit` for a live job that asks to compute again (its owner's quota, its remaining work)."""
         if limited:
-            self._admit(j.owner, True, j.total_steps if j.kind == TRAIN else 0, j.claim_seconds(), j)
+            steps = j.total_steps if j.kind == TRAIN else 0
+            self._admit(j.owner, True, steps, j.claim_seconds(), j, j.disk * j.remaining_fraction())
 
     def resume_stored(self, run_id: str, owner: str | None = None, limited: bool = False) -> str:
         """Continue a stored run that is not live (e.g. ``interrupted``) from its last checkpoint, admitted
@@ -151,11 +169,13 @@ class JobManager:
             if info is None:
                 raise KeyError(f"no stored run {run_id!r}")
             steps, seconds = stored_cost(self.store.data_dir, info)
-            done = min(info["last_step"] or 0, steps)
-            self._admit(owner, limited, steps, seconds * (1 - done / max(steps, 1)))
+            disk = run_disk_bytes(self.store.data_dir, stored_config(info))
+            left = 1 - min(info["last_step"] or 0, steps) / max(steps, 1)
+            self._admit(owner, limited, steps, seconds * left, disk=disk * left)
             self.store.set_status(run_id, "queued", None)
             module = kind_named(info["kind"]).training_module
             job = self._jobs[run_id] = Job(run_id, TRAIN, steps, info["last_step"] or 0, owner, (module,), seconds)
+            job.disk = disk
             self._start_or_park(job, False)
             return run_id
 

@@ -24,6 +24,7 @@ class Limits:
     max_per_owner: int = 2  # SCANSNAP_MAX_PER_OWNER: runs one browser may have queued, training or paused
     idle_pause_s: float = 600.0  # SCANSNAP_IDLE_PAUSE_S: a run no page shows this long pauses itself
     park_after_s: float = 30.0  # SCANSNAP_PARK_S: a paused run's worker ends (checkpoint stored) after this
+    max_owner_disk_mb: float = 2048.0  # SCANSNAP_MAX_OWNER_DISK_MB: what one browser's runs may store, in all
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -40,6 +41,7 @@ class Limits:
             _env("SCANSNAP_MAX_PER_OWNER", cls.max_per_owner, int),
             idle,
             _env("SCANSNAP_PARK_S", cls.park_after_s, float),
+            _env("SCANSNAP_MAX_OWNER_DISK_MB", cls.max_owner_disk_mb, float),
         )
 
 
@@ -55,6 +57,15 @@ def live_refresh_s() -> float:
     return tick
 
 
+DEFAULT_MAX_EXPORT_MB = 200.0  # SCANSNAP_MAX_EXPORT_MB: the largest zip (its estimate) the dashboard builds
+
+
+def max_export_bytes() -> int:
+    """``SCANSNAP_MAX_EXPORT_MB`` in bytes: the dashboard builds no export whose estimated zip is larger (the
+    command line's ``python -m engine export`` has no such limit)."""
+    return int(_env("SCANSNAP_MAX_EXPORT_MB", DEFAULT_MAX_EXPORT_MB, float) * 2**20)
+
+
 def _env(name: str, default: float, typ: type) -> Any:
     raw = os.environ.get(name)
     if not raw:
@@ -66,6 +77,18 @@ def _env(name: str, default: float, typ: type) -> Any:
     if not value > 0:
         raise ValueError(f"{name}={raw[:40]!r} must be > 0")
     return value
+
+
+def check_visitor_disk(lim: Limits, held: float, adds: float) -> None:
+    """Refuse (RuntimeError, saying why) a visitor's work that would store ``adds`` bytes beside the
+    ``held`` bytes their runs store or will store (live runs: their estimate's rest)."""
+    if held + adds > lim.max_owner_disk_mb * 2**20:
+        mb = 2**20
+        raise RuntimeError(
+            f"your runs store about {held / mb:,.0f} MB and this adds about {adds / mb:,.0f} MB, over the limit of "
+            f"{lim.max_owner_disk_mb:,.0f} MB per visitor (SCANSNAP_MAX_OWNER_DISK_MB): delete runs you no longer "
+            "need on the Runs page, or keep fewer snapshots"
+        )
 
 
 def check_visitor_run(lim: Limits, steps: int, seconds: float, queued: float) -> None:

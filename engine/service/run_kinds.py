@@ -65,6 +65,12 @@ def check_run(data_dir: str | Path, cfg: Any) -> Estimate | None:
     return kind_of(cfg).check(data_dir, cfg)
 
 
+def run_disk_bytes(data_dir: str | Path, cfg: Any) -> float:
+    """The bytes the run will store (its kind's estimate; 0 for a kind that estimates none)."""
+    est = check_run(data_dir, cfg)
+    return est.disk_bytes if est is not None else 0.0
+
+
 def create_run(
     store: RunStore, cfg: Any, name: str | None = None, owner: str | None = None, status: str = "queued"
 ) -> str:

@@ -16,6 +16,7 @@ from typing import Any, Self
 
 from engine.core.device import describe_device
 from engine.core.train import DivergedError
+from engine.service.budget import CHECKPOINT_SECONDS  # SCANSNAP_CHECKPOINT_S
 from engine.service.control import FULL, IDLE, LIGHT, RunControl, is_light
 from engine.service.pacing import Anchor, pace, steps_per_s
 from engine.service.run_kinds import create_run, kind_named, open_training
@@ -23,8 +24,6 @@ from engine.service.store import RunStore
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 POLL_S = 0.05  # how often a paused run, or one waiting for a slot, looks at its controls
-# Training state is saved with a snapshot at most this often (and at the end of the run).
-CHECKPOINT_SECONDS = float(os.environ.get("SCANSNAP_CHECKPOINT_S", "5"))
 
 
 class RunDeletedError(Exception):

@@ -64,8 +64,11 @@ class ScalarTable:
             "VALUES (?, ?, ?, ?, ?, ?, ?)"
         )
 
-    def select(self, run_id: str, metrics: list[str] | None, since_step: int | None) -> tuple[str, list[Any]]:
-        """The query (and its arguments) of a run's blocks, in step order, then write order."""
+    def select(
+        self, run_id: str, metrics: list[str] | None, since_step: int | None, until_step: int | None = None
+    ) -> tuple[str, list[Any]]:
+        """The query (and its arguments) of a run's blocks (step > ``since_step``, ≤ ``until_step`` where
+        given), in step order, then write order."""
         sql = f"SELECT step, metric, {self.first}, {self.second}, value FROM {self.name} WHERE run_id = ?"
         args: list[Any] = [run_id]
         if metrics is not None:
@@ -74,6 +77,9 @@ class ScalarTable:
         if since_step is not None:
             sql += " AND step > ?"
             args.append(int(since_step))
+        if until_step is not None:
+            sql += " AND step <= ?"
+            args.append(int(until_step))
         return sql + " ORDER BY step, seq", args
 
     def frame(self, rows: list[tuple[int, str, bytes, bytes, bytes]]) -> pd.DataFrame:

@@ -401,12 +401,40 @@ class RunStore(SqliteDB):
         rows = self._read("SELECT step, arrays FROM snapshots WHERE run_id = ? ORDER BY step DESC LIMIT 1", (run_id,))
         return (rows[0][0], unpack_npz(rows[0][1])) if rows else None
 
-    def scalars(self, run_id: str, metrics: list[str] | None = None, since_step: int | None = None) -> pd.DataFrame:
+    def scalars(
+        self,
+        run_id: str,
+        metrics: list[str] | None = None,
+        since_step: int | None = None,
+        until_step: int | None = None,
+    ) -> pd.DataFrame:
         """Scalar rows as a frame (step, the kind's two index columns: replica, n for a synthetic run,
         layer, head for a text run; metric, value) sorted by step, then by metric in write order, each
-        metric's rows in write order; ``since_step`` keeps step > since_step."""
+        metric's rows in write order; ``since_step`` keeps step > since_step, ``until_step`` step ≤ until_step."""
         table = self._table(run_id)
-        return table.frame(self._read(*table.select(run_id, metrics, since_step)))
+        return table.frame(self._read(*table.select(run_id, metrics, since_step, until_step)))
+
+    def export_counts(self, run_id: str) -> tuple[int, int, int]:
+        """(snapshots, their stored bytes, scalar values) of the run, from SQLite's record headers (no
+        array is read): what an export's size is estimated from."""
+        t = self._table(run_id)
+        ((count, blob_bytes, value_bytes),) = self._read(
+            "SELECT (SELECT count(*) FROM snapshots WHERE run_id = ?1),"
+            " (SELECT coalesce(sum(length(arrays)), 0) FROM snapshots WHERE run_id = ?1),"
+            f" (SELECT coalesce(sum(length(value)), 0) FROM {t.name} WHERE run_id = ?1)",
+            (run_id,),
+        )
+        return int(count), int(blob_bytes), int(value_bytes) // 8
+
+    def owner_bytes(self, owner: str) -> int:
+        """Stored bytes of every run of ``owner``: :meth:`size_bytes` of each, and its checkpoint."""
+        ids = [r for (r,) in self._read("SELECT id FROM runs WHERE owner = ?", (owner,))]
+        (ckpt,) = self._read(
+            "SELECT coalesce(sum(length(c.arrays)), 0) FROM checkpoints c JOIN runs r ON r.id = c.run_id"
+            " WHERE r.owner = ?",
+            (owner,),
+        )[0]
+        return sum(self.size_bytes(r) for r in ids) + int(ckpt)
 
     def size_bytes(self, run_id: str) -> int:
         """Stored bytes of the run's arrays and scalar columns (SQLite's page overhead not counted)."""

@@ -477,22 +477,22 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
 
 
 def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, page):
-    """Syn-Medium 10/20 × 16 (η_Y, η_Z) pairs × 50 seeds = 800 replicas on a server whose limit per run
-    is 1,024 MB: the budget's estimate for it is ~1,143 MB (``budget.estimate``: the fused step made it
-    fit the default 2,048 MB), so it refuses with its estimate and the limit before Run is pressed;
-    Streamlit's generic error never shows."""
+    """Syn-Medium 10/20 × 16 (η_Y, η_Z) pairs × 25 seeds = 400 replicas on a server whose limit per run
+    is 1,024 MB: the budget's estimate for it is ~1,459 MB (``budget.estimate``, the worker process and
+    the checkpoint's packed copies counted; within the default 2,048 MB), so it refuses with its estimate
+    and the limit before Run is pressed; Streamlit's generic error never shows."""
     from engine.paper.presets import get_preset
     from engine.service import budget
     from engine.service.kinds.synthetic.budget import estimate
 
-    cfg = get_preset("syn-medium-10").config.with_overrides({"replicas.seeds": list(range(1, 51))})
+    cfg = get_preset("syn-medium-10").config.with_overrides({"replicas.seeds": list(range(1, 26))})
     assert 1024 < estimate(cfg).total_mb < budget.DEFAULT_MAX_RUN_MB  # refused here, not by default
     with serve_watched(tmp_path / "data", tmp_path / "server.log", SCANSNAP_MAX_RUN_MB="1024") as srv:
         page.goto(f"{srv.url}/sweep")
         page.locator("[data-testid=stSelectbox]").first.click()
         page.get_by_role("option", name="Syn-Medium 10/20 (Fig. 6 panel)").click()
         seeds = page.get_by_label("seeds", exact=True)
-        seeds.fill("50")
+        seeds.fill("25")
         seeds.press("Enter")
         page.get_by_text(re.compile(r"over the limit of 1,024 MB per run")).wait_for()
         assert page.get_by_role("button", name="▶ Run sweep").is_disabled()

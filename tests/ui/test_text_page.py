@@ -138,7 +138,7 @@ def test_a_viewer_of_someone_elses_live_run_can_start_their_own_as_the_page_says
     disabled (issue): a viewer's Start is on, the caption says what it does, and it trains the viewer's
     own run of that config while the owner's run goes on."""
     mgr = get_manager(data_dir)
-    owner = open_text_page({**SMALL, "optim.steps": "100000", "speed": "1"})  # 1 step/s: live all along
+    owner = open_text_page({**SMALL, "optim.steps": "30000", "speed": "1"})  # 1 step/s: live all along
     owner.button(key="text.start").click().run()
     rid = owner.session_state["text.run"]
     mine = None

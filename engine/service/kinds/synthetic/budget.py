@@ -14,9 +14,19 @@ import math
 from dataclasses import dataclass
 
 from engine.core.config import RunConfig
-from engine.core.schedule import snapshot_steps
+from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
 from engine.core.slots import CHUNK_REPLICAS, padded_slots
-from engine.service.budget import Estimate, WorkLimit, check_within
+from engine.service.budget import PACKED_COPIES, Estimate, WorkLimit, check_within, checkpoint_seconds
+
+MEANFIELD_MAX_STEPS = 1500  # the twin's steps at most (engine.paper.meanfield, which imports torch: not here)
+MEANFIELD_MAX_FLOATS = 2_000_000  # the twin's stored floats at most (likewise)
+
+PER_CLASS_ROWS = 4000  # engine.core.train's: above this R·K only class means of per-class metrics are kept
+METRICS = 16  # scalar metrics a snapshot stores at most (14 today)
+VALUE_BYTES = 24  # a stored scalar value: float64 and its two index columns
+ARRAY_HEADER_BYTES = 512  # a stored array's .npy header and its zip entry (≈ 250 bytes measured)
+STATIC_ARRAYS = 32  # statics a synthetic run stores (21 today)
+REPLICA_TEXT_BYTES = 8192  # a replica's statics beside its curves: rates, seed, its theory's failed conditions
 
 DEFAULT_MAX_RUN_WORK = 2e13  # element-operations; ≈ hours of CPU at the top end
 
@@ -38,8 +48,10 @@ class SyntheticEstimate(Estimate):
     bytes_step: float
     bytes_tracking: float
     work: float  # element-operations for the whole run
-    bytes_checkpoint: float = 0.0
+    bytes_checkpoint: float = 0.0  # the checkpoint as it is stored (PACKED_COPIES of its arrays)
     note: str = ""  # why the decoder is large, when it is most of the estimate
+    bytes_twin: float = 0.0  # the mean-field twin, trained beside the run in the same worker
+    stored: tuple[tuple[str, float], ...] = ()  # what the run stores (:func:`stored_parts`)
 
     def parts(self) -> tuple[tuple[str, float], ...]:
         return (
@@ -47,7 +59,11 @@ class SyntheticEstimate(Estimate):
             ("per-step temporaries", self.bytes_step),
             ("checkpoint copies", self.bytes_checkpoint),
             ("tracking", self.bytes_tracking),
+            ("mean-field twin", self.bytes_twin),
         )
+
+    def disk_parts(self) -> tuple[tuple[str, float], ...]:
+        return self.stored
 
 
 def problem_sizes(cfg: RunConfig) -> tuple[int, int, int, int, int]:
@@ -98,7 +114,78 @@ def estimate(cfg: RunConfig) -> SyntheticEstimate:
             f"held once more by each optimiser buffer ({opt_state}) and copied into every checkpoint"
             + (" (layout='paper' maps onto all M tokens; 'compact' onto the K next tokens)" if M_out > K else "")
         )
-    return SyntheticEstimate(el * kept, el * step, el * tracking + 8 * R * K * 4, work, el * checkpoint, note)
+    return SyntheticEstimate(
+        el * kept,
+        el * step,
+        el * tracking + 8 * R * K * 4,
+        work,
+        PACKED_COPIES * el * checkpoint,
+        note,
+        twin_bytes(cfg),
+        stored_parts(cfg, el * checkpoint),
+    )
+
+
+def snapshot_bytes(cfg: RunConfig) -> float:
+    """One snapshot's arrays: z (R × Q × M_ctx) and c (R × K × M_ctx) float32 while R·(Q+K)·M ≤ the per-run
+    bound, else the top-k tokens per class (R × K × k ids, c and z: 12 bytes each); and each array's .npy
+    and zip headers (:data:`ARRAY_HEADER_BYTES`)."""
+    K, Q, M_ctx, _, _ = problem_sizes(cfg)
+    R = cfg.n_replicas
+    if full_snapshots(R, Q, K, M_ctx):
+        return 4.0 * R * (Q + K) * M_ctx + 2 * ARRAY_HEADER_BYTES
+    return 12.0 * R * K * min(TOPK, M_ctx) + 3 * ARRAY_HEADER_BYTES
+
+
+def statics_bytes(cfg: RunConfig, snapshots: int) -> float:
+    """The run's statics: P and the token kinds and ids (≤ 24 bytes per (class, token)); per replica its
+    rates, seed and theory overlay (its curves at ≤ 2 floats a snapshot, and the sentences of its failed
+    conditions: ≤ :data:`REPLICA_TEXT_BYTES`); the mean-field twin's stored z and c (4 bytes each of its
+    stored floats); :data:`STATIC_ARRAYS` headers."""
+    K, Q, M_ctx, _, _ = problem_sizes(cfg)
+    fit = twin_replicas(cfg)
+    twin = len(snapshot_steps(min(cfg.optim.steps, MEANFIELD_MAX_STEPS), cfg.snapshots)) * fit * (Q + K) * M_ctx
+    replicas = cfg.n_replicas * (REPLICA_TEXT_BYTES + 16.0 * snapshots)
+    return 24.0 * K * M_ctx + replicas + 4.0 * twin + STATIC_ARRAYS * ARRAY_HEADER_BYTES
+
+
+def stored_parts(cfg: RunConfig, checkpoint: float) -> tuple[tuple[str, float], ...]:
+    """What a run stores: its snapshots' arrays (:func:`snapshot_bytes`) and scalars (≤ :data:`METRICS`
+    metrics, each R values and R·K per class while R·K ≤ PER_CLASS_ROWS, :data:`VALUE_BYTES` each), its
+    statics (:func:`statics_bytes`) and its checkpoint (one, replaced in place)."""
+    K = problem_sizes(cfg)[0]
+    R = cfg.n_replicas
+    count = len(snapshot_steps(cfg.optim.steps, cfg.snapshots))
+    values = METRICS * (R + (R * K if R * K <= PER_CLASS_ROWS else 0))
+    return (
+        (f"{count:,} snapshots", count * snapshot_bytes(cfg)),
+        ("their scalars", count * values * VALUE_BYTES),
+        ("statics", statics_bytes(cfg, count)),
+        ("checkpoint", checkpoint),
+    )
+
+
+def twin_replicas(cfg: RunConfig) -> int:
+    """Replicas of the run's mean-field twin (``engine.paper.meanfield.twin_plan``, without building the
+    distribution): as many as store at most MEANFIELD_MAX_FLOATS floats, none but for ``model.kind = yz``."""
+    if cfg.model.kind != "yz":
+        return 0
+    K, Q, M_ctx, _, _ = problem_sizes(cfg)
+    stored = len(snapshot_steps(min(cfg.optim.steps, MEANFIELD_MAX_STEPS), cfg.snapshots))
+    return min(cfg.n_replicas, MEANFIELD_MAX_FLOATS // max((Q + K) * M_ctx * stored, 1))
+
+
+def twin_bytes(cfg: RunConfig) -> float:
+    """What the twin holds while it trains: a mean-field run of :func:`twin_replicas` replicas (no twin of its
+    own), and its snapshots, gathered then stacked (2 × 4 bytes × its stored floats)."""
+    fit = twin_replicas(cfg)
+    if fit < 1:
+        return 0.0
+    twin = cfg.with_overrides(
+        {"model.kind": "yz-meanfield", "replicas.seeds": list(range(fit)), "replicas.lr_pairs": [list(cfg.lr_pairs[0])]}
+    )
+    est = estimate(twin)
+    return sum(b for _, b in est.parts()) + 8.0 * MEANFIELD_MAX_FLOATS
 
 
 def role_step(cfg: RunConfig, K: int, Q: int, M_ctx: int, M_out: int, s: int, opt_state: int) -> float:
@@ -125,13 +212,16 @@ def check_budget(cfg: RunConfig) -> SyntheticEstimate:
         WORK,
         "reduce the vocabulary (M), replicas, batch, or use layout='compact'",
         "reduce steps, replicas, batch or the vocabulary",
+        "keep fewer snapshots (snapshots.max_count), fewer replicas or a smaller vocabulary",
     )
     return est
 
 
 def estimated_seconds(cfg: RunConfig) -> float:
     """Slot seconds of a whole run on this machine, every slot busy: a start, a fixed cost per step and
-    per snapshot, plus the budget's element-operations at :data:`OPS_PER_S` (the queue's estimate)."""
+    per snapshot, the budget's element-operations at :data:`OPS_PER_S`, and its checkpoints stored
+    (:func:`~engine.service.budget.checkpoint_seconds`): the queue's estimate."""
     snapshots = len(snapshot_steps(cfg.optim.steps, cfg.snapshots))
-    work = estimate(cfg).work / OPS_PER_S
-    return RUN_START_S + cfg.optim.steps * STEP_OVERHEAD_S + snapshots * SNAPSHOT_S + work
+    est = estimate(cfg)
+    other = RUN_START_S + cfg.optim.steps * STEP_OVERHEAD_S + snapshots * SNAPSHOT_S + est.work / OPS_PER_S
+    return other + checkpoint_seconds(other, snapshots, est.bytes_checkpoint / PACKED_COPIES)

@@ -9,7 +9,13 @@ Counts (V = vocabulary, d = d_model, f = d_ff, L = layers, H = heads, B·T = bat
   ~(12d + 3f)·B·T activations and 3·B·H·T² attention entries (scores, softmax, dropout mask);
 * evaluation: a logits chunk (trainer.EVAL_CHUNK_LOGITS, twice) and the probe maps;
 * the corpus: its token ids (int64, as numpy and as a tensor) and its text while it is encoded
-  (≈ 8 bytes per token): 24 bytes per training token.
+  (≈ 8 bytes per token): 24 bytes per training token;
+* a checkpoint (parameters and optimiser state) or a step's kept weights while it is stored:
+  PACKED_COPIES copies of it.
+
+Stored: each snapshot's maps (L·T′² floats, and L·H·T′² per head when L·H ≤ MAX_HEAD_MAPS) and scalars
+(≤ TEXT_METRICS metrics × L·(H+1) rows), the weights at WEIGHTS_KEPT steps (the parameters and the
+vocabulary's words), one checkpoint.
 
 Total × 1.5 safety, against ``SCANSNAP_MAX_RUN_MB`` (default 2048, as the synthetic runs).
 Work: 6·B·T·(V·d + L·(4d² + 2·d·f)) + 12·L·B·T²·d floating-point operations per step (forward and
@@ -23,12 +29,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.core.text.config import TextRunConfig
-from engine.core.text.schedule import EVAL_CHUNK_LOGITS, schedule
-from engine.service.budget import Estimate, WorkLimit, check_within
+from engine.core.text.schedule import EVAL_CHUNK_LOGITS, WEIGHTS_KEPT, schedule
+from engine.service.budget import PACKED_COPIES, Estimate, WorkLimit, check_within
 
 DEFAULT_MAX_TEXT_FLOP = 1e15
 ASSUMED_CPU_FLOPS = 4e10  # for the "≈ hours" hint only
 DEFAULT_TRAIN_TOKENS = 1_000_000  # the built-in corpus holds ≈ 0.8 M training tokens
+MAP_MAX_T = 64  # positions of the probe window kept in the stored attention maps
+MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most this
+TEXT_METRICS = 24  # scalar metrics a snapshot stores at most, each per layer and head
+VALUE_BYTES = 24  # a stored scalar value: float64 and its two index columns
+WORD_BYTES = 64  # a vocabulary word kept with the weights (numpy's fixed-width unicode, ≤ 16 characters)
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,9 @@ class TextEstimate(Estimate):
     bytes_eval: float
     bytes_corpus: float
     work: float  # floating-point operations of the whole run
+    bytes_checkpoint: float = 0.0  # a checkpoint as it is stored (PACKED_COPIES of its arrays)
+    snapshots: int = 0
+    stored: tuple[tuple[str, float], ...] = ()  # what the run stores (:func:`stored_parts`)
 
     def parts(self) -> tuple[tuple[str, float], ...]:
         return (
@@ -46,7 +60,11 @@ class TextEstimate(Estimate):
             ("one step's temporaries", self.bytes_step),
             ("evaluation", self.bytes_eval),
             ("corpus", self.bytes_corpus),
+            ("checkpoint or kept weights while stored", self.bytes_checkpoint),
         )
+
+    def disk_parts(self) -> tuple[tuple[str, float], ...]:
+        return self.stored
 
 
 def count_parameters(cfg: TextRunConfig, vocab: int) -> int:
@@ -72,8 +90,36 @@ def estimate(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | N
     evaluation = 2 * min(EVAL_CHUNK_LOGITS, p.val_windows * p.eval_batch * T * V) + L * p.eval_batch * H * T * T
     per_step = 6 * BT * (V * d + L * (4 * d * d + 2 * d * f)) + 12 * L * o.batch * T * T * d
     per_eval = 2 * (p.val_windows + 1) * p.eval_batch * T * (V * d + L * (4 * d * d + 2 * d * f))
-    flop = o.steps * per_step + len(schedule(cfg)) * per_eval
-    return TextEstimate(n_params, 4.0 * n_params * copies, 4.0 * step, 4.0 * evaluation, 24.0 * N, float(flop))
+    snapshots = len(schedule(cfg))
+    flop = o.steps * per_step + snapshots * per_eval
+    checkpoint = 4.0 * n_params * (copies - 1)  # parameters and optimiser state (no gradients)
+    return TextEstimate(
+        n_params,
+        4.0 * n_params * copies,
+        4.0 * step,
+        4.0 * evaluation,
+        24.0 * N,
+        float(flop),
+        PACKED_COPIES * checkpoint,
+        snapshots,
+        stored_parts(cfg, V, n_params, snapshots, checkpoint),
+    )
+
+
+def stored_parts(
+    cfg: TextRunConfig, vocab: int, n_params: int, snapshots: int, checkpoint: float
+) -> tuple[tuple[str, float], ...]:
+    """What a run stores: its snapshots' maps and scalars, the weights it keeps, its checkpoint."""
+    m = cfg.model
+    L, H, t = m.n_layers, m.n_heads, min(cfg.optim.bptt, MAP_MAX_T)
+    maps = 4.0 * L * t * t * (1 + (H if L * H <= MAX_HEAD_MAPS else 0))
+    weights = min(WEIGHTS_KEPT, snapshots) * (4.0 * n_params + WORD_BYTES * vocab)
+    return (
+        (f"{snapshots:,} snapshots' maps", snapshots * maps),
+        ("their scalars", snapshots * TEXT_METRICS * L * (H + 1) * VALUE_BYTES),
+        ("kept weights", weights),
+        ("checkpoint", checkpoint),
+    )
 
 
 FLOP = WorkLimit("SCANSNAP_MAX_TEXT_FLOP", DEFAULT_MAX_TEXT_FLOP, "floating-point operations")
@@ -90,5 +136,6 @@ def check_text_budget(cfg: TextRunConfig, vocab: int | None = None, train_tokens
         "reduce data.vocab_size, data.max_train_tokens, optim.batch, optim.bptt or model.d_model",
         f"it would take ≈ {hours:,.1f} h on 2 CPU cores; reduce optim.steps, data.vocab_size, "
         "optim.batch × optim.bptt or the model size",
+        "keep fewer snapshots (snapshots.max_count, snapshots.linear_every), a smaller vocabulary or model",
     )
     return est

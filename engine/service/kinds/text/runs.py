@@ -30,19 +30,29 @@ import numpy as np
 
 from engine.core.scalar_columns import NO_CLASS
 from engine.core.text.config import TextRunConfig, check_corpus_fits
+from engine.core.text.schedule import WEIGHTS_KEPT
 from engine.core.text.sentence import sentence_attention
 from engine.core.text.tokenizer import UNK, basic_english
 from engine.service import scalar_table
+from engine.service.budget import PACKED_COPIES, STORE_BYTES_PER_S, checkpoint_seconds
 from engine.service.corpus_facts import corpus_facts
-from engine.service.kinds.text.budget import ASSUMED_CPU_FLOPS, TextEstimate, check_text_budget
+from engine.service.kinds.text.budget import (  # the stored maps' sizes, defined where they are counted
+    ASSUMED_CPU_FLOPS,
+    MAP_MAX_T,
+    MAX_HEAD_MAPS,
+    TextEstimate,
+    check_text_budget,
+)
 
 TEXT = "text"
-MAP_MAX_T = 64  # positions of the probe window kept in the stored attention maps
-MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most this
 TEXT_SCALARS = scalar_table.declare(TEXT, scalar_table.TEXT_SCALARS)
 GROUP_EXAMPLES = 20  # words of each of Scan & Snap's groups kept to name them on the page
 VOCAB = "vocab"  # the vocabulary (itos) kept with a step's weights (the rest of a weights row: the model's)
 TEXT_START_S = 3.0  # a text worker's start: the corpus read and encoded, the model built
+# Beside the floating-point work, with every slot busy (a model of d_model = 4 trained 16,000 steps here took
+# 1.5 ms a step and 23 ms a snapshot alone in a slot: bench/estimates.py measures these against it):
+TEXT_STEP_S = 3e-3  # per optimiser step: Python, torch's dispatch and the data windows
+TEXT_SNAPSHOT_S = 0.05  # per snapshot: the evaluation's dispatch, the maps and one SQLite transaction
 
 TextRow = tuple[int | None, int | None, str, float]  # (layer, head, metric, value), as the trainer gives them
 
@@ -58,9 +68,15 @@ def check_text_run(data_dir: str | Path, cfg: TextRunConfig) -> TextEstimate:
 
 def text_seconds(data_dir: str | Path, cfg: TextRunConfig) -> float:
     """Slot seconds of a whole real-text run, for the queue (the run is checked first:
-    :func:`check_text_run`): a start, then its floating-point work at one slot's share of the assumed
-    CPU speed (bench/queue_estimate.py measured a 30-step Fig. 7 run at 0.9-1.0 of this)."""
-    return TEXT_START_S + check_text_run(data_dir, cfg).work / (ASSUMED_CPU_FLOPS / 2)
+    :func:`check_text_run`): a start, a fixed cost per step and per snapshot, its floating-point work at one
+    slot's share of the assumed CPU speed, and its checkpoints and kept weights stored
+    (:func:`~engine.service.budget.checkpoint_seconds`)."""
+    est = check_text_run(data_dir, cfg)
+    steps, snaps = cfg.optim.steps, est.snapshots
+    other = TEXT_START_S + steps * TEXT_STEP_S + snaps * TEXT_SNAPSHOT_S + est.work / (ASSUMED_CPU_FLOPS / 2)
+    checkpoint = est.bytes_checkpoint / PACKED_COPIES
+    kept = min(WEIGHTS_KEPT, snaps) * checkpoint / STORE_BYTES_PER_S  # the kept weights: no larger
+    return other + checkpoint_seconds(other, snaps, checkpoint) + kept
 
 
 # ----------------------------------------------------------------- the store layout
