@@ -55,22 +55,20 @@ manage_ui(run, allowed)
 
 st.subheader("Export")
 d = st.columns(4)
-d[0].download_button(
-    "Parquet (zip)",
-    data=lambda: service().export_zip(rid, "parquet"),
-    file_name=f"scansnap-{rid}-parquet.zip",
-    mime="application/zip",
-    on_click="ignore",
-    key="runs.parquet",
-)
-d[1].download_button(
-    "CSV (zip)",
-    data=lambda: service().export_zip(rid, "csv"),
-    file_name=f"scansnap-{rid}-csv.zip",
-    mime="application/zip",
-    on_click="ignore",
-    key="runs.csv",
-)
+refusals = []
+for col, fmt, label in ((d[0], "parquet", "Parquet"), (d[1], "csv", "CSV")):
+    plan = service().export_plan(rid, fmt)  # from the store's counts: no array is read
+    refusals += [plan.refused] if plan.refused else []
+    col.download_button(
+        f"{label} (zip), ≤ {plan.size}",
+        data=(lambda f=fmt: service().export_zip(rid, f)) if not plan.refused else b"",
+        disabled=bool(plan.refused),
+        help=plan.refused or f"the run's tables, verdicts and config in one zip: {plan.size} at most",
+        file_name=f"scansnap-{rid}-{fmt}.zip",
+        mime="application/zip",
+        on_click="ignore",
+        key=f"runs.{fmt}",
+    )
 d[2].download_button(
     "config JSON",
     data=lambda: json.dumps(json.loads(run["config_json"]), indent=2),
@@ -90,3 +88,5 @@ d[3].download_button(
     key="runs.html",
 )
 st.caption(view.export_note)
+for refused in dict.fromkeys(refusals):
+    st.warning(refused)

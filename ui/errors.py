@@ -20,15 +20,26 @@ from ui.text import plain
 
 P = ParamSpec("P")
 KEY = "ui.error"
+DAMAGE_KEY = "ui.store_damage"
 
 
 @contextmanager
 def boundary() -> Iterator[None]:
-    """Run a page (or a part of it); a ServiceError ends that part with its message on screen."""
+    """Run a page (or a part of it); a ServiceError ends that part with its message on screen (unless it
+    is the damaged store's one message, which :func:`damage_notice` shows over every page)."""
     try:
         yield
     except ServiceError as e:
-        st.error(plain(str(e)), icon="🚫")
+        if str(e) != st.session_state.get(DAMAGE_KEY):
+            st.error(plain(str(e)), icon="🚫")
+
+
+def damage_notice(message: str | None) -> None:
+    """The damaged store's one message over the page (None: the store is sound), kept for
+    :func:`boundary`, which shows no second copy of it."""
+    st.session_state[DAMAGE_KEY] = message
+    if message:
+        st.error(plain(message), icon="🚫")
 
 
 def guarded(callback: Callable[P, Any]) -> Callable[P, None]:

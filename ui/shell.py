@@ -7,7 +7,7 @@ from contextlib import suppress
 import streamlit as st
 
 from engine.service.facade import ServiceError
-from ui.errors import boundary
+from ui.errors import boundary, damage_notice
 from ui.gc_freeze import freeze_imports
 from ui.live.slots import SLOTS
 from ui.resources import service
@@ -36,11 +36,14 @@ def main() -> None:
     st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide", initial_sidebar_state=sidebar)
     pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)]
     page = st.navigation(pages, position="top")
+    damage = None
     with suppress(ServiceError):  # only the pages that need the store say when it cannot be opened
-        service()  # created with the first page of any kind: its fork server loads torch (~2 s) while pages render
+        # created with the first page of any kind: its fork server loads torch (~2 s) while pages render
+        damage = service().store_damage()
     apply_lecture_mode()
     if not lecture:  # lecture mode: every pixel of the first screen goes to the run
         st.caption(PAPER_LINE)
+    damage_notice(damage)  # every page says it once, over what it shows: nothing writes to a damaged store
     with SLOTS.slot(), boundary():  # a few script runs at a time, server-wide (ui/live/slots.py)
         page.run()
     freeze_imports()  # the page's first visit imported modules: its objects leave the collector's passes

@@ -14,6 +14,7 @@ Theorem 4's verdict, which compares the run with the theorem's own curve.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -61,7 +62,7 @@ class Observed:
     where Theorem 4 does not apply); ``t0`` its predicted t_0 in steps (NaN: unknown)."""
 
     steps: np.ndarray
-    z: np.ndarray | None
+    z: np.ndarray | Sequence[np.ndarray] | None  # indexed by step: z[i] is (Q, M_ctx)
     entropy: np.ndarray
     P: np.ndarray
     token_kind: np.ndarray

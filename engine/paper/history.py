@@ -6,8 +6,9 @@ any object with ``steps``, ``snapshot`` and ``scalars`` methods, :class:`engine.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -170,6 +171,26 @@ def problem_from_statics(statics: dict[str, np.ndarray], cfg: RunConfig) -> Prob
     return Problem(P, psi, query_ids, np.asarray(statics["label_ids"]), M, M if cfg.data.layout == "paper" else K)
 
 
+class ReplicaRows(Sequence[np.ndarray]):
+    """One replica's query rows of Z at each stored step, ``z[i][replica]`` taken when indexed: a claim
+    reads a few steps of them, so nothing is stacked (a copy of the run's z per replica)."""
+
+    def __init__(self, z: Sequence[Any], replica: int):
+        self._z, self._replica = z, replica
+
+    def __len__(self) -> int:
+        return len(self._z)
+
+    @overload
+    def __getitem__(self, i: int) -> np.ndarray: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[np.ndarray]: ...
+    def __getitem__(self, i: int | slice) -> np.ndarray | list[np.ndarray]:
+        if isinstance(i, slice):
+            return [self._z[j][self._replica] for j in range(*i.indices(len(self._z)))]
+        return np.asarray(self._z[i][self._replica])
+
+
 def observed(
     hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0, cfg: RunConfig | None = None
 ) -> Observed:
@@ -178,7 +199,7 @@ def observed(
     stored with the run's scalars, and predicted t_0 come with it)."""
     P = statics["P"]
     steps, H = hist.metric("entropy_distinct", replica)
-    z = np.stack([z[replica] for z in hist.z]) if hist.z and not hist.topk else None
+    z = ReplicaRows(hist.z, replica) if hist.z and not hist.topk else None
     shares = {}
     for name in ("share_common_down", "share_distinct_up"):
         v = hist.metric(name, replica)[1]

@@ -4,7 +4,6 @@ The README's export schema lists every kind's files and columns."""
 
 from __future__ import annotations
 
-import io
 import json
 import tempfile
 import time
@@ -44,10 +43,45 @@ def run_info(run: dict[str, Any]) -> dict[str, Any]:
     return {k: run[k] for k in keys} | {"created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run["created"]))}
 
 
-def zipped_export(store: Any, run_id: str, fmt: str) -> bytes:
-    """:func:`export_run`'s files in one zip, each under ``<run_id>/`` (written in a temporary folder)."""
-    buf = io.BytesIO()
-    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+def zip_export(store: Any, run_id: str, fmt: str, dest: str | Path) -> Path:
+    """:func:`export_run`'s files zipped into the file ``dest``, each under ``<run_id>/`` (written first in
+    a temporary folder, removed after): nothing of the export is held in memory but one snapshot's rows."""
+    dest = Path(dest)
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in export_run(store, run_id, tmp, fmt):
             zf.write(path, arcname=f"{run_id}/{Path(path).name}")
-    return buf.getvalue()
+    return dest
+
+
+def zipped_export(store: Any, run_id: str, fmt: str) -> bytes:
+    """The bytes of :func:`zip_export`'s zip (written to a temporary file first, then read whole)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return zip_export(store, run_id, fmt, Path(tmp) / "export.zip").read_bytes()
+
+
+def export_size(store: Any, run_id: str, fmt: str) -> int:
+    """An estimate of the bytes of the run's zipped export, meant to be at least its size: its kind's
+    ``export_size`` from the store's counts (no array is read), else :data:`STORED_FACTOR` times the run's
+    stored bytes; plus :data:`SMALL_FILES` for config.json, verdicts.json, run.json and the zip's own
+    headers."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(FORMATS)}")
+    run = store.get_run(run_id)
+    if run is None:
+        raise KeyError(f"no run {run_id!r}")
+    estimate = kind_named(run["kind"]).export_size
+    tables = resolve(estimate)(store, run, fmt) if estimate else STORED_FACTOR * store.size_bytes(run_id)
+    return int(tables) + SMALL_FILES
+
+
+STORED_FACTOR = 4  # a kind that estimates nothing: its tables are taken as 4 × what the store holds of the run
+SMALL_FILES = 256 * 1024  # config.json, verdicts.json (16 replicas × 4 claims at most), run.json, zip headers
+
+
+def size_words(nbytes: float) -> str:
+    """A size for people: "340 kB", "12 MB", "1.2 GB" (1 kB = 1024 bytes, as the limits count them)."""
+    for unit, scale in (("GB", 2**30), ("MB", 2**20)):
+        if nbytes >= scale:
+            value = nbytes / scale
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
+    return f"{max(nbytes / 1024, 1):,.0f} kB"

@@ -9,12 +9,14 @@ to everyone.  No Streamlit here: the pages show a ServiceError's message in one 
 
 from __future__ import annotations
 
+import functools
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -42,13 +44,14 @@ from engine.service.corpus_access import (
     wikitext_folders,
 )
 from engine.service.corpus_facts import corpus_facts
-from engine.service.export import zipped_export
+from engine.service.export import export_size, size_words, zip_export
 from engine.service.follow import code_problem, follow_code, followed
+from engine.service.health import store_health
 from engine.service.job_state import Schedule
 from engine.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
 from engine.service.kinds.synthetic.budget import check_budget
 from engine.service.kinds.text.runs import SentenceMaps, sentence_maps
-from engine.service.limits import REFRESH_S, SLOWEST_REFRESH_S, live_refresh_s
+from engine.service.limits import REFRESH_S, SLOWEST_REFRESH_S, live_refresh_s, max_export_bytes
 from engine.service.pacing import STORY, STORY_S, Speed
 from engine.service.reproductions import (
     DamagedError,
@@ -154,33 +157,101 @@ def user_errors() -> Iterator[None]:
         raise ServiceError(str(msg)) from e
 
 
+READ_ONLY = (
+    "The dashboard is read-only until the operator restores the run store (GET /healthz says what is wrong): "
+    "runs can still be opened and exported where their data can be read, but none can be started, changed "
+    "or deleted."
+)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def damage_message(data_dir: str | Path, stale_ok: bool = False) -> str | None:
+    """The one message of a damaged run store (what /healthz says, and that the dashboard is read-only), or
+    None while /healthz finds it sound (:func:`engine.service.health.store_health`; ``stale_ok``: its last
+    verdict, renewed in the background)."""
+    ok, detail = store_health(data_dir, stale_ok=stale_ok)
+    return None if ok else f"{detail}. {READ_ONLY}"
+
+
+def writes(method: F) -> F:
+    """A method that writes to the run store (or starts what will): refused with :func:`damage_message`'s one
+    message while the store is damaged, before anything is done."""
+
+    @functools.wraps(method)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if msg := damage_message(self.data_dir):
+            raise ServiceError(msg)
+        return method(self, *args, **kwargs)
+
+    return cast(F, checked)
+
+
+def reads(method: F) -> F:
+    """A method that reads the run store: the store's error becomes a ServiceError with its message, and on a
+    damaged store :func:`damage_message`'s one message (other errors pass as they are)."""
+
+    @functools.wraps(method)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except StoreError as e:
+            raise ServiceError(damage_message(self.data_dir) or str(e)) from e
+        except ServiceError as e:
+            if isinstance(e.__cause__, StoreError) and (msg := damage_message(self.data_dir)):
+                raise ServiceError(msg) from e.__cause__
+            raise
+
+    return cast(F, checked)
+
+
+@dataclass(frozen=True)
+class ExportPlan:
+    """A run's zipped export before it is built: ``bytes`` (an estimate, at least its size), ``size`` (the
+    same in words), ``refused`` (why the dashboard does not build it, or None)."""
+
+    bytes: int
+    size: str
+    refused: str | None
+
+
 class StoredRuns:
     """What the pages and their exports read of the run store (the store's own errors); read-only but for
     the statics an old run's kind derives once (:func:`~engine.service.run_kinds.completed_statics`)."""
 
     def __init__(self, store: RunStore):
         self._store = store
+        self.data_dir = store.data_dir
 
+    @reads
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         return self._store.get_run(run_id)
 
+    @reads
     def steps(self, run_id: str) -> list[int]:
         return self._store.steps(run_id)
 
+    @reads
     def snapshot(self, run_id: str, step: int) -> dict[str, np.ndarray]:
         return self._store.snapshot(run_id, step)
 
+    @reads
     def statics(self, run_id: str) -> dict[str, np.ndarray]:
-        """The run's statics (a run stored before its kind kept a derived static gets it now, once)."""
+        """The run's statics (a run stored before its kind kept a derived static gets it now, once; not while
+        the store is damaged: nothing is written into it then)."""
+        if damage_message(self.data_dir, stale_ok=True):
+            return self._store.statics(run_id)
         return completed_statics(self._store, run_id)
 
+    @reads
     def scalars(self, run_id: str, metrics: list[str] | None = None, since_step: int | None = None) -> pd.DataFrame:
         return self._store.scalars(run_id, metrics=metrics, since_step=since_step)
 
+    @reads
     def weight_steps(self, run_id: str) -> list[int]:
         """The steps of a real-text run whose weights are kept (a typed sentence is read at them)."""
         return self._store.weight_steps(run_id)
 
+    @reads
     def sentence_maps(self, run_id: str, at: int, text: str) -> SentenceMaps:
         """Each layer's attention on ``text`` at the latest kept weights at or before step ``at``
         (ServiceError when the run keeps none that early, or the text has no words)."""
@@ -219,16 +290,25 @@ class LabService:
         self.jobs = jobs
         self.store: RunStore = jobs.store
         self.stored = StoredRuns(self.store)
+        self.data_dir = self.store.data_dir
+        self.max_export_bytes = max_export_bytes()  # SCANSNAP_MAX_EXPORT_MB: a bad value stops the service here
         self.reproductions = Reproductions(self.store.data_dir)
         self._follow_cache: TTLCache[tuple[str, str], dict[str, Any] | None] = TTLCache(maxsize=1024, ttl=1.0)
         self._follow_lock = threading.Lock()
 
     # ----------------------------------------------------------------- reading
+    def store_damage(self) -> str | None:
+        """The one message of a damaged store, for a page's notice (the last verdict: a page never waits
+        for a fresh check but the first), or None."""
+        return damage_message(self.data_dir, stale_ok=True)
+
+    @reads
     def run(self, run_id: str) -> dict[str, Any] | None:
         """The stored run (all columns), or None."""
         with user_errors():
             return self.store.get_run(run_id)
 
+    @reads
     def runs(self, limit: int = 200) -> list[dict[str, Any]]:
         with user_errors():
             return self.store.list_runs(limit)
@@ -278,10 +358,30 @@ class LabService:
         """The salt of this data directory's owner ids (:func:`engine.service.access.owner_salt`)."""
         return owner_salt(str(self.store.data_dir.resolve()))
 
-    def export_zip(self, run_id: str, fmt: str) -> bytes:
-        """The run's export files in one zip (:func:`engine.service.export.zipped_export`)."""
+    @reads
+    def export_plan(self, run_id: str, fmt: str) -> ExportPlan:
+        """What the run's zip in ``fmt`` will be (its estimated bytes, from the store's counts: no array is
+        read) and whether the dashboard builds it (refused over ``SCANSNAP_MAX_EXPORT_MB``)."""
         with user_errors():
-            return zipped_export(self.store, run_id, fmt)
+            size = export_size(self.store, run_id, fmt)
+        refused = None
+        if size > self.max_export_bytes:
+            refused = (
+                f"run {run_id}'s {fmt} export would be about {size_words(size)}, over the dashboard's limit of "
+                f"{size_words(self.max_export_bytes)} (SCANSNAP_MAX_EXPORT_MB): the operator exports it on the "
+                f"server with `python -m engine export {run_id} --format {fmt} --out FOLDER`, which has no limit"
+            )
+        return ExportPlan(size, size_words(size), refused)
+
+    @reads
+    def export_zip(self, run_id: str, fmt: str) -> bytes:
+        """The run's export files in one zip (:func:`engine.service.export.zip_export`, written to a
+        temporary file and read back); ServiceError when :meth:`export_plan` refuses it."""
+        refused = self.export_plan(run_id, fmt).refused
+        if refused:
+            raise ServiceError(refused)
+        with user_errors(), tempfile.TemporaryDirectory(prefix="scansnap-export-") as tmp:
+            return zip_export(self.store, run_id, fmt, Path(tmp) / "export.zip").read_bytes()
 
     def watch(self, run_id: str) -> None:
         """A page shows this run now: a run that no page shows for ``SCANSNAP_IDLE_PAUSE_S`` pauses itself."""
@@ -307,6 +407,7 @@ class LabService:
         with user_errors():
             return run_seconds(self.store.data_dir, kind_of(cfg).admit(cfg))
 
+    @writes
     def submit(self, cfg: Any, actor: Actor, name: str | None = None, paused: bool = False) -> str:
         """Train ``cfg`` as ``actor``'s new run (queued if every slot is busy); returns its id.  The
         run's kind admits the config first (a real-text run reads only the corpora the dashboard offers)."""
@@ -327,11 +428,13 @@ class LabService:
             cfgs = [kind_of(base).admit(grid.cell_config(base, c)) for c in cells]
             return cfgs, [c.label() for c in cells]
 
+    @writes
     def submit_grid(self, cfgs: list[Any], names: list[str], actor: Actor) -> list[str]:
         """Train every config of a grid (all or none; the grid counts as one of ``actor``'s runs)."""
         with user_errors():
             return self.jobs.submit_grid(cfgs, list(names), owner=actor.owner, limited=not actor.operator)
 
+    @reads
     def grid_summary(self, run_ids: list[str], keys: list[str]) -> pd.DataFrame:
         """One row per stored run of a grid: the values of ``keys``, seed, run, status, final metrics."""
         rows = []
@@ -356,12 +459,14 @@ class LabService:
         """The WikiText folders the operator offers (none unless SCANSNAP_CORPUS_DIR is set)."""
         return wikitext_folders()
 
+    @writes
     def rerun(self, run_id: str, actor: Actor) -> str:
         """Train a stored run's config again (seed included) as ``actor``'s own new run."""
         info = self._info(run_id)
         with user_errors():
             return self.submit(stored_config(info), actor, name=info["name"])
 
+    @writes
     def resume_stored(self, run_id: str, actor: Actor) -> str:
         """Continue an interrupted or stopped run from its last checkpoint (owner or operator)."""
         info = self._managed(run_id, actor, "resume")
@@ -370,6 +475,7 @@ class LabService:
         with user_errors():
             return self.jobs.resume_stored(run_id, owner=actor.owner, limited=not actor.operator)
 
+    @reads
     def checkpoint_step(self, run_id: str) -> int | None:
         """The step *Resume from checkpoint* continues the stored run from (None: it has no checkpoint,
         so it trains again from step 0)."""
@@ -381,11 +487,13 @@ class LabService:
         self._live(run_id, actor, "pause")
         self.jobs.pause(run_id)
 
+    @writes
     def resume(self, run_id: str, actor: Actor) -> None:
         self._live(run_id, actor, "resume")
         with user_errors():
             self.jobs.resume(run_id, limited=not actor.operator)
 
+    @writes
     def step(self, run_id: str, n: int, actor: Actor) -> None:
         """Let a paused run take ``n`` more steps."""
         self._live(run_id, actor, "step")
@@ -402,16 +510,19 @@ class LabService:
         with user_errors():
             self.jobs.set_speed(run_id, speed, limited=not actor.operator)
 
+    @writes
     def publish(self, run_id: str, on: bool, actor: Actor) -> None:
         self._managed(run_id, actor, "publish")
         with user_errors():
             self.store.set_published(run_id, on)
 
+    @writes
     def rename(self, run_id: str, name: str, actor: Actor) -> None:
         self._managed(run_id, actor, "rename")
         with user_errors():
             self.store.rename(run_id, name)
 
+    @writes
     def delete(self, run_id: str, actor: Actor) -> None:
         """Stop the run's worker first (if it trains), then delete the run and all its data."""
         self._managed(run_id, actor, "delete")
@@ -441,6 +552,7 @@ class LabService:
             raise ServiceError(f"run {run_id} is not training: there is nothing to {what}")
 
     # ----------------------------------------------------------------- reproductions
+    @writes
     def start_reproduction(self, items: list[str] | None, quick: bool, actor: Actor) -> str:
         """Start (or join, if one runs) the server's reproduction; returns the id of the one running."""
         with user_errors():

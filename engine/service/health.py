@@ -25,11 +25,14 @@ PROGRESS_OPS = 10_000  # SQLite virtual-machine steps between two looks at the c
 
 _cache: dict[Path, tuple[float, tuple[int, int], tuple[bool, str]]] = {}
 _lock = threading.Lock()
+_refreshing: set[Path] = set()  # stores whose verdict a thread renews now
 
 
-def store_health(data_dir: str | Path, now: float | None = None) -> tuple[bool, str]:
+def store_health(data_dir: str | Path, now: float | None = None, stale_ok: bool = False) -> tuple[bool, str]:
     """(ok, detail): the store opens read-only, its tables answer a query and ``quick_check`` finds no
-    damage.  A missing store is healthy (it is created on first use); a damaged or unreadable one is not."""
+    damage.  A missing store is healthy (it is created on first use); a damaged or unreadable one is not.
+    ``stale_ok`` (a page drawing its notice): the last verdict, however old, while a fresh one is checked
+    in a thread of its own; only the first check is waited for."""
     path = Path(data_dir) / DB_NAME
     if not path.exists():
         return True, f"no run store yet at {path} (created on first use)"
@@ -43,9 +46,28 @@ def store_health(data_dir: str | Path, now: float | None = None) -> tuple[bool, 
         kept = _cache.get(path)
         if kept is not None and kept[1] == stamp and now - kept[0] < CHECK_TTL_S:
             return kept[2]
+        if stale_ok and kept is not None:
+            _refresh_later(data_dir, path)
+            return kept[2]
         verdict = _check(path, CHECK_BUDGET_S)
         _cache[path] = (now, stamp, verdict)
         return verdict
+
+
+def _refresh_later(data_dir: str | Path, path: Path) -> None:
+    """Check the store again in a daemon thread (one at a time per store; the caller holds ``_lock``)."""
+    if path in _refreshing:
+        return
+    _refreshing.add(path)
+
+    def refresh() -> None:
+        try:
+            store_health(data_dir)
+        finally:
+            with _lock:
+                _refreshing.discard(path)
+
+    threading.Thread(target=refresh, name="store-health", daemon=True).start()
 
 
 def _check(path: Path, budget_s: float) -> tuple[bool, str]:

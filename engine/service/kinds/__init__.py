@@ -68,7 +68,9 @@ class RunKind:
     ConfigError); ``backfill``: for runs stored before the kind kept a derived static, how it is derived
     once when it is first read (``"module:function"`` taking the store, the run's row and its statics,
     returning them completed); ``seed_key``: the dotted key of a run's seed (a list of seeds where
-    ``seed_list``: a grid's seeds, :mod:`engine.service.grid`)."""
+    ``seed_list``: a grid's seeds, :mod:`engine.service.grid`); ``export_size``: an estimate of the bytes of
+    its zipped export tables, at least their size (``"module:function"`` taking the store, the run's row and
+    the format; reading the store's counts only, :meth:`~engine.service.store.RunStore.export_counts`)."""
 
     name: str
     config: type[Any]
@@ -82,6 +84,7 @@ class RunKind:
     backfill: str | None = None
     seed_key: str = "optim.seed"
     seed_list: bool = False
+    export_size: str | None = None
 
     def with_seed(self, cfg: Any, seed: int) -> Any:
         """``cfg`` trained at ``seed``."""

@@ -36,4 +36,5 @@ SYNTHETIC = RunKind(
     backfill="engine.service.kinds.synthetic.theory:backfill_overlay",
     seed_key="replicas.seeds",
     seed_list=True,
+    export_size="engine.service.kinds.synthetic.export:export_size",
 )

@@ -22,4 +22,5 @@ TEXT_KIND = RunKind(
     check=check_text_run,
     default_name="text run",
     admit=_offered_corpus,
+    export_size="engine.service.kinds.text.export:export_size",
 )
