@@ -18,7 +18,15 @@ import streamlit as st
 from engine.paper.items.catalog import ITEMS, total_work
 from engine.paper.items.costs import about, estimated_seconds, item_seconds
 from engine.paper.report import WORDS, fmt_value
-from engine.service.facade import JobStatus, ServiceError, StoredReproduction, StoredSummary, check_id, doc_tally
+from engine.service.facade import (
+    FULL_REPRODUCTION_IS_THE_OPERATORS,
+    JobStatus,
+    ServiceError,
+    StoredReproduction,
+    StoredSummary,
+    check_id,
+    doc_tally,
+)
 from ui.chart_style import plot_config, report_layout
 from ui.errors import guarded, show_callback_error
 from ui.page_data import reproduction
@@ -142,7 +150,11 @@ def controls_ui(running: JobStatus | None) -> None:
         format_func=lambda n: LABELS.get(n, n),
         help="\n\n".join(m.title for m in ITEMS.values()),
     )
-    quick = c[1].toggle("Quick mode", value=True, key="rp.quick", help=QUICK_HELP)
+    operator = actor().operator  # a visitor's reproduction is the quick one (the full one takes hours)
+    only_quick = FULL_REPRODUCTION_IS_THE_OPERATORS[0].upper() + FULL_REPRODUCTION_IS_THE_OPERATORS[1:] + "."
+    help_text = QUICK_HELP if operator else f"{QUICK_HELP}\n\n{only_quick}"
+    quick = c[1].toggle("Quick mode", value=True, key="rp.quick", disabled=not operator, help=help_text)
+    quick = quick or not operator
     c[2].button(
         "Run reproduction",
         type="primary",

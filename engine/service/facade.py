@@ -214,6 +214,12 @@ class ExportPlan:
     refused: str | None
 
 
+FULL_REPRODUCTION_IS_THE_OPERATORS = (
+    "the full reproduction takes hours of the server's cores, so only the operator starts it (with the operator "
+    "key on the Runs page, or `python -m engine reproduce` on the server); the quick mode is open to everyone"
+)
+
+
 class StoredRuns:
     """What the pages and their exports read of the run store (the store's own errors); read-only but for
     the statics an old run's kind derives once (:func:`~engine.service.run_kinds.completed_statics`)."""
@@ -554,9 +560,13 @@ class LabService:
     # ----------------------------------------------------------------- reproductions
     @writes
     def start_reproduction(self, items: list[str] | None, quick: bool, actor: Actor) -> str:
-        """Start (or join, if one runs) the server's reproduction; returns the id of the one running."""
+        """Start (or join, if one runs) the server's reproduction; returns the id of the one running.  A
+        visitor may start the quick mode only, admitted in the queue like any other work; the full mode
+        (hours) is the operator's."""
+        if not quick and not actor.operator:
+            raise ServiceError(FULL_REPRODUCTION_IS_THE_OPERATORS)
         with user_errors():
-            return self.jobs.start_reproduction(items, quick, owner=actor.owner)
+            return self.jobs.start_reproduction(items, quick, owner=actor.owner, limited=not actor.operator)
 
     def stop_reproduction(self, rid: str, actor: Actor) -> None:
         s = self.jobs.status(rid)

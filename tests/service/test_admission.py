@@ -126,11 +126,13 @@ def test_a_visitors_quick_reproduction_counts_in_the_queue(tmp_path):
     service = LabService(jobs)
     try:
         rid = service.submit(_cfg(), Actor("browser-1"), paused=True)
-        with pytest.raises(RuntimeError, match=FULL):
-            jobs.start_reproduction(["fig5"], quick=True, owner="browser-2", limited=True)
+        with pytest.raises(ServiceError, match=FULL):  # the facade admits a visitor's reproduction
+            service.start_reproduction(["fig5"], True, Actor("browser-2"))
+        with pytest.raises(ServiceError, match="only the operator starts it"):  # finding 7: hours, any visitor
+            service.start_reproduction(["fig5"], False, Actor("browser-2"))
         service.stop(rid, OPERATOR)
         jobs.wait(rid, 30)
-        rep = jobs.start_reproduction(["fig5"], quick=True, owner="browser-2", limited=True)
+        rep = service.start_reproduction(["fig5"], True, Actor("browser-2"))
         assert jobs.queued_seconds() > 0  # until it ends
         assert jobs.wait(rep, 120) == "finished"
         assert jobs.queued_seconds() == 0.0

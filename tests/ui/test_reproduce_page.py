@@ -72,11 +72,22 @@ def test_run_fig9_from_the_page_then_reopen_the_link(page_dir):
     assert "4 pass · 0 n/a · 0 fail" in texts(again.success) and not again.warning
 
 
-def test_progress_and_stop_from_the_page(page_dir):
+def test_a_visitor_gets_the_quick_mode_only(page_dir):
+    at = page()
+    assert at.toggle(key="rp.quick").disabled and at.toggle(key="rp.quick").value is True
+    assert "only the operator starts it" in at.toggle(key="rp.quick").help
+
+
+def test_progress_and_stop_from_the_page(page_dir, monkeypatch):
+    """The operator starts a full reproduction (a visitor's is the quick one)."""
+    monkeypatch.setenv("SCANSNAP_OPERATOR_KEY", "the-key")
     mgr = get_manager(page_dir)
     before = mgr.store.data_dir / "reproductions"
     stored_before = sorted(before.glob("*")) if before.exists() else []
     at = page()
+    at.session_state["operator"] = True  # the operator key was typed in this session
+    at.run()
+    assert not at.toggle(key="rp.quick").disabled
     at.toggle(key="rp.quick").set_value(False)
     at.multiselect(key="rp.items").set_value([LONG_ITEM]).run()
     at.button(key="rp.run").click().run()
@@ -134,10 +145,13 @@ def test_a_damaged_stored_reproduction_is_one_message_and_the_page_still_works(p
             shutil.rmtree(p)
 
 
-def test_the_estimate_names_the_item_count_and_the_measured_seconds(page_dir):
+def test_the_estimate_names_the_item_count_and_the_measured_seconds(page_dir, monkeypatch):
     """Before Start: how many items will run and how long they take, from their measured seconds (the
-    page said "all six items take about 30 s" for eight items that took 75 s)."""
+    page said "all six items take about 30 s" for eight items that took 75 s); the operator's full mode too."""
+    monkeypatch.setenv("SCANSNAP_OPERATOR_KEY", "the-key")
     at = page()
+    at.session_state["operator"] = True
+    at.run()
     said = texts(at.caption)
     assert "Quick mode · 8 items ·" in said and about(estimated_seconds(list(ITEMS), True)) in said
     at.multiselect(key="rp.items").set_value(["fig6", "fig9"]).run()
