@@ -66,15 +66,15 @@ def one_torch_thread():
 
 @pytest.fixture
 def operator_gate(monkeypatch):
-    """The server-wide operator-key back-off (engine.service.access.OPERATOR_GATE), fresh for this test and
+    """The operator-key back-off (engine.service.access.OPERATOR_GATE), fresh for this test and
     on a clock the test sets: ``clock[0]`` is the time in seconds (restored after)."""
     from engine.service import access
 
     clock = [1000.0]
-    monkeypatch.setattr(access.OPERATOR_GATE, "failures", 0)
-    monkeypatch.setattr(access.OPERATOR_GATE, "next_try", 0.0)
     monkeypatch.setattr(access.OPERATOR_GATE, "clock", lambda: clock[0])
-    return clock
+    access.OPERATOR_GATE.clear()
+    yield clock
+    access.OPERATOR_GATE.clear()
 
 
 @pytest.fixture(autouse=True)

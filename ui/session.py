@@ -38,12 +38,23 @@ def actor() -> Actor:
     return Actor(owner(), is_operator())
 
 
+def client_address() -> str | None:
+    """The address the browser's requests come from (None where Streamlit knows none: AppTest, a callback
+    called outside a script run)."""
+    try:
+        address = st.context.ip_address
+    except Exception:
+        return None
+    return address if isinstance(address, str) and address else None
+
+
 def on_operator_key(wk: str) -> None:
-    """Check a typed operator key; after each wrong one, from any session, the next is refused for a
-    delay that doubles (1, 2, 4 … up to 60 s: :class:`~engine.service.access.KeyGate`), so guessing
-    costs time (the comparison itself is constant-time)."""
+    """Check a typed operator key; after each wrong one, this browser's and its address's next try is
+    refused for a delay that doubles (1, 2, 4 … up to 60 s: :class:`~engine.service.access.KeyGate`), so
+    guessing costs time (the comparison itself is constant-time); a browser that once gave the right key
+    is not held by its address's wait."""
     given = ss.get(wk) or ""
-    ok, wait = OPERATOR_GATE.attempt(given) if given else (False, 0.0)
+    ok, wait = OPERATOR_GATE.attempt(given, owner(), client_address()) if given else (False, 0.0)
     if wait:
         ss["operator_wait"] = wait
         return

@@ -8,9 +8,10 @@ Policy (``can_manage``):
 * The operator manages every run.  Operator mode exists only when the environment variable
   ``SCANSNAP_OPERATOR_KEY`` is set to a non-empty value; a typed key is compared with
   :func:`hmac.compare_digest`.
-* Wrong operator keys slow every further try, server-wide (:class:`KeyGate`): after the f-th wrong
-  key in a row, any attempt from any browser session within 2^(f−1) s (at most 60 s) is refused
-  without being compared, so opening fresh sessions buys no extra guesses.
+* Wrong operator keys slow the client that types them (:class:`KeyGate`): after a browser's or an
+  address's f-th wrong key in a row, its next attempt within 2^(f−1) s (at most 60 s) is refused
+  without being compared, so fresh cookies from one address buy no extra guesses; a browser that has
+  given the right key once is not held by its address's wait, so a guesser cannot lock the operator out.
 * Runs without an owner (``owner`` None: created by the command line, ``python -m engine``)
   are managed from the dashboard by the operator only: nobody in a browser created them.
   Re-running any run from scratch is allowed to everyone (it creates the actor's own run).
@@ -36,6 +37,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from cachetools import TTLCache
 
 OPERATOR_ENV = "SCANSNAP_OPERATOR_KEY"
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -70,28 +73,75 @@ def operator_delay(failures: int) -> float:
 
 
 @dataclass
-class KeyGate:
-    """The operator key's back-off, one per server process (:data:`OPERATOR_GATE`), whatever the session."""
+class Backoff:
+    """One client's wrong operator keys since its last right one, and the clock value before which its
+    next attempt is refused unevaluated."""
 
-    failures: int = 0  # wrong keys since the last right one
-    next_try: float = 0.0  # clock value before which every attempt is refused unevaluated
+    failures: int = 0
+    next_try: float = 0.0
+
+
+@dataclass
+class KeyGate:
+    """The operator key's back-off, per client (one per server process: :data:`OPERATOR_GATE`).
+
+    Each browser cookie and each network address has its own wait, doubling with its wrong keys
+    (:func:`operator_delay`): a wrong key starts the wait of both, so a guesser who takes a fresh cookie
+    for each guess is held by its address.  A cookie that has once given the right key is the operator's:
+    no address's wait holds it, so a visitor guessing from the operator's own network never locks the
+    operator out.  Waits are forgotten an hour after their last wrong key (``max_clients`` kept at most)."""
+
     clock: Callable[[], float] = time.monotonic
+    max_clients: int = 100_000
+    _waits: TTLCache[str, Backoff] = field(init=False, repr=False)
+    _operators: TTLCache[str, bool] = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def attempt(self, given: str) -> tuple[bool, float]:
-        """(``given`` is the operator key, seconds left to wait): while a wait runs the key is not compared
-        (False, wait); otherwise (ok, 0.0), and a wrong key starts the next, longer wait."""
+    def __post_init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every wait and every operator cookie."""
+        self._waits = TTLCache(self.max_clients, BACKOFF_MEMORY_S, timer=lambda: self.clock())
+        self._operators = TTLCache(self.max_clients, OPERATOR_MEMORY_S, timer=lambda: self.clock())
+
+    def _clients(self, cookie: str, address: str | None) -> list[str]:
+        """The cookie's wait and, but for an operator's cookie, its address's (an unknown address is one)."""
+        known = cookie in self._operators
+        return [f"cookie:{cookie}"] + ([] if known else [f"address:{address or 'unknown'}"])
+
+    def wait_left(self, cookie: str, address: str | None) -> float:
+        """Seconds before this client's next attempt is compared (0: now)."""
         with self._lock:
-            now = self.clock()
-            if now < self.next_try:
-                return False, self.next_try - now
+            return self._wait(self._clients(cookie, address), self.clock())
+
+    def _wait(self, clients: list[str], now: float) -> float:
+        return max([self._waits[c].next_try - now for c in clients if c in self._waits] + [0.0])
+
+    def attempt(self, given: str, cookie: str, address: str | None) -> tuple[bool, float]:
+        """(``given`` is the operator key, seconds left to wait) for the browser ``cookie`` at ``address``:
+        while its wait runs the key is not compared (False, wait); otherwise (ok, 0.0), and a wrong key
+        starts the next, longer wait of the cookie and the address."""
+        with self._lock:
+            now, clients = self.clock(), self._clients(cookie, address)
+            wait = self._wait(clients, now)
+            if wait > 0:
+                return False, wait
             ok = operator_ok(given)
-            self.failures = 0 if ok else self.failures + 1
-            if not ok:
-                self.next_try = now + operator_delay(self.failures)
-            return ok, 0.0
+            if ok:
+                self._operators[cookie] = True
+                self._waits.pop(f"cookie:{cookie}", None)
+                return True, 0.0
+            for c in clients:
+                b = self._waits.get(c) or Backoff()
+                b.failures += 1
+                b.next_try = now + operator_delay(b.failures)
+                self._waits[c] = b  # (re)set: kept an hour from this wrong key
+            return False, 0.0
 
 
+BACKOFF_MEMORY_S = 3600.0  # a client's wrong keys are forgotten this long after its last one
+OPERATOR_MEMORY_S = 30 * 86400.0  # a cookie that gave the right key is known as the operator's this long
 OPERATOR_GATE = KeyGate()
 
 

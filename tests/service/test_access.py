@@ -281,3 +281,33 @@ def test_a_run_named_like_a_path_exports_only_inside_the_temporary_dir(tmp_path,
     assert after == before and not list(tmp.iterdir())  # nothing written outside, the temp dir cleaned
     assert not (tmp_path / "x").exists() and not Path("../../x").exists()
     store.close()
+
+
+def test_a_guesser_cannot_lock_the_operator_out(monkeypatch):
+    """The finding: a visitor guessing every 0.5 s kept the server-wide back-off running, and the real operator
+    got in 0 of 33 times in 240 s.  The back-off is per client: the guesser's fresh cookies share their address's
+    wait, the operator from another address is never refused, and an operator's cookie (it gave the right key
+    once) is not held by the wait of the address it shares with the guesser; the guesser still gets at most
+    as many compared guesses in T seconds as the doubling waits (capped at 60 s) leave room for."""
+    from engine.service.access import KeyGate, operator_delay
+
+    monkeypatch.setenv("SCANSNAP_OPERATOR_KEY", "the-key")
+    clock = [0.0]
+    gate = KeyGate(clock=lambda: clock[0])
+    assert gate.attempt("the-key", "operator-laptop", "10.0.0.9") == (True, 0.0)  # once, before the guessing
+    compared, operator_in, newcomer_in = 0, 0, 0
+    for i in range(480):  # 240 s, a guess every 0.5 s, each from a fresh cookie at the hall's address
+        clock[0] = i * 0.5
+        ok, wait = gate.attempt(f"guess-{i}", f"cookie-{i}", "10.0.0.9")
+        assert not ok
+        compared += wait == 0
+        if i % 15 == 0:
+            operator_in += gate.attempt("the-key", "operator-laptop", "10.0.0.9")[0]  # known cookie, same address
+            newcomer_in += gate.attempt("the-key", f"phone-{i}", "10.0.0.77")[0]  # a new browser elsewhere
+    assert operator_in == newcomer_in == 32
+    room, t, f = 0, 0.0, 0
+    while t < 240:  # guesses compared at 0, 1, 3, 7, 15, 31, 63, 123, 183 s: the waits 1, 2, 4 … 60 s
+        room, f = room + 1, f + 1
+        t += operator_delay(f)
+    assert compared <= room == 9
+    assert gate.wait_left("cookie-new", "10.0.0.9") > 0 and gate.wait_left("cookie-new", "10.0.0.77") == 0

@@ -191,11 +191,11 @@ def test_operator_key_guesses_wait_longer_each_time(data_dir, monkeypatch, opera
 
 
 def test_fresh_sessions_get_no_extra_operator_key_guesses(data_dir, monkeypatch, operator_gate):
-    """The probe's attack: 100 guesses at 3.3 per second, each from a fresh browser session.  The back-off is
-    the server's, so a guess is compared only once the wait of the previous wrong one is over: the k-th compared
-    guess comes 1 + 2 + … + 2^(k−2) = 2^(k−1) − 1 s after the first, so within T seconds at most
-    ⌊log₂(T + 1)⌋ + 1 are compared; every other one is refused with the time left.  After the wait, the right
-    key works (in a real session of the Runs page)."""
+    """The probe's attack: 100 guesses at 3.3 per second, each from a fresh browser session at one address.
+    The back-off is the address's as well as the cookie's, so a guess is compared only once the wait of the
+    previous wrong one is over: the k-th compared guess comes 1 + 2 + … + 2^(k−2) = 2^(k−1) − 1 s after the
+    first, so within T seconds at most ⌊log₂(T + 1)⌋ + 1 are compared; every other one is refused with the
+    time left.  After the wait, the right key works (in a real session of the Runs page)."""
     monkeypatch.setenv("SCANSNAP_OPERATOR_KEY", KEY)
     rate, guesses, refused = 3.3, 100, []
     for i in range(guesses):
@@ -211,7 +211,7 @@ def test_fresh_sessions_get_no_extra_operator_key_guesses(data_dir, monkeypatch,
     span = (guesses - 1) / rate
     assert guesses - len(refused) <= math.floor(math.log2(span + 1)) + 1, len(refused)
     assert all(0 < w <= access.OPERATOR_MAX_DELAY_S for w in refused)
-    left = access.OPERATOR_GATE.next_try - operator_gate[0]
+    left = access.OPERATOR_GATE.wait_left("a fresh browser", None)
     assert left > 0
     at = run_app().switch_page("app_pages/runs.py").run()  # one more browser while the wait runs: refused
     at.text_input(key="runs.opkey").input(KEY).run()
