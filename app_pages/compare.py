@@ -59,8 +59,33 @@ def legend(chosen: list[str], by_id: dict[str, dict]) -> dict[str, str]:
     return dict(zip(chosen, legend_names(runs), strict=True))
 
 
+def with_data(runs: list[dict | None]) -> list[dict]:
+    """The runs a chart can show (stored, a step trained, a kind Compare knows), each once, in order."""
+    seen: dict[str, dict] = {}
+    for r in runs:
+        if r is not None and (r["last_step"] or 0) > 0 and kind_of(r) in KINDS:
+            seen.setdefault(r["id"], r)
+    return list(seen.values())
+
+
+def reachable_runs() -> list[dict]:
+    """The newest runs, and any older one the link or this session names or the search finds: no run is
+    out of reach for being old (the store holds more than one list shows)."""
+    asked = [i for i in st.query_params.get("runs", "").split(",") if i][:MAX_LINKED]
+    named = list(dict.fromkeys(asked + list(ss.get("cmp.runs", []))))
+    search = ss.get("cmp.search", "").strip()
+    found = service().find_runs(search, limit=SEARCH_LIMIT)[0] if search else []
+    newest = service().runs()
+    known = {r["id"] for r in newest}
+    return with_data(found + newest + [service().run(i) for i in named if i not in known])
+
+
+MAX_LINKED = 20  # ids of a link that are looked up one by one
+SEARCH_LIMIT = 50  # runs a search adds to the runs box
+
 st.title("Compare runs")
-runs = [r for r in service().runs() if (r["last_step"] or 0) > 0 and kind_of(r) in KINDS]
+st.text_input("find older runs by name or id", key="cmp.search", max_chars=200, placeholder="a name or an id")
+runs = reachable_runs()
 if not runs:
     st.info("No stored runs with data yet: start one in the Lab or on the Real text page.")
     st.stop()

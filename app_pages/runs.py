@@ -15,18 +15,18 @@ from ui.exports import html_report
 from ui.kind_views import view_of
 from ui.resources import service
 from ui.run_list import table_row
-from ui.runs_manage import controls_ui, manage_ui, notice_ui, operator_ui, pick_ui, stop_watch_ui
+from ui.runs_manage import controls_ui, find_ui, manage_ui, notice_ui, operator_ui, pick_ui, stop_watch_ui
 from ui.schedule_view import schedule_ui
 
 with st.sidebar:
     operator_ui()
 st.title("Runs")
 me = session.owner()
-runs = service().runs()
+runs, total, where = find_ui(me)
 if not runs:
     show_callback_error()
     notice_ui()  # (after the last run was deleted)
-    st.info("No stored runs yet: start one in the Lab.")
+    st.info("No stored runs yet: start one in the Lab." if not where else f"No run {where}.")
     st.stop()
 
 

@@ -19,7 +19,15 @@ from typing import Any
 
 import streamlit as st
 
-from engine.service.facade import OPERATOR_ENV, RECOVERABLE, TERMINAL, JobStatus, ServiceError, operator_configured
+from engine.service.facade import (
+    ANY_OWNER,
+    OPERATOR_ENV,
+    RECOVERABLE,
+    TERMINAL,
+    JobStatus,
+    ServiceError,
+    operator_configured,
+)
 from ui import session
 from ui.errors import guarded
 from ui.kind_views import KindView
@@ -80,6 +88,35 @@ def operator_ui() -> None:
 
 
 # ------------------------------------------------------------------------------ the picker and the notice
+PER_PAGE = 200  # runs the table and the picker list at once
+WHOSE = {"everyone's": ANY_OWNER, "mine": "me", "the command line's": None}
+
+
+def find_ui(me: str) -> tuple[list[dict[str, Any]], int, str]:
+    """Search by name or id, whose runs, and which page of them: every stored run is reachable, not
+    only the newest :data:`PER_PAGE`.  Returns (this page's runs, how many match, the filter in words:
+    "" when there is none)."""
+    c = st.columns([3, 2, 1.2], vertical_alignment="bottom")
+    search = c[0].text_input("find a run", key="runs.search", max_chars=200, placeholder="a name or an id").strip()
+    whose = c[1].radio("whose", list(WHOSE), key="runs.whose", horizontal=True)
+    owner = me if WHOSE[whose] == "me" else WHOSE[whose]
+    pages = max(1, -(-service().find_runs(search, owner, 0, 1)[1] // PER_PAGE))
+    page = int(c[2].number_input("page", 1, pages, key="runs.page")) if pages > 1 else 1
+    runs, total = service().find_runs(search, owner, (min(page, pages) - 1) * PER_PAGE, PER_PAGE)
+    words = filter_words(search, whose)
+    if total > len(runs):
+        first = (min(page, pages) - 1) * PER_PAGE + 1
+        shown = f"Runs {first:,}–{first + len(runs) - 1:,} of {total:,}"
+        st.caption(f"{shown} {words}, newest first." if words else f"{shown}, newest first.")
+    return runs, total, words
+
+
+def filter_words(search: str, whose: str) -> str:
+    """The Runs page's filter in words ("matching “lr 2” of yours"), "" for none."""
+    mine = {"mine": "of yours", "the command line's": "from the command line"}.get(whose, "")
+    return " ".join(w for w in (f"matching “{search}”" if search else "", mine) if w)
+
+
 def pick_ui(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The run picker over ``runs`` (newest first, not empty); returns the picked run.  Another run than
     the last one shown gets its own name in the rename box and the delete check cleared."""

@@ -63,7 +63,7 @@ from engine.service.reproductions import (
 )
 from engine.service.run_kinds import check_run, completed_statics, kind_of, run_seconds, stored_config
 from engine.service.scheduling import duration
-from engine.service.store import RunStore, StoreError
+from engine.service.store import ANY_OWNER, RunStore, StoreError
 from engine.service.uploads import (
     CONFIG_UPLOAD,
     MAX_CONFIG_BYTES,
@@ -78,8 +78,10 @@ from engine.service.uploads import (
 # This module is the pages' only door into engine.service (import-linter checks it): besides the service
 # they may name these job states, access rules, addresses, upload limits and the text store layout.
 __all__ = [
+    "ANY_OWNER",
     "CONFIG_UPLOAD",
     "CORPUS_DIR_ENV",
+    "FULL_REPRODUCTION_IS_THE_OPERATORS",
     "MAX_CONFIG_BYTES",
     "MAX_GRID_CELLS",
     "MAX_UPLOAD_BYTES",
@@ -96,6 +98,7 @@ __all__ = [
     "TERMINAL",
     "XSRF_COOKIE",
     "Actor",
+    "ExportPlan",
     "JobStatus",
     "LabService",
     "SentenceMaps",
@@ -318,6 +321,15 @@ class LabService:
     def runs(self, limit: int = 200) -> list[dict[str, Any]]:
         with user_errors():
             return self.store.list_runs(limit)
+
+    @reads
+    def find_runs(
+        self, search: str = "", owner: str | None = ANY_OWNER, offset: int = 0, limit: int = 200
+    ) -> tuple[list[dict[str, Any]], int]:
+        """(the runs newest first whose name or id contains ``search``, of ``owner`` — ANY_OWNER: everyone's,
+        None: the command line's — ``limit`` of them after ``offset``; how many there are in all)."""
+        with user_errors():
+            return self.store.find_runs(search, owner, offset, limit), self.store.count_runs(search, owner)
 
     def live_broadcasts(self, limit: int = 20, kind: str = "synthetic") -> list[dict[str, Any]]:
         """Published runs of ``kind`` that train now (each page lists its own kind), each with ``step``:

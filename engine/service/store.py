@@ -93,11 +93,35 @@ SAVE_CHECKPOINT = "INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, met
 _RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created", "updated",
                 "message", "owner", "pid", "host", "last_step")  # fmt: skip
 READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind", "node")
+ANY_OWNER = "*any*"  # find_runs: everyone's runs (None: those with no owner, made by the command line)
+
+
+def _run_filter(search: str, owner: str | None) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause (and its arguments) of :meth:`RunStore.find_runs`."""
+    clauses, args = [], []
+    if search:
+        pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        clauses.append("(name LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')")
+        args += [pattern, pattern]
+    if owner is None:
+        clauses.append("owner IS NULL")
+    elif owner != ANY_OWNER:
+        clauses.append("owner = ?")
+        args.append(owner)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(args)
+
+
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
 _MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"),
                ("node", "TEXT"))  # fmt: skip
 RENAMED_STATICS = (("synthetic", "psi", "query_of_class_id"),)  # (kind, old, new): ψ(n)'s id, not a query index
 RENAME_STATIC = "UPDATE statics SET name = ? WHERE name = ? AND run_id IN (SELECT id FROM runs WHERE kind = ?)"
+
+
+def stopped_message(step: int) -> str:
+    """A stopped run's status message: the step it reached (:meth:`RunStore.stopped_at`), the one its row,
+    its job's status and this message all say."""
+    return f"stopped at step {int(step)}"
 
 
 def default_data_dir() -> Path:
@@ -236,6 +260,15 @@ class RunStore(SqliteDB):
             )
             if ckpt is not None:
                 con.execute(SAVE_CHECKPOINT, (run_id, step, *ckpt))
+
+    def stopped_at(self, run_id: str) -> int:
+        """The step a stopped run reached, as its row shows it: ``last_step``, its last stored snapshot's
+        (0 before the first).  The steps trained after that snapshot are not kept (a stop stores no
+        training state): Resume from checkpoint computes them again.  KeyError: no such run."""
+        rows = self._read("SELECT last_step FROM runs WHERE id = ?", (run_id,))
+        if not rows:
+            raise KeyError(f"no run {run_id!r}")
+        return int(rows[0][0] or 0)
 
     def checkpoint(self, run_id: str) -> tuple[int, dict[str, np.ndarray], str] | None:
         """The latest (step, arrays, JSON metadata) saved to resume the run, or None."""
@@ -378,10 +411,25 @@ class RunStore(SqliteDB):
         return self._run_dict(rows[0]) if rows else None
 
     def list_runs(self, limit: int = 200) -> list[dict[str, Any]]:
+        return self.find_runs(limit=limit)
+
+    def find_runs(
+        self, search: str = "", owner: str | None = ANY_OWNER, offset: int = 0, limit: int = 200
+    ) -> list[dict[str, Any]]:
+        """Runs newest first whose name or id contains ``search`` (case-insensitive; ``%`` and ``_`` are
+        plain characters), of ``owner`` (:data:`ANY_OWNER`: everyone's; None: the command line's, which
+        have none), ``limit`` of them after the first ``offset``."""
+        where, args = _run_filter(search, owner)
         rows = self._read(
-            f"SELECT {','.join(READ_COLUMNS)} FROM runs ORDER BY created DESC, rowid DESC LIMIT ?", (int(limit),)
+            f"SELECT {','.join(READ_COLUMNS)} FROM runs{where} ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?",
+            (*args, int(limit), int(offset)),
         )
         return [self._run_dict(r) for r in rows]
+
+    def count_runs(self, search: str = "", owner: str | None = ANY_OWNER) -> int:
+        """How many runs :meth:`find_runs` finds, all pages together."""
+        where, args = _run_filter(search, owner)
+        return int(self._read(f"SELECT count(*) FROM runs{where}", args)[0][0])
 
     # -- arrays -------------------------------------------------------------------------
     def statics(self, run_id: str) -> dict[str, np.ndarray]:
