@@ -42,23 +42,38 @@ def write_tables(parts: Iterable[pd.DataFrame], empty: pd.DataFrame, path: Path,
     return atomic_write(path, lambda p: write(parts, empty, p))
 
 
+ROW_GROUP_ROWS = 1 << 20  # rows gathered into one Parquet row group: its dictionaries span many snapshots
+
+
 def _parquet_parts(parts: Iterable[pd.DataFrame], empty: pd.DataFrame, path: Path) -> None:
-    """One row group (or more, past pyarrow's row-group length) per part with rows, in the schema of the
-    first such part (pandas' metadata included, as ``DataFrame.to_parquet`` writes it)."""
+    """The parts gathered into row groups of about :data:`ROW_GROUP_ROWS` rows (a row group per snapshot
+    would give each its own dictionaries: a zip twice as large), in the schema of the first part with rows
+    (pandas' metadata included, as ``DataFrame.to_parquet`` writes it).  At most one row group is held."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     writer: pq.ParquetWriter | None = None
+    held: list[pd.DataFrame] = []
+
+    def flush() -> None:
+        nonlocal writer
+        df = pd.concat(held, ignore_index=True) if len(held) > 1 else held[0]
+        held.clear()
+        if writer is None:
+            table = pa.Table.from_pandas(df, preserve_index=False)
+            writer = pq.ParquetWriter(path, table.schema, compression="snappy")
+        else:
+            table = pa.Table.from_pandas(df, schema=writer.schema, preserve_index=False)
+        writer.write_table(table, row_group_size=max(len(df), 1))
+
     try:
         for df in parts:
-            if df.empty:
-                continue
-            if writer is None:
-                table = pa.Table.from_pandas(df, preserve_index=False)
-                writer = pq.ParquetWriter(path, table.schema, compression="snappy")
-            else:
-                table = pa.Table.from_pandas(df, schema=writer.schema, preserve_index=False)
-            writer.write_table(table)
+            if not df.empty:
+                held.append(df)
+                if sum(len(h) for h in held) >= ROW_GROUP_ROWS:
+                    flush()
+        if held:
+            flush()
     finally:
         if writer is not None:
             writer.close()
