@@ -70,11 +70,22 @@ CHAR_EM = 0.48  # a title character's mean width, in font sizes (bold titles mea
 LEGEND_EM = 0.5  # a legend character's width, in font sizes (measured ≤ 0.5)
 LEGEND_ICON_PX = 50  # a legend entry's line sample and gaps, besides its text
 _TAG = re.compile(r"<[^>]+>")
+_ENTITY = re.compile(r"&(#\d+|#x[\da-fA-F]+|[a-z]+);")  # what plotly.js decodes (svg_text_utils.convertEntities)
+
+
+def plotly_text(text: str) -> str:
+    """``text`` for a plotly label (a trace name, a title), shown as typed.  Plotly's labels are its own
+    pseudo-HTML: it splits them at tags (``<b>``, ``<br>``, ``<a href>``, ...), and decodes in the text
+    between only ``&amp;``, ``&lt;``, ``&gt;``, a few named entities (``&mu;``, ``&times;``, ...) and
+    numeric ones, never ``&quot;`` (which html.escape writes for a quote, and plotly shows as it is).
+    So exactly ``&``, ``<`` and ``>`` are escaped (``&`` first): a name ``<b>x</b>`` shows its tags, not
+    bold; ``&mu;`` shows as typed; quotes stay quotes."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def visible_len(text: str) -> int:
-    """Characters a plotly text shows (its HTML tags not counted)."""
-    return len(_TAG.sub("", text))
+    """Characters a plotly text shows (its HTML tags not counted, an entity counted as one)."""
+    return len(_ENTITY.sub("&", _TAG.sub("", text)))
 
 
 def wrap_html(text: str, chars: int) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ from plotly.colors import qualitative
 
 from engine.core.metrics import html_label, html_subscripts, is_log
 from engine.paper.history import decimate, rnd
-from ui.chart_style import FONT, THEORY, style, wrap_html
+from ui.chart_style import FONT, THEORY, plotly_text, style, wrap_html
 from ui.result_words import column_label, log_ticks, tick_text
 from ui.settings_words import setting_label, value_words
 
@@ -117,7 +116,7 @@ def overlay(series: list[tuple[str, np.ndarray, np.ndarray]], metric: str, logx:
             go.Scatter(
                 x=xs.tolist(),
                 y=rnd(ys).tolist(),
-                name="<br>".join(wrap_html(html.escape(label), LEGEND_CHARS)),  # a name is text, not HTML
+                name="<br>".join(wrap_html(plotly_text(label), LEGEND_CHARS)),  # a name is text, not HTML
                 mode="lines",
                 line=dict(color=colors[i % len(colors)], width=3),
             )
@@ -196,13 +195,13 @@ def sweep_heatmap(summary: Any, metric: str = "entropy_distinct", font: int = FO
 
 def _html_words(text: str) -> str:
     """A label for figure text: escaped (it is text, not HTML), its subscripts drawn (``η_Y`` → η<sub>Y</sub>)."""
-    return html_subscripts(html.escape(text))
+    return html_subscripts(plotly_text(text))
 
 
 def _html_phrase(key: str, value: Any, kind: str) -> str:
     """``phrase`` for figure text: the setting's label with its subscripts, the value as it is (a file name's
     underscores stay underscores)."""
-    return f"{_html_words(setting_label(key, kind))} = {html.escape(value_words(key, value))}"
+    return f"{_html_words(setting_label(key, kind))} = {plotly_text(value_words(key, value))}"
 
 
 def grid_chart(summary: Any, keys: list[str], metric: str, font: int = FONT, kind: str = "synthetic") -> go.Figure:

@@ -5,6 +5,7 @@ its chart titles say so."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,37 @@ def test_compare_draws_a_bounded_metric_linear_with_its_label():
     assert fig["layout"]["xaxis"]["type"] == "log"
     assert fig["layout"]["yaxis"]["title"]["text"] == html_label("entropy_distinct")
     assert not unreadable(figure_texts(fig))
+
+
+_PLOTLY_ENTITY = re.compile(r"&(#\d+|#x[\da-fA-F]+|[a-z]+);")
+_PLOTLY_NAMED = {"mu": "μ", "amp": "&", "lt": "<", "gt": ">", "nbsp": "\xa0", "times": "×", "plusmn": "±", "deg": "°"}
+
+
+def _plotly_shows(name: str) -> str:
+    """What plotly.js draws for a trace name (svg_text_utils.convertToTspans): it splits the name at its
+    tags (none may be left here but the legend's ``<br>``) and decodes only its own entities (``&quot;``
+    is not one: it is drawn as it is)."""
+    lines = name.split("<br>")
+    assert not any(c in line for line in lines for c in "<>"), name  # no tag plotly would draw (<b>, <a>)
+
+    def decode(m: re.Match) -> str:
+        e = m.group(1)
+        code = int(e[2:], 16) if e.startswith("#x") else int(e[1:]) if e.startswith("#") else None
+        return chr(code) if code is not None else _PLOTLY_NAMED.get(e, m.group(0))
+
+    return " ".join(_PLOTLY_ENTITY.sub(decode, line) for line in lines)
+
+
+@pytest.mark.parametrize(
+    "name", ['a "quoted" run', "<b>x</b>", "run_1", "it's a & b &amp; &mu; &quot; <br> done", "a<sub>n</sub> > 0"]
+)
+def test_compare_legend_shows_a_run_name_as_typed(name):
+    """A run's name is text: the legend draws it as typed (quotes as quotes, never ``&quot;``), and a
+    tag or an entity in it is drawn as typed too, never as formatting (``<b>x</b>`` is not bold)."""
+    steps = np.arange(0, 11, dtype=float)
+    fig = charts_pages.overlay([(name, steps, steps + 1), ("other", steps, steps + 2)], "loss", logx=False)
+    trace = fig.to_plotly_json()["data"][0]["name"]
+    assert "&quot;" not in trace and _plotly_shows(trace) == name
 
 
 def _summary() -> pd.DataFrame:
