@@ -87,6 +87,22 @@ def test_bad_uploads_get_clear_errors(data, needle):
         corpora.corpus_from_upload(data, "mine.txt")
 
 
+def test_an_upload_of_punctuation_only_is_refused_for_its_words():
+    """Punctuation is tokens but not words: 80,000 tokens of "!?.," hold no word (a letter or a digit),
+    so the upload is refused with the words it has and the 5,000 it needs; a text of just enough words,
+    as much punctuation again, is taken."""
+    with pytest.raises(ConfigError) as e:
+        corpora.corpus_from_upload(b"!?.,;:" * 20_000, "marks.txt")
+    said = str(e.value)
+    assert "'marks.txt' has 0 word tokens (and 80,000 punctuation tokens, which do not count)" in said, said
+    assert f"at least {corpora.MIN_UPLOAD_TOKENS:,} are needed" in said and "a letter or a digit" in said
+    just = " ".join(["word ,"] * corpora.MIN_UPLOAD_TOKENS)  # 5,000 words, 5,000 commas
+    with pytest.raises(ConfigError, match=r"has 4,999 word tokens \(and 5,000 punctuation tokens"):
+        corpora.corpus_from_upload(just.removeprefix("word ").encode(), "short.txt")
+    assert corpora.corpus_from_upload(just.encode(), "enough.txt").name == "upload: enough.txt"
+    assert corpora.corpus_from_upload(("año 1999 ! " * corpora.MIN_UPLOAD_TOKENS).encode(), "es.txt")  # any letters
+
+
 def test_load_corpus_routes_by_source(tmp_path):
     up = TextDataConfig(source="upload", upload_name="u.txt")
     with pytest.raises(ConfigError, match="the upload's bytes were not given"):
