@@ -167,7 +167,31 @@ def test_a_grid_too_large_is_refused_before_its_cells_are_built(monkeypatch):
     """10⁹ cells are counted, not built (building them would take minutes and gigabytes)."""
     built = []
     monkeypatch.setattr(grid, "Cell", lambda *a: built.append(a))
-    axes = [grid.Axis(f"optim.k{i}", tuple(str(v) for v in range(10))) for i in range(9)]
+    axes = [grid.Axis(f"optim.k{i}", tuple(str(v) for v in range(10))) for i in range(grid.MAX_AXES)]
     with pytest.raises(ConfigError, match=r"the grid has 1,000,000,000 cells: at most 1,000"):
-        grid.cells(axes, (1,))
+        grid.cells(axes, tuple(range(10)))
     assert built == []
+
+
+def test_a_grid_over_the_axes_cap_says_the_cap_first():
+    """Nine axes of fine, distinct keys (one cell): the message says how many axes are allowed and how
+    many were given, and does not blame the keys."""
+    axes = [grid.parse_axis(f"optim.k{i}=1") for i in range(grid.MAX_AXES + 1)]
+    with pytest.raises(ConfigError) as e:
+        grid.cells(axes, (1,))
+    assert str(e.value).startswith(f"the grid has {grid.MAX_AXES + 1} axes: at most {grid.MAX_AXES} are allowed")
+    assert "key" not in str(e.value).split(";")[0]
+    twice = [*axes[:-1], axes[0]]  # the cap first, before a key named twice
+    with pytest.raises(ConfigError, match=rf"^the grid has {grid.MAX_AXES + 1} axes"):
+        grid.cells(twice, (1,))
+    assert len(grid.cells(axes[: grid.MAX_AXES], (1,))) == 1  # eight are fine
+
+
+def test_the_cli_says_the_axes_cap(tmp_path, capsys):
+    argv = ["--data-dir", str(tmp_path), "sweep", "--preset", "syn-small", "--out", str(tmp_path / "o")]
+    for i in range(grid.MAX_AXES + 1):
+        argv += ["--grid", f"optim.k{i}=1"]
+    assert main(argv) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert f"the grid has {grid.MAX_AXES + 1} axes: at most {grid.MAX_AXES} are allowed" in err, err
+    assert RunStore(tmp_path).list_runs() == []

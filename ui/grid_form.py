@@ -21,6 +21,7 @@ ss = st.session_state
 RUN_ID = re.compile(r"[0-9a-f]{12}")
 KEY = re.compile(r"[a-z_]+(\.[a-z_0-9]+)+")
 MAX_URL_RUNS = MAX_GRID_CELLS  # as many runs as the dashboard lets one grid have
+MAX_URL_AXES = 8  # as many axes as a grid may have (engine.service.grid.MAX_AXES: pages import only the facade)
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,16 @@ def grid_from_url() -> tuple[list[str], list[str], list[str]]:
     ids = [r for r in str(st.query_params.get("grid", "")).split(",") if r]
     keys = [k for k in str(st.query_params.get("axes", "")).split(",") if k]
     good_ids = [r for r in ids if RUN_ID.fullmatch(r)][:MAX_URL_RUNS]
-    good_keys = [k for k in keys if KEY.fullmatch(k)][:8]
+    dotted = [k for k in keys if KEY.fullmatch(k)]
+    good_keys = dotted[:MAX_URL_AXES]
     if len(good_ids) != len(ids):
         warnings.append(f"the link's grid= holds {len(ids) - len(good_ids)} entries that are not run ids "
                         f"(12 hex digits, at most {MAX_URL_RUNS}): {shown(','.join(ids))}; left out")  # fmt: skip
-    if len(good_keys) != len(keys):
+    if len(dotted) > MAX_URL_AXES:  # the cap first: these keys are fine, there are too many of them
+        rest = shown(",".join(dotted[MAX_URL_AXES:]))
+        warnings.append(f"the link's axes= names {len(dotted)} axes: at most {MAX_URL_AXES} are allowed; "
+                        f"the first {MAX_URL_AXES} are shown, {rest} left out")  # fmt: skip
+    if len(dotted) != len(keys):
         warnings.append(f"the link's axes= holds entries that are not dotted config keys: {shown(','.join(keys))}; "
                         "left out")  # fmt: skip
     return good_ids, good_keys, warnings

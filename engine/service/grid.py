@@ -2,7 +2,7 @@
 
 ``--grid KEY=V1,V2,...`` follows hydra multirun's syntax (the authors ran Fig. 6 as one): a dotted
 config key, ``=``, its values separated by commas (each value as ``--set`` takes it: JSON text, or a
-bare word); several axes make their Cartesian product, in the order given.  ``--seeds 1-3`` (or
+bare word); several axes (at most 8) make their Cartesian product, in the order given.  ``--seeds 1-3`` (or
 ``1,5,9``) repeats every cell at each seed.  A grid of the synthetic model over the learning rates
 only (``optim.eta_y``, ``optim.eta_z``) trains as one run whose replicas are the cells (the Sweep
 page's batching); any other grid trains one run per cell.  Where the cells run is the executor's
@@ -27,6 +27,7 @@ from engine.core.config import ConfigError, get_dotted
 from engine.service.run_kinds import kind_named, kind_of
 
 MAX_CELLS = 1000
+MAX_AXES = 8  # axes of one grid (its link, ``?axes=``, names at most this many: ui/grid_form.py)
 LR_KEYS = ("optim.eta_y", "optim.eta_z")  # the synthetic model's rates: batched as replicas of one run
 
 
@@ -78,6 +79,11 @@ def parse_seeds(text: str) -> tuple[int, ...]:
 def cells(axes: Sequence[Axis], seeds: Sequence[int]) -> list[Cell]:
     """Every combination of the axes' values (the first axis slowest), at every seed."""
     keys = [a.key for a in axes]
+    if len(keys) > MAX_AXES:  # the cap first: what is wrong is how many, not which
+        raise ConfigError(
+            f"the grid has {len(keys)} axes: at most {MAX_AXES} are allowed; leave out {len(keys) - MAX_AXES} "
+            "(a key left out keeps the base config's value)"
+        )
     if len(set(keys)) != len(keys):
         raise ConfigError(f"--grid names a key twice: {', '.join(keys)}")
     count = math.prod(len(a.values) for a in axes) * len(seeds)  # counted before a cell is built

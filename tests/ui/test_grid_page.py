@@ -13,6 +13,7 @@ from engine.paper.presets import get_preset
 from engine.service.facade import get_service
 from engine.service.jobs import get_manager
 from tests.apphelp import open_page, shown_text
+from ui import grid_form
 from ui.result_words import RunProgress, grid_left_s
 from ui.settings_words import setting_label
 
@@ -73,6 +74,25 @@ def test_a_link_with_a_bad_grid_is_said_and_left_out(data_dir):
     warnings = shown_text(at.warning)
     assert "not run ids" in warnings and "not dotted config keys" in warnings
     assert not at.session_state.get("grid.runs")
+
+
+def test_more_axes_than_the_cap_are_said_as_the_cap_not_as_bad_keys(data_dir):
+    """Nine good dotted keys: the form's error and the link's warning say the cap (8 axes) and how many
+    were given; neither blames the keys."""
+    from engine.service.grid import MAX_AXES
+
+    assert grid_form.MAX_URL_AXES == MAX_AXES  # the link holds every axis a grid may have
+    keys = [f"optim.k{i}" for i in range(MAX_AXES + 1)]
+    at = open_page(PAGE, {"grid": "", "axes": ",".join(keys)})
+    assert not at.exception
+    warnings = shown_text(at.warning)
+    assert f"names {MAX_AXES + 1} axes: at most {MAX_AXES} are allowed" in warnings, warnings
+    assert "not dotted config keys" not in warnings
+    at.selectbox(key="gr.base").set_value("syn-small")
+    at.text_area(key="gr.axes").set_value("\n".join(f"{k}=1" for k in keys)).run()
+    error = shown_text(at.error)
+    assert f"the grid has {MAX_AXES + 1} axes: at most {MAX_AXES} are allowed" in error, error
+    assert at.button(key="gr.start").disabled
 
 
 def test_a_grid_still_training_says_how_long_it_has_left(data_dir):
