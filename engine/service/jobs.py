@@ -50,7 +50,7 @@ from engine.service.run_kinds import (
     stored_cost,
 )
 from engine.service.scheduling import FULL, IDLE, Scheduler
-from engine.service.store import RunStore, StoreError
+from engine.service.store import RunStore, StoreError, stopped_message
 from engine.service.supervision import supervise
 from engine.service.worker import CLUSTER_ENV, parse_cpus, warm_up
 
@@ -348,7 +348,10 @@ class JobManager:
         j.control.stop()
         with self.changed:
             if not j.has_worker and j.status not in TERMINAL:
-                self._end_without_worker(j, "stopped", f"stopped at step {j.control.step}")
+                if j.kind == TRAIN:  # the step its row shows (a parked run's checkpoint may lie past it)
+                    with contextlib.suppress(StoreError, KeyError):
+                        j.control.report_step(self.store.stopped_at(j.id))
+                self._end_without_worker(j, "stopped", stopped_message(j.control.step))
                 self.scheduler.assign()
 
     def set_speed(self, job_id: str, speed: Speed, limited: bool = False) -> None:

@@ -20,7 +20,7 @@ from engine.service.budget import CHECKPOINT_SECONDS  # SCANSNAP_CHECKPOINT_S
 from engine.service.control import FULL, IDLE, LIGHT, RunControl, is_light
 from engine.service.pacing import Anchor, pace, steps_per_s
 from engine.service.run_kinds import create_run, kind_named, open_training
-from engine.service.store import RunStore
+from engine.service.store import RunStore, stopped_message
 
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 POLL_S = 0.05  # how often a paused run, or one waiting for a slot, looks at its controls
@@ -112,7 +112,7 @@ class RunJob:
                 if target < self.step or (target == self.step and target in done):
                     continue  # resumed past it
                 if not self._advance_to(int(target), control):
-                    self._set_status("stopped", f"stopped at step {self.step}")
+                    self._stopped(control)
                     return self.status
                 snap = self.trainer.snapshot()
                 last = snap.step == self.trainer.schedule[-1]  # a finished run is never resumed: no checkpoint
@@ -142,6 +142,16 @@ class RunJob:
             raise
         self._set_status("finished")
         return self.status
+
+    def _stopped(self, control: RunControl) -> None:
+        """Stopped (between two snapshots, or at one): the step it reached is its row's
+        (:meth:`RunStore.stopped_at`: the steps after its last snapshot are not kept), and its control
+        (its job's status) and its message say that step too."""
+        step = self.step
+        with suppress(KeyError):  # deleted meanwhile: the step trained is all there is to say
+            step = self.store.stopped_at(self.run_id)
+        control.report_step(step)
+        self._set_status("stopped", stopped_message(step))
 
     def _append(self, snap: Any, checkpoint: bool) -> None:
         """One snapshot (and, if due, the training state) in one transaction; a run that vanished from

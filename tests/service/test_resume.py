@@ -113,3 +113,34 @@ def test_checkpoints_are_kept_while_a_run_can_resume_and_dropped_when_it_finishe
     np.testing.assert_array_equal(
         store.snapshot(cut.run_id, 40)["z"], store.snapshot(job.run_id, 40)["z"]
     )  # the resumed run ends where the whole one did
+
+
+def test_a_run_stopped_between_snapshots_says_the_step_its_row_shows(tmp_path, one_torch_thread):
+    """Stopped a step after a snapshot (the trainer is past it, the next snapshot not reached): its message,
+    its control's step (what its job's status says) and its stored ``last_step`` are all the last
+    snapshot's step, the step it shows and that Resume from checkpoint gets back to."""
+    from engine.service.control import RunControl
+    from engine.service.store import stopped_message
+
+    cfg = get_preset("syn-small").config.with_overrides({"optim.steps": "60", "snapshots.linear_every": "7"})
+    store = RunStore(tmp_path)
+    job, control = RunJob(cfg, store, name="cut between"), RunControl()
+    schedule = [int(s) for s in job.trainer.schedule]
+    shown, mid = schedule[2], schedule[2] + 3  # 14 and 17: between the snapshots at 14 and 21
+    assert mid < schedule[3]
+    real = job.trainer.advance
+
+    def one_step_at_a_time(n):
+        real(1)
+        if job.step == mid:
+            control.stop()
+
+    job.trainer.advance = one_step_at_a_time
+    assert job.run(control) == "stopped" and job.step == mid  # trained to 17, stored to 14
+    run = store.get_run(job.run_id)
+    assert run["last_step"] == shown == store.steps(job.run_id)[-1]
+    assert run["message"] == stopped_message(shown) == f"stopped at step {shown}"
+    assert control.step == shown and store.stopped_at(job.run_id) == shown
+    again = RunJob.resume(store, job.run_id)
+    assert again.step <= shown and again.run() == "finished"  # the steps after 14 computed again
+    store.close()

@@ -140,6 +140,20 @@ def test_a_parked_run_resumes_bit_for_bit(sched):
     np.testing.assert_array_equal(fa["value"].to_numpy(), fb["value"].to_numpy())
 
 
+def test_a_parked_run_stopped_says_the_step_its_row_shows(sched):
+    """Parked at step 23, between the snapshots at 21 and 28, then stopped (no worker ends it): its message,
+    its job's step and its stored ``last_step`` all say 21, as a run stopped by its worker does."""
+    m, store = sched(park_after_s=0.2)
+    a = m.submit(_cfg(60, **{"snapshots.linear_every": 7}), paused=True)
+    m.step(a, 23)
+    _wait_for(lambda: _step(m, a) == 23, "23 granted steps")
+    _wait_for(lambda: not m.worker_pids(), "the paused worker to park")
+    m.stop(a)
+    run = store.get_run(a)
+    assert run["status"] == "stopped" and run["last_step"] == 21 == store.steps(a)[-1]
+    assert run["message"] == "stopped at step 21" and m.status(a).step == 21
+
+
 def test_a_running_run_says_its_time_left_at_its_own_pace():
     """Left = steps still to take × seconds per step since it got its slot (after a second of
     training), at its throttle while it runs light, else the estimate; nothing when not running."""
