@@ -19,8 +19,9 @@ from engine.core.config import ConfigError
 
 SAFETY = 1.5
 # A worker process before its run allocates anything: Python, torch and the trainers, forked from the fork
-# server (its peak RSS training syn-small's 100 steps: 318 MiB, bench/estimates.py); added after the safety factor.
-WORKER_MB = 330.0
+# server (its peak RSS, shared pages counted, training syn-small's 100 steps: 376 MB, bench/estimates.py);
+# added after the safety factor.
+WORKER_MB = 400.0
 # A checkpoint or a step's kept weights is held three times while it is stored: the numpy copies of the
 # tensors, the .npz buffer and the bytes taken of it (engine.service.blobs.pack_npz).
 PACKED_COPIES = 3

@@ -478,7 +478,7 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
 
 def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, page):
     """Syn-Medium 10/20 × 16 (η_Y, η_Z) pairs × 25 seeds = 400 replicas on a server whose limit per run
-    is 1,024 MB: the budget's estimate for it is ~1,459 MB (``budget.estimate``, the worker process and
+    is 1,024 MB: the budget's estimate for it is ~1,529 MB (``budget.estimate``, the worker process and
     the checkpoint's packed copies counted; within the default 2,048 MB), so it refuses with its estimate
     and the limit before Run is pressed; Streamlit's generic error never shows."""
     from engine.paper.presets import get_preset

@@ -1,5 +1,5 @@
 """Size limits from a memory budget: refusals say estimate and limit (whether the estimate bounds what
-training takes: bench/memory_estimate.py)."""
+training takes: bench/estimates.py)."""
 
 import pytest
 

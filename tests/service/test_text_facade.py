@@ -49,9 +49,9 @@ def svc(tmp_path):
 
 
 def test_over_budget_is_refused_with_its_estimate_and_nothing_is_stored(svc, monkeypatch):
-    monkeypatch.setenv("SCANSNAP_MAX_RUN_MB", "400")  # the worker process alone is 330 MB (budget.WORKER_MB)
+    monkeypatch.setenv("SCANSNAP_MAX_RUN_MB", "500")  # the worker process alone is 400 MB (budget.WORKER_MB)
     big = cfg(**{"data.vocab_size": "30000", "model.d_model": "200", "model.d_ff": "200", "optim.batch": "20"})
-    with pytest.raises(ServiceError, match=r"over the limit of 400 MB per run \(SCANSNAP_MAX_RUN_MB\)"):
+    with pytest.raises(ServiceError, match=r"over the limit of 500 MB per run \(SCANSNAP_MAX_RUN_MB\)"):
         svc.submit(big, ME)
     with pytest.raises(ServiceError, match=r"reduce data\.vocab_size"):
         svc.check(big)

@@ -30,7 +30,7 @@ REPLICA_TEXT_BYTES = 8192  # a replica's statics beside its curves: rates, seed,
 
 DEFAULT_MAX_RUN_WORK = 2e13  # element-operations; ≈ hours of CPU at the top end
 
-# The slot time of a run, as the queue counts it, with every slot busy (bench/queue_estimate.py measures
+# The slot time of a run, as the queue counts it, with every slot busy (bench/estimates.py measures
 # it against these: BENCHMARKS.md).  Chosen to overstate rather than understate: a queued visitor's stated
 # wait is a sum of them.
 # Measured on 2 cores, both slots busy (second runs, twin cached): syn-small 1.1-1.7 ms a step, 6 ms a
