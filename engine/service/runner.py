@@ -20,8 +20,10 @@ from engine.service.budget import CHECKPOINT_SECONDS  # SCANSNAP_CHECKPOINT_S
 from engine.service.control import FULL, IDLE, LIGHT, RunControl, is_light
 from engine.service.pacing import Anchor, pace, steps_per_s
 from engine.service.run_kinds import create_run, kind_named, open_training
+from engine.service.sqlite import DiskFullError, StoreError
 from engine.service.store import RunStore, stopped_message
 
+DISK_FULL_NOTE = "The disk filled up while this run trained: free space, then Resume from checkpoint."
 CHUNK_SECONDS = 0.1  # how long the worker may train before it looks at its controls again
 POLL_S = 0.05  # how often a paused run, or one waiting for a slot, looks at its controls
 
@@ -137,6 +139,10 @@ class RunJob:
         except RunDeletedError:  # someone deleted the run while it trained: nothing more to write
             self._set_status("stopped", "the run was deleted while it trained")
             return self.status
+        except DiskFullError as e:  # nothing is lost: it resumes from its last checkpoint once there is space
+            with suppress(StoreError):  # a full disk may refuse the row's update too: the server is told
+                self._set_status("interrupted", f"{DISK_FULL_NOTE} {e}")
+            return self.status
         except Exception as e:
             self._set_status("failed", f"{type(e).__name__}: {e}")
             raise
@@ -243,11 +249,13 @@ class RunJob:
         """Store the status (unless the run was deleted), then report it (a worker tells the server).
         A final status first ends the mean-field twin: a finished run waits until it is stored; any other
         stops computing it, so Stop acts at once (a resumed run computes it again)."""
-        if self._twin is not None and status in ("finished", "stopped", "diverged", "failed"):
+        if self._twin is not None and status in ("finished", "stopped", "diverged", "failed", "interrupted"):
             self._twin.finish(cancel=status != "finished")
             self._twin = None
         self.status, self.message = status, message
-        with suppress(KeyError):  # a deleted run has no row left to update; the report still goes out
-            self.store.set_status(self.run_id, status, message)
-        if self.on_status is not None:
-            self.on_status(status, message)
+        try:
+            with suppress(KeyError):  # a deleted run has no row left to update; the report still goes out
+                self.store.set_status(self.run_id, status, message)
+        finally:  # (a full disk may refuse the row's update: the server still hears it)
+            if self.on_status is not None:
+                self.on_status(status, message)

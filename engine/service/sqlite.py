@@ -23,6 +23,10 @@ class StoreError(RuntimeError):
     """The store could not do what was asked; the message says why and what to do."""
 
 
+class DiskFullError(StoreError):
+    """The disk under the store is full: nothing of the transaction was written (freeing space mends it)."""
+
+
 class SqliteDB:
     """A database file in WAL mode with one connection per thread (``threading.local``)."""
 
@@ -71,7 +75,7 @@ class SqliteDB:
     def _translate(self, exc: BaseException, what: str) -> StoreError:
         msg = str(exc)
         if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "disk is full" in msg:
-            return StoreError(
+            return DiskFullError(
                 f"disk is full while {what} ({msg}) in {self.path}; the transaction "
                 "was rolled back and nothing was written. Free disk space (delete or "
                 "export old runs) or point SCANSNAP_DATA_DIR at a larger volume."

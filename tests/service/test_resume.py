@@ -144,3 +144,35 @@ def test_a_run_stopped_between_snapshots_says_the_step_its_row_shows(tmp_path, o
     again = RunJob.resume(store, job.run_id)
     assert again.step <= shown and again.run() == "finished"  # the steps after 14 computed again
     store.close()
+
+
+def test_a_run_that_fills_the_disk_is_interrupted_and_resumes_exactly_once_there_is_space(tmp_path, monkeypatch):
+    """Finding (the budgets issue): a run that hit a full disk ended ``failed`` and could not resume once
+    space was freed.  SQLite's "database or disk is full" at a snapshot now leaves it ``interrupted``, saying
+    so; its resume from the last checkpoint ends as an uninterrupted run would, to the bit."""
+    import sqlite3
+
+    from engine.service import runner
+    from engine.service.facade import RECOVERABLE
+
+    monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint with every snapshot
+    cfg = get_preset("syn-small").config.with_overrides({"optim.steps": "60", "replicas.seeds": "[1]"})
+    store = RunStore(tmp_path)
+    real = store.append_snapshot
+
+    def full_disk(run_id, step, *args, **kwargs):
+        if step >= 30:
+            raise store._translate(sqlite3.OperationalError("database or disk is full"), "writing the snapshot")
+        return real(run_id, step, *args, **kwargs)
+
+    monkeypatch.setattr(store, "append_snapshot", full_disk)
+    job = RunJob(cfg, store, name="disk full")
+    assert job.run() == "interrupted"
+    run = store.get_run(job.run_id)
+    assert run["status"] == "interrupted" in RECOVERABLE and "disk filled up" in run["message"]
+    monkeypatch.setattr(store, "append_snapshot", real)  # space freed
+    resumed = RunJob.resume(store, job.run_id)
+    assert resumed.run() == "finished"
+    fresh = Trainer(cfg)
+    fresh.advance(cfg.optim.steps)
+    np.testing.assert_array_equal(store.snapshot(job.run_id, 60)["z"], fresh.snapshot().arrays["z"])

@@ -38,7 +38,7 @@ def _table_ids(at) -> list[str]:
 
 
 def test_the_runs_page_pages_and_finds_every_run(flooded):
-    victim, flood = flooded
+    victim, _ = flooded
     at = run_app().switch_page("app_pages/runs.py").run()
     assert not at.exception
     assert victim not in _table_ids(at) and len(_table_ids(at)) == 200
