@@ -10,7 +10,10 @@ command line reads any folder its user names).  Hugging Face downloads are comma
 ``<data_dir>/uploads/text/<sha256[:16]>-<name>``; the config's ``data.upload_name`` is that file
 name, so a stored run, its resume and its re-run read the same bytes.  Uploads are not deleted
 with a run (another run may use the same text); together they may take at most
-``SCANSNAP_MAX_UPLOADS_MB`` (default 1024) of disk.
+``SCANSNAP_MAX_UPLOADS_MB`` (default 1024) of disk, and those one browser brought at most
+``SCANSNAP_MAX_OWNER_UPLOADS_MB`` (default 128; a hidden ``.<name>.owner`` file beside each upload says
+whose it is).  An upload that no stored run names is removed once it is ``SCANSNAP_UPLOAD_KEEP_S``
+(default 3,600 s) old, when a new upload comes: one browser cannot fill the store for good.
 
 :func:`measured_corpus` is the one way from a :class:`~engine.core.text.config.TextDataConfig` to
 token ids, for the web process (to show sizes and check the budget) and for the worker.
@@ -21,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
+from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,8 +37,12 @@ from engine.service.uploads import TEXT_UPLOAD, check_upload_name
 
 CORPUS_DIR_ENV = "SCANSNAP_CORPUS_DIR"
 UPLOADS_ENV = "SCANSNAP_MAX_UPLOADS_MB"
+OWNER_UPLOADS_ENV = "SCANSNAP_MAX_OWNER_UPLOADS_MB"
+KEEP_ENV = "SCANSNAP_UPLOAD_KEEP_S"
 UPLOAD_SUBDIR = Path("uploads") / "text"
 DEFAULT_MAX_UPLOADS_MB = 1024
+DEFAULT_MAX_OWNER_UPLOADS_MB = 128
+DEFAULT_KEEP_S = 3600.0
 DASHBOARD_MAX_TRAIN_BYTES = 64 * 2**20  # a larger wiki.train.tokens (WikiText-103) needs data.max_train_tokens
 DASHBOARD_MAX_TRAIN_TOKENS = 5_000_000
 MAX_FOLDERS = 50
@@ -105,13 +114,66 @@ def uploads_dir(data_dir: str | Path) -> Path:
     return Path(data_dir) / UPLOAD_SUBDIR
 
 
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise ConfigError(f"{name}={raw[:40]!r} is not a number") from None
+    if not value > 0:
+        raise ConfigError(f"{name}={raw!r} must be > 0")
+    return value
+
+
 def max_uploads_bytes() -> int:
-    return int(float(os.environ.get(UPLOADS_ENV) or DEFAULT_MAX_UPLOADS_MB) * 2**20)
+    return int(_env_number(UPLOADS_ENV, DEFAULT_MAX_UPLOADS_MB) * 2**20)
 
 
-def save_upload(data_dir: str | Path, name: str, data: bytes) -> str:
+def max_owner_uploads_bytes() -> int:
+    return int(_env_number(OWNER_UPLOADS_ENV, DEFAULT_MAX_OWNER_UPLOADS_MB) * 2**20)
+
+
+def _uploads(folder: Path) -> list[Path]:
+    """The kept uploads (not their hidden owner files, nor a write in progress)."""
+    return [p for p in folder.iterdir() if p.is_file() and _UPLOAD_NAME.match(p.name)]
+
+
+def _owner_file(path: Path) -> Path:
+    return path.with_name(f".{path.name}.owner")
+
+
+def _owner_of(path: Path) -> str | None:
+    try:
+        return _owner_file(path).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def expire_uploads(data_dir: str | Path, in_use: set[str], now: float | None = None) -> list[str]:
+    """Remove the uploads no stored run names (``in_use``: the runs' ``data.upload_name``) that are older
+    than ``SCANSNAP_UPLOAD_KEEP_S``; returns their names."""
+    folder = uploads_dir(data_dir)
+    if not folder.is_dir():
+        return []
+    now = time.time() if now is None else now
+    keep_s = _env_number(KEEP_ENV, DEFAULT_KEEP_S)
+    gone = []
+    for path in _uploads(folder):
+        if path.name not in in_use and now - path.stat().st_mtime > keep_s:
+            with suppress(OSError):
+                path.unlink()
+                _owner_file(path).unlink(missing_ok=True)
+                gone.append(path.name)
+    return gone
+
+
+def save_upload(
+    data_dir: str | Path, name: str, data: bytes, owner: str | None = None, in_use: set[str] | None = None
+) -> str:
     """Check a .txt upload and keep it; returns its ``data.upload_name`` (the same bytes give the
-    same name, stored once)."""
+    same name, stored once).  Uploads no run names expire first (:func:`expire_uploads`, with
+    ``in_use``); then the new one must fit the server's room and, for ``owner`` (a visitor: None is the
+    operator or the command line), that browser's share."""
     check_upload_name(name, TEXT_UPLOAD)
     corpus_from_upload(data, name)  # every problem a ConfigError naming it
     stem = _UNSAFE.sub("_", Path(name).name)[-100:].strip("._") or "upload.txt"
@@ -120,15 +182,29 @@ def save_upload(data_dir: str | Path, name: str, data: bytes) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / upload_name
     if target.is_file():
+        os.utime(target)  # brought again: kept another while
         return upload_name
-    used = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    expire_uploads(data_dir, (in_use or set()) | {upload_name})
+    kept = _uploads(folder)
+    used = sum(p.stat().st_size for p in kept)
     if used + len(data) > max_uploads_bytes():
         raise ConfigError(
             f"the server keeps at most {max_uploads_bytes() / 2**20:,.0f} MiB of uploaded texts ({UPLOADS_ENV}) and "
-            f"holds {used / 2**20:,.1f} MiB: use the built-in corpus, or ask the operator to make room"
+            f"holds {used / 2**20:,.1f} MiB: use the built-in corpus, or try again later (an upload no run uses "
+            "is removed after an hour)"
         )
+    if owner is not None:
+        mine = sum(p.stat().st_size for p in kept if _owner_of(p) == owner)
+        if mine + len(data) > max_owner_uploads_bytes():
+            raise ConfigError(
+                f"your uploads take {mine / 2**20:,.1f} MiB and this one {len(data) / 2**20:,.1f} MiB: one browser may "
+                f"keep at most {max_owner_uploads_bytes() / 2**20:,.0f} MiB of texts ({OWNER_UPLOADS_ENV}); train on "
+                "one you uploaded, or wait: an upload no run uses is removed after an hour"
+            )
     tmp = folder / f".{upload_name}.{os.getpid()}.tmp"
     tmp.write_bytes(data)
+    if owner is not None:
+        _owner_file(target).write_text(owner, encoding="utf-8")
     os.replace(tmp, target)
     return upload_name
 

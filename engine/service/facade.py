@@ -468,10 +468,13 @@ class LabService:
         with user_errors():
             return corpus_facts(self.store.data_dir, check_dashboard_data(data))
 
-    def save_text_upload(self, name: str, data: bytes) -> str:
-        """Check and keep a .txt upload; returns the ``data.upload_name`` that names it."""
+    @writes
+    def save_text_upload(self, name: str, data: bytes, actor: Actor | None = None) -> str:
+        """Check and keep a .txt upload (a visitor's within their share); returns the ``data.upload_name``
+        that names it.  Uploads no stored run names expire first."""
+        owner = actor.owner if actor is not None and not actor.operator else None
         with user_errors():
-            return save_upload(self.store.data_dir, name, data)
+            return save_upload(self.store.data_dir, name, data, owner, self.store.upload_names())
 
     def wikitext_folders(self) -> list[str]:
         """The WikiText folders the operator offers (none unless SCANSNAP_CORPUS_DIR is set)."""

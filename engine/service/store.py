@@ -474,6 +474,14 @@ class RunStore(SqliteDB):
         )
         return int(count), int(blob_bytes), int(value_bytes) // 8
 
+    def upload_names(self) -> set[str]:
+        """The uploaded texts stored runs train on (their configs' ``data.upload_name``)."""
+        rows = self._read(
+            "SELECT DISTINCT json_extract(config_json, '$.data.upload_name') FROM runs"
+            " WHERE kind = 'text' AND json_valid(config_json)"
+        )
+        return {name for (name,) in rows if isinstance(name, str)}
+
     def owner_bytes(self, owner: str) -> int:
         """Stored bytes of every run of ``owner``: :meth:`size_bytes` of each, and its checkpoint."""
         ids = [r for (r,) in self._read("SELECT id FROM runs WHERE owner = ?", (owner,))]

@@ -154,3 +154,37 @@ def test_uploads_stop_at_the_servers_quota(tmp_path, monkeypatch):
     save_upload(tmp_path, "b.txt", text + b"b")
     with pytest.raises(ConfigError, match="at most 0 MiB of uploaded texts"):
         save_upload(tmp_path, "c.txt", text * 2)
+
+
+def test_one_browser_keeps_its_share_of_uploads_and_unused_ones_expire(tmp_path, monkeypatch):
+    """Finding 11 of the budgets issue: one session filled the upload store (1,024 MiB) in 3.5 min and
+    nothing expired.  A visitor keeps at most SCANSNAP_MAX_OWNER_UPLOADS_MB; an upload no stored run names
+    is removed once it is SCANSNAP_UPLOAD_KEEP_S old, when another upload comes; one a run names stays."""
+    import os
+    import time
+
+    from engine.service.corpus_access import expire_uploads, uploads_dir
+
+    monkeypatch.setenv("SCANSNAP_MAX_OWNER_UPLOADS_MB", "0.05")  # 52 KB: one 30 KB text, not two
+    text = ("word " * 6000).encode()
+    a = save_upload(tmp_path, "a.txt", text, owner="browser-1")
+    with pytest.raises(ConfigError, match=r"one browser may keep at most 0 MiB .*SCANSNAP_MAX_OWNER_UPLOADS_MB"):
+        save_upload(tmp_path, "b.txt", text + b" b", owner="browser-1")
+    b = save_upload(tmp_path, "b.txt", text + b" b", owner="browser-2")  # another browser's share
+    c = save_upload(tmp_path, "c.txt", text + b" c")  # the operator (no owner): no share
+    hour_ago = time.time() - 2 * 3600
+    for name in (a, b, c):
+        os.utime(uploads_dir(tmp_path) / name, (hour_ago, hour_ago))
+    assert sorted(expire_uploads(tmp_path, in_use={b})) == sorted([a, c])  # b: a stored run trains on it
+    assert sorted(p.name for p in uploads_dir(tmp_path).iterdir() if not p.name.startswith(".")) == [b]
+    save_upload(tmp_path, "d.txt", text + b" d", owner="browser-1")  # browser-1's share is free again
+
+
+def test_the_facade_passes_the_visitor_and_the_texts_runs_use(svc, monkeypatch):
+    monkeypatch.setenv("SCANSNAP_MAX_OWNER_UPLOADS_MB", "0.05")
+    text = ("word " * 6000).encode()
+    name = svc.save_text_upload("a.txt", text, ME)
+    svc.submit(cfg(**{"data.source": "upload", "data.upload_name": name}), ME, paused=True)
+    assert svc.store.upload_names() == {name}
+    with pytest.raises(ServiceError, match="SCANSNAP_MAX_OWNER_UPLOADS_MB"):
+        svc.save_text_upload("b.txt", text + b" b", ME)

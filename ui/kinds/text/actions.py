@@ -19,6 +19,7 @@ from ui.kinds.text.state import TEXT, bump, stale, write_url
 from ui.knobs import Knob
 from ui.resources import service
 from ui.run_actions import RunActions
+from ui.session import actor
 
 ss = st.session_state
 
@@ -51,7 +52,7 @@ def on_upload(key: str) -> None:
     f = ss.get(key)
     if f is None or stale(key):
         return
-    ss["text.cfg"]["data"]["upload_name"] = service().save_text_upload(f.name, f.getvalue())
+    ss["text.cfg"]["data"]["upload_name"] = service().save_text_upload(f.name, f.getvalue(), actor())
     write_url()
 
 
