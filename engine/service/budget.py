@@ -36,6 +36,13 @@ CHECKPOINT_SECONDS = float(os.environ.get("SCANSNAP_CHECKPOINT_S", "5"))
 # 620 MB checkpoint took ~3 s here: bench/estimates.py); and a SQLite page's share beside the bytes stored.
 STORE_BYTES_PER_S = 1e8
 PAGE_OVERHEAD = 1.1
+# A checkpoint takes the disk three times at its largest: the one stored, the next written in its place
+# (its pages are taken before the old ones are freed) and that transaction in the WAL until SQLite copies it
+# into the file (bench/estimates.py: the store's files at their largest).
+CHECKPOINT_DISK_COPIES = 3
+# The WAL holds what a run writes until SQLite copies it into the file: up to its autocheckpoint of 1,000
+# pages (4 MiB) beside a run's largest transaction (a snapshot; a checkpoint is counted above).
+WAL_BYTES = 4 * 2**20
 
 
 @dataclass(frozen=True)

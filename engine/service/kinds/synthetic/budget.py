@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from engine.core.config import RunConfig
 from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
 from engine.core.slots import CHUNK_REPLICAS, padded_slots
-from engine.service.budget import PACKED_COPIES, Estimate, WorkLimit, check_within, checkpoint_seconds
+from engine.service.budget import (
+    CHECKPOINT_DISK_COPIES,
+    PACKED_COPIES,
+    WAL_BYTES,
+    Estimate,
+    WorkLimit,
+    check_within,
+    checkpoint_seconds,
+)
 
 MEANFIELD_MAX_STEPS = 1500  # the twin's steps at most (engine.paper.meanfield, which imports torch: not here)
 MEANFIELD_MAX_FLOATS = 2_000_000  # the twin's stored floats at most (likewise)
@@ -152,7 +160,7 @@ def statics_bytes(cfg: RunConfig, snapshots: int) -> float:
 def stored_parts(cfg: RunConfig, checkpoint: float) -> tuple[tuple[str, float], ...]:
     """What a run stores: its snapshots' arrays (:func:`snapshot_bytes`) and scalars (≤ :data:`METRICS`
     metrics, each R values and R·K per class while R·K ≤ PER_CLASS_ROWS, :data:`VALUE_BYTES` each), its
-    statics (:func:`statics_bytes`) and its checkpoint (one, replaced in place)."""
+    statics (:func:`statics_bytes`) and its checkpoint (CHECKPOINT_DISK_COPIES times: as it is replaced)."""
     K = problem_sizes(cfg)[0]
     R = cfg.n_replicas
     count = len(snapshot_steps(cfg.optim.steps, cfg.snapshots))
@@ -161,7 +169,8 @@ def stored_parts(cfg: RunConfig, checkpoint: float) -> tuple[tuple[str, float], 
         (f"{count:,} snapshots", count * snapshot_bytes(cfg)),
         ("their scalars", count * values * VALUE_BYTES),
         ("statics", statics_bytes(cfg, count)),
-        ("checkpoint", checkpoint),
+        ("checkpoint, as it is replaced", CHECKPOINT_DISK_COPIES * checkpoint),
+        ("the store's write-ahead log", WAL_BYTES + snapshot_bytes(cfg)),
     )
 
 
@@ -176,8 +185,9 @@ def twin_replicas(cfg: RunConfig) -> int:
 
 
 def twin_bytes(cfg: RunConfig) -> float:
-    """What the twin holds while it trains: a mean-field run of :func:`twin_replicas` replicas (no twin of its
-    own), and its snapshots, gathered then stacked (2 × 4 bytes × its stored floats)."""
+    """What the twin holds while it trains: a mean-field run of :func:`twin_replicas` replicas (its
+    parameters, step temporaries and tracking: it stores no checkpoint and has no twin of its own), and its
+    snapshots, gathered then stacked (2 × 4 bytes × its stored floats)."""
     fit = twin_replicas(cfg)
     if fit < 1:
         return 0.0
@@ -185,7 +195,7 @@ def twin_bytes(cfg: RunConfig) -> float:
         {"model.kind": "yz-meanfield", "replicas.seeds": list(range(fit)), "replicas.lr_pairs": [list(cfg.lr_pairs[0])]}
     )
     est = estimate(twin)
-    return sum(b for _, b in est.parts()) + 8.0 * MEANFIELD_MAX_FLOATS
+    return est.bytes_params + est.bytes_step + est.bytes_tracking + 8.0 * MEANFIELD_MAX_FLOATS
 
 
 def role_step(cfg: RunConfig, K: int, Q: int, M_ctx: int, M_out: int, s: int, opt_state: int) -> float:

@@ -15,7 +15,7 @@ Counts (V = vocabulary, d = d_model, f = d_ff, L = layers, H = heads, B·T = bat
 
 Stored: each snapshot's maps (L·T′² floats, and L·H·T′² per head when L·H ≤ MAX_HEAD_MAPS) and scalars
 (≤ TEXT_METRICS metrics × L·(H+1) rows), the weights at WEIGHTS_KEPT steps (the parameters and the
-vocabulary's words), one checkpoint.
+vocabulary's words), its checkpoint (CHECKPOINT_DISK_COPIES times: as it is replaced).
 
 Total × 1.5 safety, against ``SCANSNAP_MAX_RUN_MB`` (default 2048, as the synthetic runs).
 Work: 6·B·T·(V·d + L·(4d² + 2·d·f)) + 12·L·B·T²·d floating-point operations per step (forward and
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from engine.core.text.config import TextRunConfig
 from engine.core.text.schedule import EVAL_CHUNK_LOGITS, WEIGHTS_KEPT, schedule
-from engine.service.budget import PACKED_COPIES, Estimate, WorkLimit, check_within
+from engine.service.budget import CHECKPOINT_DISK_COPIES, PACKED_COPIES, WAL_BYTES, Estimate, WorkLimit, check_within
 
 DEFAULT_MAX_TEXT_FLOP = 1e15
 ASSUMED_CPU_FLOPS = 4e10  # for the "≈ hours" hint only
@@ -118,7 +118,8 @@ def stored_parts(
         (f"{snapshots:,} snapshots' maps", snapshots * maps),
         ("their scalars", snapshots * TEXT_METRICS * L * (H + 1) * VALUE_BYTES),
         ("kept weights", weights),
-        ("checkpoint", checkpoint),
+        ("checkpoint, as it is replaced", CHECKPOINT_DISK_COPIES * checkpoint),
+        ("the store's write-ahead log", WAL_BYTES + maps),
     )
 
 
