@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 
 from engine.core.config import ConfigError
+from engine.service.limits import env_number
 
 SAFETY = 1.5
 # A worker process before its run allocates anything: Python, torch and the trainers, forked from the fork
@@ -134,16 +135,10 @@ def max_run_mb() -> float:
 
 def max_run_disk_mb() -> float:
     """The operator's ``SCANSNAP_MAX_RUN_DISK_MB`` (default 1024): what one run may store."""
-    raw = os.environ.get(MAX_RUN_DISK_ENV)
-    if not raw:
-        return DEFAULT_MAX_RUN_DISK_MB
     try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{MAX_RUN_DISK_ENV}={raw!r} is not a number of MB (e.g. 1024)") from None
-    if not value > 0:
-        raise ConfigError(f"{MAX_RUN_DISK_ENV}={raw!r} must be a positive number of MB (e.g. 1024)")
-    return value
+        return float(env_number(MAX_RUN_DISK_ENV, DEFAULT_MAX_RUN_DISK_MB))
+    except ValueError as e:
+        raise ConfigError(f"{e} of MB (e.g. 1024)") from None
 
 
 def checkpoint_seconds(other_s: float, snapshots: int, checkpoint_bytes: float) -> float:

@@ -33,6 +33,7 @@ from engine.core.config import ConfigError
 from engine.core.text.config import TextDataConfig
 from engine.core.text.corpus import EncodedCorpus
 from engine.service.corpora import WIKITEXT_FILES, WIKITEXT_RAW_FILES, corpus_from_upload, encoded_corpus
+from engine.service.limits import env_number
 from engine.service.uploads import TEXT_UPLOAD, check_upload_name
 
 CORPUS_DIR_ENV = "SCANSNAP_CORPUS_DIR"
@@ -115,14 +116,11 @@ def uploads_dir(data_dir: str | Path) -> Path:
 
 
 def _env_number(name: str, default: float) -> float:
-    raw = os.environ.get(name)
+    """The operator's ``name`` (a positive number), else ``default``; ConfigError naming it when bad."""
     try:
-        value = float(raw) if raw else default
-    except ValueError:
-        raise ConfigError(f"{name}={raw[:40]!r} is not a number") from None
-    if not value > 0:
-        raise ConfigError(f"{name}={raw!r} must be > 0")
-    return value
+        return float(env_number(name, default))
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def max_uploads_bytes() -> int:

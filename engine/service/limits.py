@@ -28,7 +28,7 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> Limits:
-        idle = _env("SCANSNAP_IDLE_PAUSE_S", cls.idle_pause_s, float)
+        idle = env_number("SCANSNAP_IDLE_PAUSE_S", cls.idle_pause_s, float)
         if idle < IDLE_PAUSE_FLOOR_S:
             raise ValueError(
                 f"SCANSNAP_IDLE_PAUSE_S={idle:g} is too short: set at least {IDLE_PAUSE_FLOOR_S:g} s (a page "
@@ -36,19 +36,19 @@ class Limits:
                 "would pause runs that someone watches)"
             )
         return cls(
-            _env("SCANSNAP_MAX_STEPS", cls.max_steps, int),
-            _env("SCANSNAP_MAX_QUEUE_S", cls.max_queue_s, float),
-            _env("SCANSNAP_MAX_PER_OWNER", cls.max_per_owner, int),
+            env_number("SCANSNAP_MAX_STEPS", cls.max_steps, int),
+            env_number("SCANSNAP_MAX_QUEUE_S", cls.max_queue_s, float),
+            env_number("SCANSNAP_MAX_PER_OWNER", cls.max_per_owner, int),
             idle,
-            _env("SCANSNAP_PARK_S", cls.park_after_s, float),
-            _env("SCANSNAP_MAX_OWNER_DISK_MB", cls.max_owner_disk_mb, float),
+            env_number("SCANSNAP_PARK_S", cls.park_after_s, float),
+            env_number("SCANSNAP_MAX_OWNER_DISK_MB", cls.max_owner_disk_mb, float),
         )
 
 
 def live_refresh_s() -> float:
     """``SCANSNAP_TICK_S``: how often, at the fastest, a page showing a live run refreshes (the tick budget
     stretches it under load, up to :data:`SLOWEST_REFRESH_S`); a value outside that range is refused."""
-    tick = _env("SCANSNAP_TICK_S", REFRESH_S, float)
+    tick = env_number("SCANSNAP_TICK_S", REFRESH_S, float)
     if not FASTEST_REFRESH_S <= tick <= SLOWEST_REFRESH_S:
         raise ValueError(
             f"SCANSNAP_TICK_S={tick:g} is out of range: set {FASTEST_REFRESH_S:g} to {SLOWEST_REFRESH_S:g} s (a "
@@ -63,10 +63,12 @@ DEFAULT_MAX_EXPORT_MB = 200.0  # SCANSNAP_MAX_EXPORT_MB: the largest zip (its es
 def max_export_bytes() -> int:
     """``SCANSNAP_MAX_EXPORT_MB`` in bytes: the dashboard builds no export whose estimated zip is larger (the
     command line's ``python -m engine export`` has no such limit)."""
-    return int(_env("SCANSNAP_MAX_EXPORT_MB", DEFAULT_MAX_EXPORT_MB, float) * 2**20)
+    return int(env_number("SCANSNAP_MAX_EXPORT_MB", DEFAULT_MAX_EXPORT_MB, float) * 2**20)
 
 
-def _env(name: str, default: float, typ: type) -> Any:
+def env_number(name: str, default: float, typ: type = float) -> Any:
+    """The operator's variable ``name`` as a positive ``typ``, else ``default``; ValueError naming it when
+    it is not one."""
     raw = os.environ.get(name)
     if not raw:
         return default

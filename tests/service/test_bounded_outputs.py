@@ -24,22 +24,10 @@ from engine.service.kinds.synthetic import export as syn_export
 from engine.service.kinds.text.export import maps_npz, write_maps
 from engine.service.store import DB_NAME, RunStore
 from tests.service.test_health import damage_a_middle_page, store_with_runs
+from tests.service.test_text_runs import SMALL
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 ME = Actor("browser-1")
-TEXT_SMALL = {
-    "data.vocab_size": "500",
-    "model.d_model": "16",
-    "model.d_ff": "16",
-    "model.n_layers": "2",
-    "model.n_heads": "2",
-    "optim.batch": "4",
-    "optim.bptt": "8",
-    "optim.steps": "30",
-    "probe.val_windows": "2",
-    "snapshots.linear_every": "5",
-    "snapshots.log_count": "0",
-}
 
 
 def _trained(store: RunStore, cfg) -> str:
@@ -89,7 +77,7 @@ def test_the_size_known_before_the_click_bounds_the_zip(tmp_path, fmt, preset, o
 
 
 def test_a_text_runs_maps_are_streamed_as_the_whole_npz_was_and_its_size_is_bounded(tmp_path):
-    cfg = get_preset("text-fig7-1layer", "text").config.with_overrides(TEXT_SMALL)
+    cfg = get_preset("text-fig7-1layer", "text").config.with_overrides(SMALL | {"optim.steps": "30"})
     with RunStore(tmp_path / "data") as store:
         rid = _trained(store, cfg)
         write_maps(store, rid, tmp_path / "maps.npz")

@@ -20,23 +20,9 @@ from engine.service.kinds.text import runs as text_runs
 from engine.service.limits import Limits
 from engine.service.run_kinds import run_disk_bytes
 from engine.service.store import RunStore
+from tests.service.test_text_runs import SMALL  # a small text model, seconds to train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-TEXT_SMALL = {  # as tests/service/test_text_runs.py: 2 layers × 2 heads, vocabulary 500, seconds to train
-    "data.vocab_size": "500",
-    "model.d_model": "16",
-    "model.d_ff": "16",
-    "model.n_layers": "2",
-    "model.n_heads": "2",
-    "model.device": "cpu",
-    "optim.batch": "4",
-    "optim.bptt": "8",
-    "optim.steps": "40",
-    "probe.val_windows": "2",
-    "snapshots.linear_every": "5",
-    "snapshots.log_count": "0",
-}
 
 
 def _stored_with_checkpoint(store: RunStore, cfg, owner: str) -> int:
@@ -72,7 +58,7 @@ def test_a_synthetic_runs_stored_bytes_are_within_its_disk_estimate(tmp_path, mo
 
 def test_a_text_runs_stored_bytes_are_within_its_disk_estimate(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)
-    cfg = get_preset("text-fig7-1layer", "text").config.with_overrides(TEXT_SMALL)
+    cfg = get_preset("text-fig7-1layer", "text").config.with_overrides(SMALL)
     with RunStore(tmp_path) as store:
         stored = _stored_with_checkpoint(store, cfg, "browser-1")
         assert store.weight_steps(store.list_runs()[0]["id"])  # its kept weights are counted in
@@ -99,7 +85,7 @@ def test_the_compact_run_of_the_finding_is_refused_for_its_disk(monkeypatch):
     monkeypatch.setenv("SCANSNAP_MAX_RUN_DISK_MB", "8000")
     syn.check_budget(cfg)  # the operator may allow it
     monkeypatch.setenv("SCANSNAP_MAX_RUN_DISK_MB", "lots")
-    with pytest.raises(ConfigError, match=r"SCANSNAP_MAX_RUN_DISK_MB='lots' is not a number of MB"):
+    with pytest.raises(ConfigError, match=r"SCANSNAP_MAX_RUN_DISK_MB='lots' is not a number"):
         syn.check_budget(cfg)
 
 
