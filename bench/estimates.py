@@ -56,7 +56,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {  # name: (kind, preset, ov
         TINY_TEXT | {"optim.steps": 20_000, "snapshots.linear_every": 50, "snapshots.max_count": 2000},
     ),
 }
-GRID = ("synthetic", "syn-small", [{"optim.lr_y": lr, "optim.steps": 2000} for lr in (0.5, 1.0, 2.0, 4.0)])
+GRID = ("synthetic", "syn-small", [{"optim.eta_y": lr, "optim.steps": 2000} for lr in (0.5, 1.0, 2.0, 4.0)])
 
 
 class Sampler:

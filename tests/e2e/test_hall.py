@@ -116,8 +116,9 @@ def _leave_paused(browser: Any, url: str) -> str:
     """A visitor (fresh cookie) starts a run, pauses it, and closes the tab."""
     page = _open(browser, url)
     rid = _start(page)
-    page.get_by_role("button", name="⏸ Pause").click()
-    page.get_by_role("button", name="▶ Resume").wait_for()
+    # the enabled one: on a busy host the page still shows the stale, disabled Pause of the script run before
+    page.get_by_role("button", name="⏸ Pause", disabled=False).first.click()
+    page.get_by_role("button", name="▶ Resume", disabled=False).first.wait_for()
     page.context.close()
     return rid
 

@@ -64,9 +64,11 @@ def _projector_shots(pg, name: str) -> None:
 
 
 def _layer_lines(pg) -> list[str]:
+    sel = H_CHART.split(",")[0].strip()
+    # on a busy host the chart may be redrawing (its element there, its data not yet): wait for its data
+    pg.wait_for_function("(sel) => { const e = document.querySelector(sel); return !!(e && e.data); }", arg=sel)
     return pg.evaluate(
-        "(sel) => document.querySelector(sel).data.filter((t) => t.name.startsWith('layer')).map((t) => t.name)",
-        H_CHART.split(",")[0].strip(),
+        "(sel) => document.querySelector(sel).data.filter((t) => t.name.startsWith('layer')).map((t) => t.name)", sel
     )
 
 
