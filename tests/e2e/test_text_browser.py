@@ -98,6 +98,11 @@ def test_real_text_page_at_projector_sizes(server, browser, links, width, height
         pg.close()
 
 
+ON_SCREEN = """([sel, w, h]) => { const e = document.querySelector(sel); if (!e) return false;
+  const r = e.getBoundingClientRect();
+  return r.width > 0 && r.x >= 0 && r.y >= 0 && r.right <= w + 1 && r.bottom <= h + 1; }"""
+
+
 def _box(pg, sel: str) -> dict | None:
     return pg.locator(sel).first.bounding_box()
 
@@ -186,10 +191,8 @@ def test_first_screen_holds_the_charts_and_a_typed_sentence_shows_each_layers_at
         side = _box(pg, "[data-testid=stSidebar]")
         assert side is not None and side["width"] > 200  # open
         pg.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
-        pg.wait_for_timeout(500)
-        for k in ("H", "groups", "loss"):
-            box = _box(pg, f".st-key-text-charts-{k} .js-plotly-plot .main-svg")
-            assert _on_screen(box, 1440, 900), (k, box)
+        for k in ("H", "groups", "loss"):  # on a busy host a chart may still be redrawing: wait for it in place
+            pg.wait_for_function(ON_SCREEN, arg=[f".st-key-text-charts-{k} .js-plotly-plot .main-svg", 1440, 900])
         charts_bottom = max(_box(pg, f".st-key-text-charts-{k}")["y"] + _box(pg, f".st-key-text-charts-{k}")["height"]
                             for k in ("H", "groups", "loss"))  # fmt: skip
         intro = _box(pg, "text=A small causal Transformer")
@@ -200,11 +203,15 @@ def test_first_screen_holds_the_charts_and_a_typed_sentence_shows_each_layers_at
         box.press("Enter")
         pg.locator(".st-key-text-typed").wait_for()
         pg.locator(".st-key-text-typed").scroll_into_view_if_needed()  # a live chart is drawn once in view
-        pg.wait_for_function("() => document.querySelectorAll('.st-key-text-typed .js-plotly-plot').length == 3")
-        rows = pg.evaluate("() => document.querySelector('.st-key-text-typed .js-plotly-plot').layout.yaxis.ticktext")
-        assert rows == ["the", "lord", "spoke", "to", "qwzx", "and", "to", "the", "king", "of", "israel"]
-        assert pg.get_by_text(re.compile(r"Not in the run's vocabulary \(read as <unk>\): .qwzx.")).count() == 1
-        assert pg.get_by_text(re.compile(r"^At step 200\.")).count() == 1  # the end's weights are kept
+        words = ["the", "lord", "spoke", "to", "qwzx", "and", "to", "the", "king", "of", "israel"]
+        pg.wait_for_function(  # three maps, the first labelled with the sentence's words (not a stale redraw)
+            """(words) => { const m = document.querySelectorAll('.st-key-text-typed .js-plotly-plot');
+                 return m.length == 3 && JSON.stringify(m[0].layout?.yaxis?.ticktext) == JSON.stringify(words); }""",
+            arg=words,
+        )
+        expect = pytest.importorskip("playwright.sync_api").expect
+        expect(pg.get_by_text(re.compile(r"Not in the run's vocabulary \(read as <unk>\): .qwzx."))).to_have_count(1)
+        expect(pg.get_by_text(re.compile(r"^At step 200\."))).to_have_count(1)  # the end's weights are kept
         pg.evaluate(UNDER_THE_BAR, ".st-key-text-typed")
         pg.wait_for_timeout(500)
         pg.screenshot(path=str(ARTIFACTS / "text-typed-sentence-1440x900.png"))
