@@ -57,6 +57,20 @@ def test_cooccurrence_is_the_same_cut_into_any_pieces(chunk, length, vocab_size)
     assert sp.csr_matrix((got.data, got.indices, got.indptr), shape=got.shape).has_canonical_format
 
 
+@pytest.mark.parametrize("vocab_size", [10, 50_000])
+@pytest.mark.parametrize("chunk", [1, 9, 40, 1 << 20])
+@pytest.mark.parametrize("length", [0, 1, 2, 5, 300])
+def test_information_read_block_by_block_is_the_whole_matrix_s(chunk, length, vocab_size):
+    """D(l) counted one block of rows at a time (column sums in closed form) equals D(l) of the whole N(l, n),
+    for pieces cut inside a word (1), between a few words (9, 40) or not at all (2^20)."""
+    rng = np.random.default_rng(length)
+    ids = np.array([0 if rng.random() < 1 / 3 else int(rng.integers(1, 8)) for _ in range(length)], dtype=np.int64)
+    whole = contexts.next_word_information(contexts.cooccurrence(ids, vocab_size, window=6))
+    got = contexts.information(ids, vocab_size, window=6, chunk=chunk)
+    np.testing.assert_allclose(got, whole, rtol=1e-12, atol=1e-15, equal_nan=True)
+    assert np.isnan(got[8:]).all()  # words that never occur: no row
+
+
 def test_information_is_the_kl_divergence_of_the_next_word_miller_madow_corrected():
     ids = list(np.random.default_rng(2).integers(0, 6, size=200))
     pairs = _pairs_by_loop(ids, 3)
@@ -148,11 +162,11 @@ def test_a_corpus_counts_its_groups_once_for_every_run_on_it(monkeypatch):
     read-only; they are the groups of the counts, as the functions above give them."""
     corpus = synthetic_corpus(n_train=6000)
     calls = []
-    count = contexts.cooccurrence
-    monkeypatch.setattr(contexts, "cooccurrence", lambda *a, **k: calls.append(1) or count(*a, **k))
+    count = contexts.row_blocks
+    monkeypatch.setattr(contexts, "row_blocks", lambda *a, **k: calls.append(1) or count(*a, **k))
     first, second = TextTrainer(small_cfg(), corpus), TextTrainer(small_cfg(), corpus)
     assert len(calls) == 1
-    info = contexts.next_word_information(count(corpus.train_ids, len(corpus.vocab)))
+    info = contexts.next_word_information(contexts.cooccurrence(corpus.train_ids, len(corpus.vocab)))
     want = contexts.common_and_distinct(info, corpus.vocab.counts)
     for got in (first, second):
         assert got.common.tolist() == want[0].tolist() and got.distinct.tolist() == want[1].tolist()

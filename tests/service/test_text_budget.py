@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from engine.core.config import ConfigError
+from engine.core.text import contexts
 from engine.core.text.config import TextRunConfig
 from engine.core.text.model import CausalLM
+from engine.service.kinds.text import budget
 from engine.service.kinds.text.budget import check_text_budget, count_parameters, estimate
 
 
@@ -42,3 +44,12 @@ def test_refusals_name_the_limit_and_what_to_reduce(monkeypatch):
         check_text_budget(TextRunConfig(), vocab=13_445)
     monkeypatch.setenv("SCANSNAP_MAX_TEXT_FLOP", "1e16")
     assert check_text_budget(TextRunConfig(), vocab=13_445).total_mb < 2048
+
+
+def test_the_corpus_counts_its_tokens_read_and_one_piece_of_its_groups_counted():
+    """The corpus part grows with the training tokens (their text and ids while encoded) and holds one piece of
+    pairs of the groups' count (contexts.CHUNK pairs), whatever the vocabulary: the count never holds N(l, n)."""
+    small, large = (estimate(TextRunConfig(), vocab=v, train_tokens=n) for v, n in ((50, 100_000), (30_000, 900_000)))
+    assert small.bytes_corpus == budget.CORPUS_TOKEN_BYTES * 100_000 + budget.GROUPS_BYTES
+    assert large.bytes_corpus - small.bytes_corpus == budget.CORPUS_TOKEN_BYTES * 800_000
+    assert budget.GROUPS_BYTES == 32 * contexts.CHUNK

@@ -42,7 +42,7 @@ class EncodedCorpus:
         """(common ids, distinct ids) of the training text (:mod:`engine.core.text.contexts`: the words whose
         presence in a context tells least and most about the next word), counted once per corpus object:
         every run of a process that trains on the same cached corpus shares them (read-only)."""
-        info = contexts.next_word_information(contexts.cooccurrence(self.train_ids, len(self.vocab)))
+        info = contexts.information(self.train_ids, len(self.vocab))
         groups = contexts.common_and_distinct(info, self.vocab.counts)
         for ids in groups:
             ids.setflags(write=False)

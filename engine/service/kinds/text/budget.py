@@ -8,8 +8,9 @@ Counts (V = vocabulary, d = d_model, f = d_ff, L = layers, H = heads, B·T = bat
 * per-step temporaries: the logits, their log-softmax and its gradient (3·B·T·V), per layer
   ~(12d + 3f)·B·T activations and 3·B·H·T² attention entries (scores, softmax, dropout mask);
 * evaluation: a logits chunk (trainer.EVAL_CHUNK_LOGITS, twice) and the probe maps;
-* the corpus: its token ids (int64, as numpy and as a tensor) and its text while it is encoded
-  (≈ 8 bytes per token): 24 bytes per training token;
+* the corpus while it is read and encoded (its text, the tokens of a piece of it, the ids as numpy and as
+  a tensor): :data:`CORPUS_TOKEN_BYTES` per training token, and its common and distinct words counted
+  (:func:`engine.core.text.contexts.information`: ≈ 32 bytes per pair of one piece, :data:`GROUPS_BYTES`);
 * a checkpoint (parameters and optimiser state) or a step's kept weights while it is stored:
   PACKED_COPIES copies of it.
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.core.text.config import TextRunConfig
+from engine.core.text.contexts import CHUNK
 from engine.core.text.schedule import EVAL_CHUNK_LOGITS, WEIGHTS_KEPT, schedule
 from engine.service.budget import CHECKPOINT_DISK_COPIES, PACKED_COPIES, WAL_BYTES, Estimate, WorkLimit, check_within
 
@@ -40,6 +42,11 @@ MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most t
 TEXT_METRICS = 24  # scalar metrics a snapshot stores at most, each per layer and head
 VALUE_BYTES = 24  # a stored scalar value: float64 and its two index columns
 WORD_BYTES = 64  # a vocabulary word kept with the weights (numpy's fixed-width unicode, ≤ 16 characters)
+# Measured as a fresh process's peak RSS (VmHWM, imports done first): the built-in corpus's 0.8 M training
+# tokens read and encoded add 62 MB (≈ 78 bytes a token); its groups counted add 31 MB more at a vocabulary
+# of 20,000 (1 M pairs a piece; 146 MB when the whole N(l, n) was held).
+CORPUS_TOKEN_BYTES = 96
+GROUPS_BYTES = 32.0 * CHUNK
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ def estimate(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | N
         4.0 * n_params * copies,
         4.0 * step,
         4.0 * evaluation,
-        24.0 * N,
+        CORPUS_TOKEN_BYTES * N + GROUPS_BYTES,
         float(flop),
         PACKED_COPIES * checkpoint,
         snapshots,
