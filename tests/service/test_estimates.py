@@ -139,10 +139,37 @@ def test_the_synthetic_slot_seconds_count_the_checkpoints_of_a_large_decoder():
     cfg = get_preset("syn-small").config.with_overrides(over)
     est = syn.estimate(cfg)
     snapshots = len(snapshot_steps(cfg.optim.steps, cfg.snapshots))
-    other = syn.RUN_START_S + 200 * syn.STEP_OVERHEAD_S + snapshots * syn.SNAPSHOT_S + est.work / syn.OPS_PER_S
+    per_step = syn.STEP_OVERHEAD_S + syn.batch_elements(cfg) * syn.BATCH_ELEMENT_S
+    other = syn.RUN_START_S + 200 * per_step + snapshots * syn.SNAPSHOT_S + est.work / syn.OPS_PER_S
     raw = est.bytes_checkpoint / budget.PACKED_COPIES
     assert raw > 600e6
     assert syn.estimated_seconds(cfg) == pytest.approx(other + budget.checkpoint_seconds(other, snapshots, raw))
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"data.num_distinct_per_next": 99_990, "data.layout": "compact"},  # the export finding's wide run
+        {"replicas.seeds": [0, 1, 2], "optim.batch": 64},
+        {"data.num_last": 5, "data.num_next_per_last": 4},
+    ],
+)
+def test_the_synthetic_slot_seconds_count_every_element_of_each_steps_batch(over, monkeypatch):
+    """The sampled model builds one grouped batch a stream each step, U × K × G × (s + 1) elements (zeroed,
+    scattered into, its log taken): the estimate counts at least what the trainer builds, for every step."""
+    from engine.core.train import Trainer
+
+    cfg = get_preset("syn-small").config.with_overrides(over | {"optim.steps": 4})
+    trainer = Trainer(cfg)
+    for _ in range(4):
+        built = trainer.kind.batches(trainer.samplers)  # one (1, K, G_i, s) a stream, cut from (U, K, max G_i, s + 1)
+        _, K, _, s = built[0].logx.shape
+        assert 0 < len(built) * K * max(b.logx.shape[2] for b in built) * (s + 1) <= syn.batch_elements(cfg)
+    with_batches = syn.estimated_seconds(cfg)
+    monkeypatch.setattr(syn, "BATCH_ELEMENT_S", 0.0)
+    # at least: the checkpoints, one every few seconds of the run, come with its longer time
+    assert with_batches - syn.estimated_seconds(cfg) >= 4 * syn.batch_elements(cfg) * 6e-8 * (1 - 1e-9)
+    assert syn.batch_elements(cfg.with_overrides({"model.kind": "yz-meanfield"})) == 0  # its one batch, built once
 
 
 def test_the_synthetic_memory_estimate_holds_the_packed_checkpoint_the_twin_and_the_worker():

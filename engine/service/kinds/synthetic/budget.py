@@ -48,6 +48,10 @@ RUN_START_S = 1.0  # a worker's start, the run's statics, an uncached mean-field
 STEP_OVERHEAD_S = 2e-3  # per optimiser step, whatever its size
 SNAPSHOT_S = 8e-3  # per stored snapshot (its metrics and one SQLite transaction)
 OPS_PER_S = 3e8  # element-operations a second of one slot
+# Per element of a sampled step's grouped batch (streams × K × G × (s + 1)): zeroed, scattered into, its log
+# taken, then read by the attention; slower than OPS_PER_S's mix (a compact run of s = 100,000 tokens a
+# class spends 0.87 CPU-s a step, 0.41 s by its element-operations alone: 3·10^-8 s an element more).
+BATCH_ELEMENT_S = 6e-8
 
 
 @dataclass(frozen=True)
@@ -227,11 +231,26 @@ def check_budget(cfg: RunConfig) -> SyntheticEstimate:
     return est
 
 
+def batch_elements(cfg: RunConfig) -> int:
+    """Elements of one step's grouped batch of the sampled model (``yz``): U streams (unique seeds) × K classes ×
+    G slots × (s + 1) support columns, G the step's largest class count over its U·K classes, bounded at
+    B/K + 4σ (σ = √(B/K·(1 − 1/K)), at most B; :func:`~engine.core.slots.padded_slots` takes 2σ); the
+    mean-field kinds build their one batch once, ``standard`` samples none."""
+    if cfg.model.kind != "yz":
+        return 0
+    K, _, _, _, s = problem_sizes(cfg)
+    B = cfg.optim.batch
+    G = min(B, math.ceil(B / K + 4 * math.sqrt(B / K * (1 - 1 / K))))
+    return len(set(cfg.replicas.seeds)) * K * G * (s + 1)
+
+
 def estimated_seconds(cfg: RunConfig) -> float:
     """Slot seconds of a whole run on this machine, every slot busy: a start, a fixed cost per step and
-    per snapshot, the budget's element-operations at :data:`OPS_PER_S`, and its checkpoints stored
+    per snapshot, the budget's element-operations at :data:`OPS_PER_S`, each step's batch built
+    (:func:`batch_elements` × :data:`BATCH_ELEMENT_S`), and its checkpoints stored
     (:func:`~engine.service.budget.checkpoint_seconds`): the queue's estimate."""
     snapshots = len(snapshot_steps(cfg.optim.steps, cfg.snapshots))
     est = estimate(cfg)
-    other = RUN_START_S + cfg.optim.steps * STEP_OVERHEAD_S + snapshots * SNAPSHOT_S + est.work / OPS_PER_S
+    per_step = STEP_OVERHEAD_S + batch_elements(cfg) * BATCH_ELEMENT_S
+    other = RUN_START_S + cfg.optim.steps * per_step + snapshots * SNAPSHOT_S + est.work / OPS_PER_S
     return other + checkpoint_seconds(other, snapshots, est.bytes_checkpoint / PACKED_COPIES)
