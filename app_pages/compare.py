@@ -74,7 +74,7 @@ def reachable_runs() -> list[dict]:
     asked = [i for i in st.query_params.get("runs", "").split(",") if i][:MAX_LINKED]
     named = list(dict.fromkeys(asked + list(ss.get("cmp.runs", []))))
     search = ss.get("cmp.search", "").strip()
-    found = service().find_runs(search, limit=SEARCH_LIMIT)[0] if search else []
+    found = service().find_runs(search, limit=SEARCH_LIMIT) if search else []
     newest = service().runs()
     known = {r["id"] for r in newest}
     return with_data(found + newest + [service().run(i) for i in named if i not in known])

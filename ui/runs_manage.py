@@ -100,9 +100,10 @@ def find_ui(me: str) -> tuple[list[dict[str, Any]], int, str]:
     search = c[0].text_input("find a run", key="runs.search", max_chars=200, placeholder="a name or an id").strip()
     whose = c[1].radio("whose", list(WHOSE), key="runs.whose", horizontal=True)
     owner = me if WHOSE[whose] == "me" else WHOSE[whose]
-    pages = max(1, -(-service().find_runs(search, owner, 0, 1)[1] // PER_PAGE))
+    total = service().count_runs(search, owner)
+    pages = max(1, -(-total // PER_PAGE))
     page = int(c[2].number_input("page", 1, pages, key="runs.page")) if pages > 1 else 1
-    runs, total = service().find_runs(search, owner, (min(page, pages) - 1) * PER_PAGE, PER_PAGE)
+    runs = service().find_runs(search, owner, (min(page, pages) - 1) * PER_PAGE, PER_PAGE)
     words = filter_words(search, whose)
     if total > len(runs):
         first = (min(page, pages) - 1) * PER_PAGE + 1

@@ -325,11 +325,16 @@ class LabService:
     @reads
     def find_runs(
         self, search: str = "", owner: str | None = ANY_OWNER, offset: int = 0, limit: int = 200
-    ) -> tuple[list[dict[str, Any]], int]:
-        """(the runs newest first whose name or id contains ``search``, of ``owner`` — ANY_OWNER: everyone's,
-        None: the command line's — ``limit`` of them after ``offset``; how many there are in all)."""
+    ) -> list[dict[str, Any]]:
+        """The runs newest first whose name or id contains ``search``, of ``owner`` (ANY_OWNER: everyone's,
+        None: the command line's), ``limit`` of them after ``offset``."""
         with user_errors():
-            return self.store.find_runs(search, owner, offset, limit), self.store.count_runs(search, owner)
+            return self.store.find_runs(search, owner, offset, limit)
+
+    def count_runs(self, search: str = "", owner: str | None = ANY_OWNER) -> int:
+        """How many runs :meth:`find_runs` finds, all pages together."""
+        with user_errors():
+            return self.store.count_runs(search, owner)
 
     def live_broadcasts(self, limit: int = 20, kind: str = "synthetic") -> list[dict[str, Any]]:
         """Published runs of ``kind`` that train now (each page lists its own kind), each with ``step``:
