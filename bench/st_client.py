@@ -81,8 +81,12 @@ TEXT_FIELDS = {
     "checkbox": "label",
     "slider": "label",
     "text": "body",
+    "text_input": "label",
+    "selectbox": "label",
+    "multiselect": "label",
+    "number_input": "label",
 }
-WIDGETS = ("button", "checkbox", "slider")
+WIDGETS = ("button", "checkbox", "slider", "text_input", "selectbox", "multiselect", "number_input")
 
 
 class StClientError(RuntimeError):
@@ -129,13 +133,17 @@ def fetch(url: str, timeout: float = 10.0) -> tuple[bytes, str]:
 class StClient:
     """One Streamlit session (a browser tab) on ``base_url`` (``http://127.0.0.1:8501``).
 
-    ``open(path)`` connects and runs the page; ``click(label)`` / ``set_value(label, v)`` act
-    on a widget; a reader thread keeps receiving and, while ``follow_auto_rerun`` is set, sends
-    the fragment reruns the frontend would.  ``elements()``, ``texts()``, ``buttons()``,
-    ``exceptions()``, ``live_status`` and ``query`` expose what rendered."""
+    ``open(path)`` connects and runs the page; ``click(label)`` / ``set_value(label, v)`` /
+    ``type_text(label, text)`` act on a widget; a reader thread keeps receiving and, while
+    ``follow_auto_rerun`` is set, sends the fragment reruns the frontend would.  Each client takes a fresh
+    cookie (another browser) unless given one (``cookie``: another tab of the same browser).
+    ``elements()``, ``texts()``, ``buttons()``, ``exceptions()``, ``live_status`` and ``query`` expose
+    what rendered."""
 
-    def __init__(self, base_url: str, name: str = "", follow_auto_rerun: bool = True, timezone: str = "UTC"):
-        self.base_url, self.name = base_url.rstrip("/"), name
+    def __init__(
+        self, base_url: str, name: str = "", follow_auto_rerun: bool = True, timezone: str = "UTC", cookie: str = ""
+    ):
+        self.base_url, self.name, self.cookie = base_url.rstrip("/"), name, cookie
         self.follow_auto_rerun, self.timezone = follow_auto_rerun, timezone
         self.stats = Stats()
         self.query_string = ""
@@ -161,7 +169,8 @@ class StClient:
         parts = urlsplit(path)
         self.page_name, self.query_string = parts.path.strip("/"), parts.query
         fetch(self.base_url + path, timeout)  # the navigation (the JS bundle is in the browser's cache)
-        _, cookie = fetch(f"{self.base_url}/_stcore/health", timeout)
+        _, fresh = fetch(f"{self.base_url}/_stcore/health", timeout)
+        cookie = self.cookie = self.cookie or fresh
         ws_url = "ws" + self.base_url[len("http") :] + "/_stcore/stream"
         headers = {"Origin": self.base_url, **({"Cookie": f"{XSRF_COOKIE}={cookie}"} if cookie else {})}
         try:
@@ -214,6 +223,16 @@ class StClient:
             state = WidgetState(id=self._widget(label, "slider").widget_id)
             state.string_array_value.data.append(value)
         self._rerun_and_wait(state, timeout=timeout)
+
+    def type_text(self, label: str, value: str, timeout: float = 60.0) -> None:
+        """Type ``value`` into the text input labelled ``label`` (Enter: ``string_value``) and wait for the
+        rerun."""
+        state = WidgetState(id=self._widget(label, "text_input").widget_id, string_value=value)
+        self._rerun_and_wait(state, timeout=timeout)
+
+    def options(self, label: str, kind: str = "selectbox") -> list[str]:
+        """The options a select box (or multiselect) labelled ``label`` offers, as its ``format_func`` shows them."""
+        return list(self._widget(label, kind).proto.options)
 
     def wait_for(self, predicate: Callable[[StClient], object], timeout: float) -> bool:
         """Wait until ``predicate(self)`` is true (checked after every message); False on timeout."""
@@ -362,6 +381,8 @@ class StClient:
             self._on_finished(msg.script_finished)
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
+        elif kind == "navigation":  # st.navigation names the page it ran: a rerun asks for that page again
+            self.page_script_hash = msg.navigation.page_script_hash or self.page_script_hash
         elif kind == "auto_rerun":  # the same interval again keeps the running timer (as the frontend does)
             a = msg.auto_rerun
             if self._timers.get(a.fragment_id, [None])[0] != a.interval:
