@@ -109,6 +109,8 @@ def find_ui(me: str) -> tuple[list[dict[str, Any]], int, str]:
         first = (min(page, pages) - 1) * PER_PAGE + 1
         shown = f"Runs {first:,}–{first + len(runs) - 1:,} of {total:,}"
         st.caption(f"{shown} {words}, newest first." if words else f"{shown}, newest first.")
+    elif words and runs:
+        st.caption(f"{total:,} run{'' if total == 1 else 's'} {words}.")
     return runs, total, words
 
 

@@ -48,6 +48,7 @@ def test_the_runs_page_pages_and_finds_every_run(flooded):
     at.number_input(key="runs.page").set_value(1).run()
     at.text_input(key="runs.search").input("victim").run()
     assert _table_ids(at) == [victim] and at.selectbox(key="runs.pick").value == victim
+    assert any(c.value == "1 run matching “victim”." for c in at.caption)  # what the filter found, in words
     at.text_input(key="runs.search").input(victim[:6]).run()  # by id
     assert victim in _table_ids(at)
     at.text_input(key="runs.search").input("no such run %_").run()
