@@ -1,5 +1,5 @@
 # The two front-door commands: `make run` (dashboard) and `make test` (everything CI checks);
-# `make check` is the inner loop (README "Tests").
+# `make check` is the inner loop (docs/develop.md "Tests").
 PYTHON ?= python3
 PORT ?= 8501
 # Python writes the bytecode of what it imports, once (into .venv and __pycache__/): a shell that sets

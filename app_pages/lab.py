@@ -110,7 +110,7 @@ def uploads_ui() -> None:
         on_change=lab_actions.on_config_upload,
         args=(W("upload.cfg"),),
         help=f"a run config as the Runs page's 'config JSON' download writes it "
-        f"(schema in the README); at most {MAX_CONFIG_BYTES // 1024} KiB. It replaces the Lab's config.",
+        f"(schema in docs/explore.md); at most {MAX_CONFIG_BYTES // 1024} KiB. It replaces the Lab's config.",
     )
     if cfg["data"].get("source") == "table":
         st.file_uploader(

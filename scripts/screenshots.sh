@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Refresh the README's screenshots (make screenshots): run the browser tests that take them (into
-# test-artifacts/) and the Theorem 4 figure, then copy each into assets/screenshots/ under the README's name.
+# Refresh the screenshots the README and docs/ show (make screenshots): run the browser tests that take them
+# (into test-artifacts/) and the Theorem 4 figure, then copy each into assets/screenshots/ under its published name.
 # Look at every new picture before you commit it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
   "tests/e2e/test_browser.py::test_theory_page" \
   "tests/e2e/test_text_browser.py::test_real_text_page_at_projector_sizes" \
   "tests/e2e/test_text_browser.py::test_real_text_lecture_screen_fits_a_projector"
-# test artifact -> the README's copy
+# test artifact -> the published copy
 shots=(
   lab-paused.png:lab-paused.png
   lab-designer.png:lab-designer.png

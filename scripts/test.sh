@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The two test tiers (README "Tests"):
+# The two test tiers (docs/develop.md "Tests"):
 #   scripts/test.sh check   (make check) lint, types, import contracts, and every test that needs no browser,
 #                           no server process and no cluster and is not a whole workflow end to end (e2e)
 #   scripts/test.sh         (make test, .ci/run) the same checks, and every test

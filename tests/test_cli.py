@@ -400,7 +400,7 @@ def test_diverged_summary_labels_the_last_snapshot(procs):
 
 
 def test_the_readmes_divergence_example_is_the_run_tested_to_diverge():
-    """README's example of a diverging run is this module's DIVERGE, which test_diverging_run_exits_3 runs
-    (issue 50: the README's η = 10⁴ did not diverge)."""
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    """docs/explore.md's example of a diverging run is this module's DIVERGE, which test_diverging_run_exits_3
+    runs (issue 50: the README's η = 10⁴ did not diverge)."""
+    readme = " ".join((ROOT / "docs" / "explore.md").read_text(encoding="utf-8").split())
     assert "python -m engine run --preset syn-small " + " ".join(DIVERGE) in readme

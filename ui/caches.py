@@ -1,8 +1,8 @@
 """Server-wide caches bounded in bytes, shared by every session (thread-safe).
 
 Each cache is a cachetools LRU whose size is the bytes of what it holds, so memory after load stays
-under the sum of these bounds however many different things students ask for (README, lecture
-hall).  Sizes are estimated from numpy buffers, JSON text and plotly figures' JSON."""
+under the sum of these bounds however many different things students ask for (docs/operate.md,
+Memory).  Sizes are estimated from numpy buffers, JSON text and plotly figures' JSON."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ class KindView:
     replicas: Callable[[dict[str, Any]], int] = one_model  # models trained side by side, from the config
     report: bool = False  # an HTML report of its charts
     sweep: Callable[[dict[str, Any]], bool] = no_sweep  # a sweep the Sweep page opens, from the config
-    export_note: str = "The zips hold the run's config and tables (README: export schema)."
+    export_note: str = "The zips hold the run's config and tables (docs/explore.md: export schema)."
 
     def models(self, info: dict[str, Any]) -> int:
         return self.replicas(json.loads(info["config_json"]))
@@ -84,6 +84,6 @@ register_view(
         "real-text",
         "open it on the Real text page",
         export_note="A real-text run's zip holds config.json, scalars (step, layer, head, metric, value) and "
-        "attn_maps.npz (README: export schema).",
+        "attn_maps.npz (docs/explore.md: export schema).",
     )
 )

@@ -28,7 +28,7 @@ from engine.paper.verdicts import WORDS, Verdict
 
 SIGN_STEP = 10  # Thm 2 is judged on Δz over the first 10 steps (science §6.1); Y(0) = 0 makes step 1's ΔZ vanish
 MIN_RHO = 0.9  # Thm 3: Spearman ρ(Δz, P) over each class's distinct tokens (science §6.2)
-# Thm 4 compares the measured −Δz_common with the calibrated curve from step 10 on (as README's "within
+# Thm 4 compares the measured −Δz_common with the calibrated curve from step 10 on (as docs/reproduce.md's "within
 # 6 % for t ≥ 10": before it both are a few 1e-3 and the ratio is the noise of the first steps).  The
 # curve leaves out one effect, the distinct logits' share of the normaliser (calibration.feedback_error):
 # ≲ 7 % on the paper's 10 distinct tokens per class (measured 5–6 %), ≲ 0.3 % with ≥ 100; 10 % admits

@@ -94,7 +94,7 @@ def connect(address: str) -> None:
                 break
     raise ValueError(
         f"cannot join the Ray cluster at {address}: {why}; start one with `ray start --head` "
-        "(README: Beyond one machine)"
+        "(docs/operate.md: Beyond one machine)"
     )
 
 

@@ -1,6 +1,6 @@
 """A stored run's export: its kind's writer (``engine/service/kinds/<kind>/export.py``, which documents
 its files) writes them to a folder, each moved into place whole; :func:`zipped_export` zips them.
-The README's export schema lists every kind's files and columns."""
+docs/explore.md's export schema lists every kind's files and columns."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What one visitor may ask of the server, and what the server takes on at once: the operator sets
 each limit with an environment variable (read when the service starts; a bad value stops it with a
-message naming the variable).  The README's lecture-hall section lists them."""
+message naming the variable).  docs/operate.md's limits table lists them."""
 
 from __future__ import annotations
 

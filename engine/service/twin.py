@@ -10,7 +10,7 @@ tick on.  The runner stores ``finished`` only after :meth:`BackgroundTwin.finish
 The twin trains on one torch thread (``torch_threads(1)``), and torch's thread count is the process's:
 a worker that trains on one thread (the dashboard's default, one slot per core) loses nothing to it, so
 the twin runs beside the training; a worker on more threads trains it first, so that no step of the run
-ever runs on another thread count than its uninterrupted twin's (bit for bit, README).
+ever runs on another thread count than its uninterrupted twin's (bit for bit, docs/reproduce.md).
 """
 
 from __future__ import annotations

@@ -400,7 +400,7 @@ def _poll(done: Callable[[], bool], timeout: float, every: float = 0.2) -> None:
 
 
 def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
-    """README policy: closing the tab does not stop a run; it finishes and is stored.  The
+    """docs/operate.md: closing the tab does not stop a run; it finishes and is stored.  The
     server's thread count afterwards is no higher than with the tab open and no run."""
     from engine.service.store import RunStore
 

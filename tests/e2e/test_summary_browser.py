@@ -1,6 +1,6 @@
 """Summaries that never overstate and a story for a run that diverges, in Debian's Chromium: the Reproduce
 page opens in quick mode and counts a stored report's pass, n/a and fail apart (in its verdict line and
-its picker); the README's diverging Lab run ends with a story that says so and what to change."""
+its picker); docs/explore.md's diverging run, in the Lab, ends with a story that says so and what to change."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from tests.e2e.watching import serve_watched
 from tests.stored_repro import store_reproduction
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
-DIVERGES = "/?preset=syn-small&model.init=normal&optim.weight_decay=10&optim.eta_y=1e6&optim.eta_z=1e6"  # README
+# docs/explore.md's diverging run, as a Lab link
+DIVERGES = "/?preset=syn-small&model.init=normal&optim.weight_decay=10&optim.eta_y=1e6&optim.eta_z=1e6"
 
 
 @pytest.fixture(scope="module")

@@ -75,7 +75,7 @@ def test_a_client_join_fails_after_its_tries_naming_the_last_line_of_the_error(f
     assert str(e.value) == (
         "cannot join the Ray cluster at ray://10.0.0.1:10001: RuntimeError: Starting Ray client server failed. "
         "See ray_client_server_23000.err for detailed logs.; start one with `ray start --head` "
-        "(README: Beyond one machine)"
+        "(docs/operate.md: Beyond one machine)"
     )
 
 

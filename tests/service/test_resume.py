@@ -16,7 +16,7 @@ from engine.service.store import RunStore
 
 
 def test_restore_continues_bit_for_bit(one_torch_thread):
-    """Bit for bit with one torch thread, as a training worker runs (README; with more threads two runs may
+    """Bit for bit with one torch thread, as a training worker runs (docs/reproduce.md; with more threads two runs may
     split their chunks' sums between threads differently and agree to rounding only: tests/core/test_train.py)."""
     cfg = get_preset("syn-small").config.with_overrides({"replicas.seeds": "[1, 2]", "model.init": "torch-default"})
     a = Trainer(cfg)

@@ -58,7 +58,7 @@ def estimated_seconds(names: Sequence[str], quick: bool, workers: int = 1) -> fl
     """Estimated wall seconds of a reproduction of ``names``, the report included, on ``workers`` processes
     that each take the next item, longest first (:func:`longest_first`, as ``reproduce`` hands them to its
     pool); one worker (the Reproduce page's) trains them one after the other.  The one estimate of a
-    reproduction's time: the page, the command line and the README all quote it."""
+    reproduction's time: the page, the command line and docs/reproduce.md all quote it."""
     free_at = [0.0] * max(1, workers)
     for name in longest_first(names, quick):
         free_at[free_at.index(min(free_at))] += item_seconds(name, quick)
