@@ -30,8 +30,9 @@ def linked_runs(by_id: dict[str, dict], problems: list[str]) -> list[str]:
     if bad:
         some = ", ".join(list(by_id)[:6]) + (", …" if len(by_id) > 6 else "")
         what = "is not a stored run" if len(bad) == 1 else "are not stored runs"
-        problems.append(f"runs: {', '.join(shown(i) for i in bad[:5])} {what} with data (allowed: the ids in the "
-                        f"runs box: {some})")  # fmt: skip
+        problems.append(
+            f"runs: {', '.join(shown(i) for i in bad[:5])} {what} with data (allowed: the ids in the runs box: {some})"
+        )
     wanted = [i for i in asked if i in by_id]
     kind = kind_of(next(iter(by_id.values())))
     return wanted or [i for i, r in by_id.items() if kind_of(r) == kind][:2]
@@ -44,8 +45,9 @@ def metric_ui(kinds: set[str], fresh: bool, problems: list[str], column) -> str:
     asked = st.query_params.get("metric")
     if fresh and asked is not None and asked not in names:
         which = " and ".join(KINDS[k] for k in sorted(kinds))
-        problems.append(f"metric = {shown(asked)} is not recorded by the chosen {which} runs (allowed: "
-                        f"{', '.join(names)})")  # fmt: skip
+        problems.append(
+            f"metric = {shown(asked)} is not recorded by the chosen {which} runs (allowed: {', '.join(names)})"
+        )
     if (fresh and asked in names) or ss.get(key) not in names:
         first = [FIRST[k] for k in sorted(kinds) if FIRST[k] in names]
         ss[key] = asked if asked in names else (first or names)[0]

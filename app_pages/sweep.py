@@ -79,12 +79,20 @@ with rates:
         said = sweep_finding(per_replica(final, statics), column_what(metric), column_unit(metric))
         if said:
             so_far = "" if finished else f"So far (step {step}, not finished): "
-            st.markdown(plain(so_far + (said if finished else said[0].lower() + said[1:])),
-                        help="From the final values, the mean over seeds per (η_Z, η_Y/η_Z): a change within 5 % of "
-                        "the largest value (or two standard errors over seeds) counts as none.")  # fmt: skip
+            st.markdown(
+                plain(so_far + (said if finished else said[0].lower() + said[1:])),
+                help="From the final values, the mean over seeds per (η_Z, η_Y/η_Z): a change within 5 % of "
+                "the largest value (or two standard errors over seeds) counts as none.",
+            )
         with st.expander("table"):
-            words = {"eta_z": "η_Z", "ratio": "η_Y/η_Z", "mean": f"final {column_label(metric)}, mean over seeds",
-                     "count": "seeds", "sem": "standard error over seeds", "eta_y": "η_Y"}  # fmt: skip
+            words = {
+                "eta_z": "η_Z",
+                "ratio": "η_Y/η_Z",
+                "mean": f"final {column_label(metric)}, mean over seeds",
+                "count": "seeds",
+                "sem": "standard error over seeds",
+                "eta_y": "η_Y",
+            }
             st.dataframe(
                 summary, hide_index=True, column_config={c: st.column_config.Column(w) for c, w in words.items()}
             )

@@ -56,22 +56,35 @@ def corpus_ui() -> None:
     source = cfg["data"]["source"] if cfg["data"]["source"] in options else options[0]
     knob = next(k for k in TEXT_KNOBS if k.key == "data.source")
     st.selectbox(
-        "corpus", options, index=options.index(source), key=W("data.source"), format_func=lambda x: SOURCES[x],
+        "corpus",
+        options,
+        index=options.index(source),
+        key=W("data.source"),
+        format_func=lambda x: SOURCES[x],
         on_change=lambda: text_actions.on_knob(knob, ss[W("data.source")], W("data.source")),
         help=f"WikiText folders appear when the operator sets {CORPUS_DIR_ENV}",
-    )  # fmt: skip
+    )
     if source == "wikitext-dir":
         path = str(cfg["data"]["path"] or "")
         names = folders if any(path.endswith(f"/{f}") or path == f for f in folders) else [path, *folders]
-        st.selectbox("WikiText folder", names, key=W("data.path"), on_change=text_actions.on_folder,
-                     args=(W("data.path"),), format_func=lambda p: p.rsplit("/", 1)[-1])  # fmt: skip
+        st.selectbox(
+            "WikiText folder",
+            names,
+            key=W("data.path"),
+            on_change=text_actions.on_folder,
+            args=(W("data.path"),),
+            format_func=lambda p: p.rsplit("/", 1)[-1],
+        )
     if source == "upload":  # any file name: a wrong one gets save_upload's message, not Streamlit's generic error
         st.file_uploader(
-            "a .txt file (UTF-8 English text)", type=None, key=W("upload"), on_change=text_actions.on_upload,
+            "a .txt file (UTF-8 English text)",
+            type=None,
+            key=W("upload"),
+            on_change=text_actions.on_upload,
             args=(W("upload"),),
             help=f"at most {upload_mb()} MB here (the server's upload limit) and at least {MIN_UPLOAD_TOKENS:,} "
             "words; the last 10 % is the validation text",
-        )  # fmt: skip
+        )
         if cfg["data"]["upload_name"]:
             st.caption(f"Training on {code(cfg['data']['upload_name'])}.")
     knobs_ui("data", None)
@@ -134,16 +147,27 @@ def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
 
 def live_now_ui() -> None:
     for r in service().live_broadcasts(kind="text"):
-        st.page_link("app_pages/text.py", label=f"📡 {plain(r['name'], limit=40)} · step {step_text(r['step'])}",
-                     query_params={"run": r["id"]}, disabled=r["id"] == ss.get("text.run"))  # fmt: skip
+        st.page_link(
+            "app_pages/text.py",
+            label=f"📡 {plain(r['name'], limit=40)} · step {step_text(r['step'])}",
+            query_params={"run": r["id"]},
+            disabled=r["id"] == ss.get("text.run"),
+        )
 
 
 def preset_ui() -> None:
     presets = load_presets("text")
     names = list(presets)
     cur = ss["text.preset"]
-    st.selectbox("Preset", names, index=names.index(cur), key=W("preset"), on_change=text_actions.on_preset,
-                 args=(W("preset"),), format_func=lambda k: presets[k].title)  # fmt: skip
+    st.selectbox(
+        "Preset",
+        names,
+        index=names.index(cur),
+        key=W("preset"),
+        on_change=text_actions.on_preset,
+        args=(W("preset"),),
+        format_func=lambda k: presets[k].title,
+    )
     if not lecture:
         st.caption(presets[cur].description)
 

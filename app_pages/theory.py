@@ -96,8 +96,9 @@ def _preset_picker() -> str | None:
         st.info("No preset has a common token and two next tokens: choose ρ₀ or a value.")
         return None
     pick = "theorem4" if "theorem4" in names else names[0]
-    return st.selectbox("preset", names, index=names.index(pick), key="th.preset",
-                        format_func=lambda n: load_presets()[n].title)  # fmt: skip
+    return st.selectbox(
+        "preset", names, index=names.index(pick), key="th.preset", format_func=lambda n: load_presets()[n].title
+    )
 
 
 def _c0_input(col, source: str, consts: "Theorem4Constants | None", K: int) -> tuple[float, str]:

@@ -35,9 +35,21 @@ from typing import Any
 from bench.raycluster import ROOT, loopback_cluster
 
 PY = sys.executable
-GRID = ["--preset", "text-seq-32-live", "--set", "optim.steps=150", "--set", "snapshots.linear_every=50",
-        "--grid", "model.positional=none,sinusoidal,learned", "--grid", "model.n_layers=1,2", "--seeds", "1-2",
-        "--quiet"]  # fmt: skip
+GRID = [
+    "--preset",
+    "text-seq-32-live",
+    "--set",
+    "optim.steps=150",
+    "--set",
+    "snapshots.linear_every=50",
+    "--grid",
+    "model.positional=none,sinusoidal,learned",
+    "--grid",
+    "model.n_layers=1,2",
+    "--seeds",
+    "1-2",
+    "--quiet",
+]
 SYN = {"optim.steps": 100, "model.device": "cpu"}
 
 
@@ -85,8 +97,13 @@ def per_run(cluster: str | None, repeats: int) -> dict[str, Any]:
             m.shutdown()
             store.close()
     med = statistics.median
-    return {"first_snapshot_s": med(first), "finished_s": med(total), "pause_round_trip_s": med(pause),
-            "first_snapshot_all": first, "pause_all": pause}  # fmt: skip
+    return {
+        "first_snapshot_s": med(first),
+        "finished_s": med(total),
+        "pause_round_trip_s": med(pause),
+        "first_snapshot_all": first,
+        "pause_all": pause,
+    }
 
 
 def timed(cmd: list[str]) -> float:
@@ -141,13 +158,24 @@ def predict(overhead_s: float) -> dict[str, Any]:
         of a step, is linear in the tokens of a step; attention's quadratic part is 1-2 %)."""
         return 1500 * (0.160 + 0.017 * (layers - 1)) * length / 35
 
-    grid = [live_seconds(L, n) for _ in ("none", "sinusoidal", "learned") for L in (1, 2, 3, 4)
-            for n in (32, 128, 512) for _ in range(3)]  # fmt: skip
+    grid = [
+        live_seconds(L, n)
+        for _ in ("none", "sinusoidal", "learned")
+        for L in (1, 2, 3, 4)
+        for n in (32, 128, 512)
+        for _ in range(3)
+    ]
     paper_grid = [paper_seconds(L, n) for _ in range(3) for L in (1, 2, 3, 4) for n in (32, 128, 512) for _ in range(3)]
-    out: dict[str, Any] = {"overhead_per_task_s": overhead_s, "units": {
-        "reproduce_as_items": len(as_items), "reproduce_as_seeds": len(as_seeds), "grid_cells": len(grid)}}  # fmt: skip
-    for name, tasks in (("reproduce_full_3_seeds", as_items), ("reproduce_seed_tasks", as_seeds),
-                        ("open_question_grid_live", grid), ("open_question_grid_paper", paper_grid)):  # fmt: skip
+    out: dict[str, Any] = {
+        "overhead_per_task_s": overhead_s,
+        "units": {"reproduce_as_items": len(as_items), "reproduce_as_seeds": len(as_seeds), "grid_cells": len(grid)},
+    }
+    for name, tasks in (
+        ("reproduce_full_3_seeds", as_items),
+        ("reproduce_seed_tasks", as_seeds),
+        ("open_question_grid_live", grid),
+        ("open_question_grid_paper", paper_grid),
+    ):
         with_overhead = [t + overhead_s for t in tasks]
         out[name] = {"one_core": sum(tasks)} | {f"{n}_nodes_x8": makespan(with_overhead, 8 * n) for n in (1, 4, 16)}
     return out
@@ -168,16 +196,31 @@ def main() -> None:
         out = Path(d)
         reproduce = [PY, "-m", "engine", "reproduce", "--quick", "--out", str(out / "r")]
         result["local"]["reproduce_quick_s"] = timed(reproduce)
-        result["local"]["grid_12_s"] = timed([PY, "-m", "engine", "--data-dir", str(out / "gd"), "sweep", *GRID,
-                                              "--jobs", "2", "--out", str(out / "g")])  # fmt: skip
+        result["local"]["grid_12_s"] = timed(
+            [PY, "-m", "engine", "--data-dir", str(out / "gd"), "sweep", *GRID, "--jobs", "2", "--out", str(out / "g")]
+        )
         result["local"]["grid_cell_s"] = cell_seconds(out / "gd")
     with loopback_cluster(2) as cluster, tempfile.TemporaryDirectory() as d:
         out = Path(d)
         result["cluster"]["per_run"] = per_run(cluster.address, args.repeats)
-        result["cluster"]["reproduce_quick_s"] = timed([PY, "-m", "engine", "reproduce", "--quick", "--cluster",
-                                                        cluster.address, "--out", str(out / "r")])  # fmt: skip
-        result["cluster"]["grid_12_s"] = timed([PY, "-m", "engine", "--data-dir", str(out / "gd"), "sweep", *GRID,
-                                                "--cluster", cluster.address, "--out", str(out / "g")])  # fmt: skip
+        result["cluster"]["reproduce_quick_s"] = timed(
+            [PY, "-m", "engine", "reproduce", "--quick", "--cluster", cluster.address, "--out", str(out / "r")]
+        )
+        result["cluster"]["grid_12_s"] = timed(
+            [
+                PY,
+                "-m",
+                "engine",
+                "--data-dir",
+                str(out / "gd"),
+                "sweep",
+                *GRID,
+                "--cluster",
+                cluster.address,
+                "--out",
+                str(out / "g"),
+            ]
+        )
         result["cluster"]["grid_cell_s"] = cell_seconds(out / "gd")
         # last: each join through Ray Client leaves a server process on the head for a while after it ends
         result["cluster_client"]["per_run"] = per_run(cluster.client_address, args.repeats)  # ray://: Ray Client

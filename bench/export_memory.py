@@ -130,8 +130,14 @@ def main() -> None:
             rid = make_run(data, run_config(distinct), snapshots)
             with RunStore(data) as store:
                 stored, estimate = store.size_bytes(rid), export_size(store, rid, args.fmt)
-            row = {"run": name, "distinct_per_class": distinct, "snapshots": snapshots, "stored_mb": stored / 2**20,
-                   "estimate_mb": estimate / 2**20, "made_s": time.perf_counter() - t0}  # fmt: skip
+            row = {
+                "run": name,
+                "distinct_per_class": distinct,
+                "snapshots": snapshots,
+                "stored_mb": stored / 2**20,
+                "estimate_mb": estimate / 2**20,
+                "made_s": time.perf_counter() - t0,
+            }
             for label, root in roots.items():
                 got = export_once(root, data, rid, args.fmt, tmp / f"{name}.zip")
                 row[label] = {k: round(v, 3) for k, v in got.items()}

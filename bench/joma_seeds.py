@@ -27,8 +27,14 @@ SEEDS = (1, 2, 3)
 
 
 def record(preset: str, steps: int, overrides: dict[str, object]) -> dict[str, object]:
-    over = {"model.device": "cpu", "data.vocab_size": 2000, "probe.val_windows": 4, "optim.steps": steps,
-            "snapshots.linear_every": 100, "snapshots.log_count": 10} | overrides  # fmt: skip
+    over = {
+        "model.device": "cpu",
+        "data.vocab_size": 2000,
+        "probe.val_windows": 4,
+        "optim.steps": steps,
+        "snapshots.linear_every": 100,
+        "snapshots.log_count": 10,
+    } | overrides
     out: dict[str, object] = {"preset": preset, "overrides": over, "H": {}}
     for seed in SEEDS:
         cfg = get_preset(preset, "text").config.with_overrides(over | {"optim.seed": seed})

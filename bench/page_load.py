@@ -73,8 +73,18 @@ def main() -> None:
         browser.close()
     median = {n: {p: statistics.median(ts) for p, ts in by.items()} for n, by in times.items()}
     ratio = {p: round(median["this checkout"][p] / median[args.against][p], 3) for p in PAGES}
-    print(json.dumps({"against": args.against, "repeats": args.repeats, "times_s": times, "median_s": median,
-                      "ratio_this_over_against": ratio}, indent=1))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "against": args.against,
+                "repeats": args.repeats,
+                "times_s": times,
+                "median_s": median,
+                "ratio_this_over_against": ratio,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -52,19 +52,38 @@ class LoopbackCluster:
         self.logs = Path(self.temp) / "logs"
         self.logs.mkdir()
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), **LOOPBACK_ENV, **(env or {})}
-        self.head = self._start(["--head", f"--port={self.port}", "--include-dashboard=false",
-                                 f"--temp-dir={self.temp}", "--disable-usage-stats",
-                                 f"--ray-client-server-port={self.client_port}",
-                                 f"--system-config={HEALTH_CHECK}"], "head")  # fmt: skip
+        self.head = self._start(
+            [
+                "--head",
+                f"--port={self.port}",
+                "--include-dashboard=false",
+                f"--temp-dir={self.temp}",
+                "--disable-usage-stats",
+                f"--ray-client-server-port={self.client_port}",
+                f"--system-config={HEALTH_CHECK}",
+            ],
+            "head",
+        )
         self.nodes: list[subprocess.Popen] = []
 
     def _start(self, args: list[str], name: str) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "a")  # noqa: SIM115 - the process keeps it
         return subprocess.Popen(
-            [RAY, "start", "--block", "--node-ip-address=127.0.0.1", f"--num-cpus={self.num_cpus}",
-             f"--object-store-memory={OBJECT_STORE}", *args],
-            env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT,
-        )  # fmt: skip
+            [
+                RAY,
+                "start",
+                "--block",
+                "--node-ip-address=127.0.0.1",
+                f"--num-cpus={self.num_cpus}",
+                f"--object-store-memory={OBJECT_STORE}",
+                *args,
+            ],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=ROOT,
+        )
 
     def start_node(self, resources: str | None = None) -> subprocess.Popen:
         """One more worker node (``resources``: Ray's JSON of custom resources)."""

@@ -135,9 +135,13 @@ def targets() -> list[str]:
     est = load("estimates")
     if est:
         ratio = est["result"]["max_ratio"]
-        rows.append(["the server's time, memory and disk estimates are never below the measurement",
-                     f"measured / estimated ≤ {ratio:.2f} over {len(est['result']['cases'])} runs at the limits",
-                     _met(ratio <= 1.0)])  # fmt: skip
+        rows.append(
+            [
+                "the server's time, memory and disk estimates are never below the measurement",
+                f"measured / estimated ≤ {ratio:.2f} over {len(est['result']['cases'])} runs at the limits",
+                _met(ratio <= 1.0),
+            ]
+        )
     return [
         table(["target (issue)", "measured", "met?"], rows),
         "\nMissed targets, and why: see *Where a target is missed* below.",
@@ -167,9 +171,14 @@ def lecture_pace() -> list[str]:
         stated = f"{row['stated_s']:g}" if row["stated_s"] else "–"
         speed = f"{row['speed']:g} steps/s" if isinstance(row["speed"], float | int) else str(row["speed"])
         rows.append(
-            [speed, stated, row["median_wall_s"], *(f"{share[k]:.0%}" for k in ("start", "scan", "snap")),
-             _met(row["target_met"])]
-        )  # fmt: skip
+            [
+                speed,
+                stated,
+                row["median_wall_s"],
+                *(f"{share[k]:.0%}" for k in ("start", "scan", "snap")),
+                _met(row["target_met"]),
+            ]
+        )
     return [
         stamp(res) + f" ({r['preset']}, medians of {len(r['speeds'][0]['runs'])} runs each; the story read every "
         f"{r['poll_s']:g} s as the Lab's caption reads it)\n",
@@ -184,12 +193,22 @@ def estimates() -> list[str]:
     if not res:
         return []
     rows = [
-        [c["case"], c["copies"], *(f"{c[k + '_estimate']:,} / {c[k + '_measured']:,}" for k in ("seconds", "peak_mb",
-         "disk_mb")), max(v for k, v in c.items() if k.endswith("_ratio") and v is not None)]
+        [
+            c["case"],
+            c["copies"],
+            *(f"{c[k + '_estimate']:,} / {c[k + '_measured']:,}" for k in ("seconds", "peak_mb", "disk_mb")),
+            max(v for k, v in c.items() if k.endswith("_ratio") and v is not None),
+        ]
         for c in res["result"]["cases"]
-    ]  # fmt: skip
-    head = ["run (copies at once)", "copies", "slot s: est. / measured", "peak MB: est. / measured",
-            "disk MB: est. / measured", "largest measured / est."]  # fmt: skip
+    ]
+    head = [
+        "run (copies at once)",
+        "copies",
+        "slot s: est. / measured",
+        "peak MB: est. / measured",
+        "disk MB: est. / measured",
+        "largest measured / est.",
+    ]
     return [stamp(res) + "\n", table(head, rows), ""]
 
 
@@ -424,10 +443,15 @@ def reproduce_page() -> list[str]:
     r = res["result"]
     names = list(r["runs"][0]["items_s"])
     rows = [
-        [v["mode"], f"**{v['wall_s']}**", *(v["items_s"].get(n, "–") for n in names), v["report_s"],
-         f"{v['verdicts'] - v['failed']}/{v['verdicts']}"]
+        [
+            v["mode"],
+            f"**{v['wall_s']}**",
+            *(v["items_s"].get(n, "–") for n in names),
+            v["report_s"],
+            f"{v['verdicts'] - v['failed']}/{v['verdicts']}",
+        ]
         for v in r["runs"]
-    ]  # fmt: skip
+    ]
     return [
         stamp(res) + f" (load average before {r['load_before'][0]:.1f}, after {r['load_after'][0]:.1f})\n",
         table(["mode", "start → finished (s)", *names, "report and the rest", "verdicts passing"], rows),

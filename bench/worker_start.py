@@ -59,8 +59,9 @@ def first_snapshots(without_dynamo: bool, repeats: int) -> list[float]:
 
 def variant(without_dynamo: bool, repeats: int) -> list[float]:
     args = [sys.executable, "-m", "bench.worker_start", "--child", "--repeats", str(repeats)]
-    out = subprocess.run(args + (["--without-dynamo"] if without_dynamo else []), cwd=ROOT, capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        args + (["--without-dynamo"] if without_dynamo else []), cwd=ROOT, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -75,11 +76,16 @@ def main() -> None:
         return
     shipped, without = variant(False, args.repeats), variant(True, args.repeats)
     med = statistics.median
-    print(json.dumps({
-        "first_snapshot_s": {"preload_as_shipped": shipped, "without_torch_dynamo": without},
-        "median_s": {"preload_as_shipped": med(shipped), "without_torch_dynamo": med(without)},
-        "ratio_shipped_over_without": med(shipped) / med(without),
-    }, indent=1))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "first_snapshot_s": {"preload_as_shipped": shipped, "without_torch_dynamo": without},
+                "median_s": {"preload_as_shipped": med(shipped), "without_torch_dynamo": med(without)},
+                "ratio_shipped_over_without": med(shipped) / med(without),
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

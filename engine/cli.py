@@ -300,6 +300,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return run_sweep(args, parse_sets(args.set or []))
 
 
+def add_reproduce_parser(sub: Any) -> None:
+    """``reproduce``: the paper's figures and theorems, with their verdicts and a report."""
+    rp = sub.add_parser("reproduce", help="re-run the paper's figures and theorems with verdicts and a report")
+    rp.add_argument("--quick", action="store_true", help="CI mode: Fig. 6 with 3 seeds, no 10^4-step snap runs")
+    rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma fig7 joma-real")
+    rp.add_argument("--out", required=True, help="output directory (report.html, verdicts.json, data/)")
+    rp.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="real-text items train seeds 1..N (default: the authors' 1-3; 1 with --quick)",
+    )
+    rp.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="run every item (and Fig. 6's panels) as a task on this Ray cluster",
+    )
+    rp.set_defaults(func=cmd_reproduce)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from engine.cli_sweep import add_parser as add_sweep_parser
 
@@ -332,15 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     e.add_argument("--out", required=True)
     e.set_defaults(func=cmd_export)
-    rp = sub.add_parser("reproduce", help="re-run the paper's figures and theorems with verdicts and a report")
-    rp.add_argument("--quick", action="store_true", help="CI mode: Fig. 6 with 3 seeds, no 10^4-step snap runs")
-    rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma fig7 joma-real")
-    rp.add_argument("--out", required=True, help="output directory (report.html, verdicts.json, data/)")
-    rp.add_argument("--seeds", type=int, default=None, metavar="N",
-                    help="real-text items train seeds 1..N (default: the authors' 1-3; 1 with --quick)")  # fmt: skip
-    rp.add_argument("--cluster", metavar="ADDRESS", default=None,
-                    help="run every item (and Fig. 6's panels) as a task on this Ray cluster")  # fmt: skip
-    rp.set_defaults(func=cmd_reproduce)
+    add_reproduce_parser(sub)
     add_sweep_parser(sub).set_defaults(func=cmd_sweep)
     return ap
 

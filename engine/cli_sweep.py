@@ -114,14 +114,23 @@ def summary_rows(
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     s: argparse.ArgumentParser = sub.add_parser("sweep", help="a grid of runs over config keys × seeds, with a summary")
     s.add_argument("--preset", required=True, help="the base preset (python -m engine presets)")
-    s.add_argument("--grid", action="append", required=True, metavar="KEY=V1,V2,...",
-                   help="an axis: a dotted config key, its values (hydra multirun syntax); repeatable")  # fmt: skip
+    s.add_argument(
+        "--grid",
+        action="append",
+        required=True,
+        metavar="KEY=V1,V2,...",
+        help="an axis: a dotted config key, its values (hydra multirun syntax); repeatable",
+    )
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="a fixed override of the base preset")
     s.add_argument("--seeds", default="1", help="seeds, e.g. 1-3 or 1,5,9 (default 1)")
     s.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU core)")
-    s.add_argument("--cluster", metavar="ADDRESS", default=None,
-                   help="a Ray cluster to train on: its head's HOST:6379, ray://HOST:10001 (Ray Client) or auto "
-                        "(default: this machine)")  # fmt: skip
+    s.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="a Ray cluster to train on: its head's HOST:6379, ray://HOST:10001 (Ray Client) or auto "
+        "(default: this machine)",
+    )
     s.add_argument("--out", required=True, help="folder for summary.csv, summary.parquet, summary.html")
     s.add_argument("--quiet", action="store_true")
     return s

@@ -53,8 +53,10 @@ def test_the_contracts_that_cannot_be_skipped_are_there():
     assert set(door["source_modules"]) == {"ui", "app_pages"}
     assert {i.split(" -> ")[1] for i in door["ignore_imports"]} == {"engine.service.facade"}
     assert any(c["source_modules"] == ["app_pages"] and "engine.core" in c["forbidden_modules"] for c in forbidden)
-    assert any({"engine.core", "engine.paper"} <= set(c["source_modules"]) and "engine.service" in
-               c["forbidden_modules"] for c in forbidden)  # fmt: skip
+    assert any(
+        {"engine.core", "engine.paper"} <= set(c["source_modules"]) and "engine.service" in c["forbidden_modules"]
+        for c in forbidden
+    )
     cycles = next(c for c in _contracts().values() if c["type"] == "acyclic_siblings")
     assert set(cycles["ancestors"]) >= {"engine", "ui"}
 
@@ -78,8 +80,9 @@ def test_pages_read_runs_through_the_facade_not_its_store_or_job_manager():
 def test_the_web_process_never_loads_torch(tmp_path):
     """Every ui module imported, then every page rendered (AppTest) in a fresh interpreter."""
     env = {**os.environ, "SCANSNAP_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", PROBE, json.dumps(PAGES)], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(PAGES)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["errors"] == [], found["errors"]

@@ -254,7 +254,12 @@ def test_list_and_export_csv(procs, tmp_path):
 
     assert r_exp.returncode == 0, r_exp.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "config.json", "run.json", "scalars.csv", "trajectory.csv", "verdicts.json"]  # fmt: skip
+        "config.json",
+        "run.json",
+        "scalars.csv",
+        "trajectory.csv",
+        "verdicts.json",
+    ]
     traj = pd.read_csv(out / "trajectory.csv")
     assert list(traj.columns) == ["step", "replica", "m", "n", "l", "kind", "P", "z", "c"]
     assert len(traj) == len(pd.read_parquet(procs["out"] / "trajectory.parquet"))

@@ -34,8 +34,10 @@ def test_cells_are_the_product_first_axis_slowest_then_seeds():
     cells = grid.cells(axes, (1, 2))
     assert len(cells) == 8
     assert [(c.values["model.n_layers"], c.values["model.positional"], c.seed) for c in cells[:3]] == [
-        ("1", "none", 1), ("1", "none", 2), ("1", "learned", 1),
-    ]  # fmt: skip
+        ("1", "none", 1),
+        ("1", "none", 2),
+        ("1", "learned", 1),
+    ]
     text = get_preset("text-fig7-1layer-live", "text").config
     cfg = grid.cell_config(text, cells[-1])
     assert (cfg.model.n_layers, cfg.model.positional, cfg.optim.seed) == (2, "learned", 2)
@@ -56,20 +58,39 @@ def test_a_synthetic_rate_grid_is_one_run_of_replicas_and_any_other_grid_is_not(
 
 
 def test_final_metrics_take_the_last_step_averaged_over_classes_and_name_text_layers():
-    syn = pd.DataFrame({"step": [0, 9, 9, 9], "replica": [0, 0, 0, 1], "n": [0, 0, 1, 0],
-                        "metric": ["loss"] * 4, "value": [5.0, 1.0, 3.0, 7.0]})  # fmt: skip
+    syn = pd.DataFrame(
+        {
+            "step": [0, 9, 9, 9],
+            "replica": [0, 0, 0, 1],
+            "n": [0, 0, 1, 0],
+            "metric": ["loss"] * 4,
+            "value": [5.0, 1.0, 3.0, 7.0],
+        }
+    )
     out = grid.final_metrics(syn)
     assert out.set_index("replica")["loss"].to_dict() == {0: 2.0, 1: 7.0}
-    text = pd.DataFrame({"step": [4, 4, 4, 4], "layer": pd.array([0, 1, None, 0], dtype="Int64"),
-                         "head": pd.array([None, None, None, 0], dtype="Int64"),
-                         "metric": ["attn_entropy", "attn_entropy", "val_loss", "attn_entropy"],
-                         "value": [1.0, 2.0, 3.0, 9.0]})  # fmt: skip
+    text = pd.DataFrame(
+        {
+            "step": [4, 4, 4, 4],
+            "layer": pd.array([0, 1, None, 0], dtype="Int64"),
+            "head": pd.array([None, None, None, 0], dtype="Int64"),
+            "metric": ["attn_entropy", "attn_entropy", "val_loss", "attn_entropy"],
+            "value": [1.0, 2.0, 3.0, 9.0],
+        }
+    )
     row = grid.final_metrics(text).iloc[0].to_dict()
     assert row == {"attn_entropy@L0": 1.0, "attn_entropy@L1": 2.0, "val_loss": 3.0, "replica": 0}
 
 
-TEXT_SMALL = {"optim.steps": 12, "snapshots.linear_every": 6, "snapshots.log_count": 0, "model.d_model": 16,
-              "model.d_ff": 16, "model.device": "cpu", "data.vocab_size": 300}  # fmt: skip
+TEXT_SMALL = {
+    "optim.steps": 12,
+    "snapshots.linear_every": 6,
+    "snapshots.log_count": 0,
+    "model.d_model": 16,
+    "model.d_ff": 16,
+    "model.device": "cpu",
+    "data.vocab_size": 300,
+}
 
 
 def _sets(sets: dict[str, object]) -> list[str]:
@@ -80,8 +101,22 @@ def test_a_text_grid_stores_each_cell_as_the_same_config_trained_alone(tmp_path,
     """2 positional encodings × 2 seeds on 2 workers: four stored runs, each the cell's config, whose
     final numbers equal those of that config trained alone in this process (one thread: bit for bit)."""
     data, out = tmp_path / "data", tmp_path / "sweep"
-    argv = ["--data-dir", str(data), "sweep", "--preset", "text-seq-32-live", *_sets(TEXT_SMALL),
-            "--grid", "model.positional=none,learned", "--seeds", "1-2", "--jobs", "2", "--out", str(out)]  # fmt: skip
+    argv = [
+        "--data-dir",
+        str(data),
+        "sweep",
+        "--preset",
+        "text-seq-32-live",
+        *_sets(TEXT_SMALL),
+        "--grid",
+        "model.positional=none,learned",
+        "--seeds",
+        "1-2",
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     summary = pd.read_parquet(out / "summary.parquet")
     assert len(summary) == 4 and set(summary["status"]) == {"finished"} and summary["run"].nunique() == 4
@@ -107,8 +142,20 @@ def test_a_text_grid_stores_each_cell_as_the_same_config_trained_alone(tmp_path,
 
 def test_a_synthetic_rate_grid_trains_once_and_each_cell_reads_its_replica(tmp_path):
     data = tmp_path / "data"
-    common = ["--data-dir", str(data), "sweep", "--preset", "syn-small", "--set", "optim.steps=20",
-              "--grid", "optim.eta_y=1,10", "--seeds", "1-2", "--quiet"]  # fmt: skip
+    common = [
+        "--data-dir",
+        str(data),
+        "sweep",
+        "--preset",
+        "syn-small",
+        "--set",
+        "optim.steps=20",
+        "--grid",
+        "optim.eta_y=1,10",
+        "--seeds",
+        "1-2",
+        "--quiet",
+    ]
     assert main([*common, "--out", str(tmp_path / "batched")]) == 0
     batched = pd.read_parquet(tmp_path / "batched" / "summary.parquet")
     assert batched["run"].nunique() == 1 and sorted(batched["replica"]) == [0, 1, 2, 3]
@@ -152,8 +199,17 @@ def test_a_grid_with_one_cell_over_the_limits_stores_no_run(tmp_path, capsys, mo
     base = get_preset("syn-small").config
     works = [estimate(base.with_overrides({"optim.steps": n})).work for n in (20, 200)]
     monkeypatch.setenv("SCANSNAP_MAX_RUN_WORK", str((works[0] * works[1]) ** 0.5))  # the second cell is over
-    argv = ["--data-dir", str(tmp_path), "sweep", "--preset", "syn-small", "--grid", "optim.steps=20,200",
-            "--out", str(tmp_path / "o")]  # fmt: skip
+    argv = [
+        "--data-dir",
+        str(tmp_path),
+        "sweep",
+        "--preset",
+        "syn-small",
+        "--grid",
+        "optim.steps=20,200",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     assert main(argv) == EXIT_BAD_INPUT
     assert "SCANSNAP_MAX_RUN_WORK" in capsys.readouterr().err
     store = RunStore(tmp_path)

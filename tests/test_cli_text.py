@@ -21,14 +21,21 @@ from engine.core.text.metrics import uniform_causal_entropy
 from engine.paper.presets import load_presets
 
 ROOT = Path(__file__).resolve().parents[1]
-SHORT = ["data.vocab_size=2000", "optim.batch=10", "optim.steps=60", "snapshots.linear_every=20",
-         "snapshots.log_count=0", "probe.val_windows=4"]  # fmt: skip
+SHORT = [
+    "data.vocab_size=2000",
+    "optim.batch=10",
+    "optim.steps=60",
+    "snapshots.linear_every=20",
+    "snapshots.log_count=0",
+    "probe.val_windows=4",
+]
 
 
 def run_cli(tmp_path: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SCANSNAP_DATA_DIR": str(tmp_path / "data")}
-    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def check_outputs(out: Path, layers: int, bptt: int) -> pd.DataFrame:

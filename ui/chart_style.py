@@ -148,8 +148,17 @@ def title_style(text: str, size: int, width: int = TITLE_PX) -> dict[str, Any]:
     lines = title_lines(text, size, width)
     bold = "<br>".join(f"<b>{line}</b>" for line in lines)
     pad = MODEBAR_PX + (math.ceil(MULTILINE_SHIFT_EM * size) if len(lines) > 1 else 0)
-    return dict(text=bold, font=dict(size=size), x=0, xanchor="left", y=1, yref="container", yanchor="top",
-                pad=dict(t=pad, l=8), automargin=False)  # fmt: skip
+    return dict(
+        text=bold,
+        font=dict(size=size),
+        x=0,
+        xanchor="left",
+        y=1,
+        yref="container",
+        yanchor="top",
+        pad=dict(t=pad, l=8),
+        automargin=False,
+    )
 
 
 def plain_title(fig: Spec) -> str:
@@ -168,8 +177,17 @@ def legend_style(size: int) -> dict[str, Any]:
     """The shared legend: in rows right under the title, above the plot area (:func:`fit_top` places
     it); plotly wraps its entries to the plot's width and starts the plot under its last row (a legend
     placed on the container reserves its room), so it never covers the plot, a title or a label."""
-    return dict(orientation="h", x=0, xanchor="left", yref="container", y=1, yanchor="top", font=dict(size=size),
-                title=dict(side="top"), tracegroupgap=0)  # fmt: skip
+    return dict(
+        orientation="h",
+        x=0,
+        xanchor="left",
+        yref="container",
+        y=1,
+        yanchor="top",
+        font=dict(size=size),
+        title=dict(side="top"),
+        tracegroupgap=0,
+    )
 
 
 def legend_rows(names: list[str], size: int, width: float = LEGEND_PX) -> int:
@@ -331,7 +349,16 @@ def report_layout(fig: go.Figure, size: int) -> go.Figure:
         {"data": [t.to_plotly_json() for t in fig.data], "layout": {"showlegend": fig.layout.showlegend}}
     )
     rows = legend_rows(names, size - 1, REPORT_PX)
-    legend = dict(orientation="h", x=0, xanchor="left", yref="container", y=0, yanchor="bottom",
-                  font=dict(size=size - 1), title=dict(side="top"), tracegroupgap=0)  # fmt: skip
+    legend = dict(
+        orientation="h",
+        x=0,
+        xanchor="left",
+        yref="container",
+        y=0,
+        yanchor="bottom",
+        font=dict(size=size - 1),
+        title=dict(side="top"),
+        tracegroupgap=0,
+    )
     grow = rows * int(1.6 * (size - 1) + 2) + max(0, top - (fig.layout.margin.t or 80))
     return fig.update_layout(title=head, margin_t=top, legend=legend, height=(fig.layout.height or 450) + grow)

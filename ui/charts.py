@@ -156,14 +156,35 @@ def theory_traces(overlay: dict[str, Any], font: int) -> tuple[list[Spec], list[
         y = overlay[key][th]
         shade = color if solid else INDICATIVE_COLORS[key]
         named = name if solid else f"{name} (indicative)"
-        traces.append(dict(type="scatter", x=jl(x), y=jl(y), mode="lines", name=named,
-                           line=dict(color=shade, width=THEORY["width"], dash=dash)))  # fmt: skip
+        traces.append(
+            dict(
+                type="scatter",
+                x=jl(x),
+                y=jl(y),
+                mode="lines",
+                name=named,
+                line=dict(color=shade, width=THEORY["width"], dash=dash),
+            )
+        )
         at = min(int(np.searchsorted(x, float(x[-1]) ** LABEL_AT)), len(x) - 1) if len(x) else -1
         if at >= 0 and np.isfinite(y[at]):
             text = short if solid else f"{short} (indicative)"
-            labels.append(dict(x=math.log10(float(x[at])), y=float(y[at]), text=text, showarrow=True, ax=0, ay=30,
-                               arrowhead=0, arrowwidth=1.5, arrowcolor=shade, yanchor="top", font=dict(size=font - 2,
-                               color=shade), bgcolor="rgba(255,255,255,0.8)"))  # fmt: skip
+            labels.append(
+                dict(
+                    x=math.log10(float(x[at])),
+                    y=float(y[at]),
+                    text=text,
+                    showarrow=True,
+                    ax=0,
+                    ay=30,
+                    arrowhead=0,
+                    arrowwidth=1.5,
+                    arrowcolor=shade,
+                    yanchor="top",
+                    font=dict(size=font - 2, color=shade),
+                    bgcolor="rgba(255,255,255,0.8)",
+                )
+            )
     return traces, labels
 
 
@@ -176,9 +197,11 @@ def _markers(fig: Spec, overlay: dict[str, Any] | None, snapped: Snap | None, xm
     notes = fig["layout"].setdefault("annotations", [])
     rect = dict(type="rect", y0=0, y1=1, xref="x", yref="paper", opacity=0.08, line=dict(width=0), layer="below")
     if snap:
-        shapes += [{**rect, "x0": 1e-3, "x1": snap, "fillcolor": "#1f77b4"},
-                   {**rect, "x0": snap, "x1": max(xmax, snap) * 10, "fillcolor": "#ff7f0e"},
-                   vline(snap, MEASURED["color"], "dash" if snapped.provisional else "solid")]  # fmt: skip
+        shapes += [
+            {**rect, "x0": 1e-3, "x1": snap, "fillcolor": "#1f77b4"},
+            {**rect, "x0": snap, "x1": max(xmax, snap) * 10, "fillcolor": "#ff7f0e"},
+            vline(snap, MEASURED["color"], "dash" if snapped.provisional else "solid"),
+        ]
         notes.append(_label(snap, snapped.label, xmax, 0.99))
     for key, name, y in (("t0_prime", "scan slows, predicted", 0.87), ("t0", "snap, predicted", 0.75)):
         x = (overlay or {}).get(key)
@@ -191,8 +214,16 @@ def _label(x: float, text: str, xmax: float, y: float) -> dict[str, Any]:
     """A marker's label beside its line on the log axis: right of it in the left 60 % of the plot,
     left of it further right (so it stays inside the plot area)."""
     where = math.log10(max(x, 1)) / max(math.log10(max(xmax, 10)), 1e-9)
-    return dict(x=math.log10(x), y=y, yref="paper", text=text, showarrow=False, yanchor="top",
-                xanchor="left" if where < 0.6 else "right", bgcolor="rgba(255,255,255,0.8)")  # fmt: skip
+    return dict(
+        x=math.log10(x),
+        y=y,
+        yref="paper",
+        text=text,
+        showarrow=False,
+        yanchor="top",
+        xanchor="left" if where < 0.6 else "right",
+        bgcolor="rgba(255,255,255,0.8)",
+    )
 
 
 CAPTION_PX = 360  # a caption line: the narrowest chart (~400 px) less its edges
@@ -208,10 +239,21 @@ def caption(fig: Spec, text: str) -> Spec:
     lines = textwrap.wrap(text, int(CAPTION_PX / (CAPTION_EM * size))) or [""]
     axis = 3 * size + 26  # tick labels and the axis title under the plot area
     lay.setdefault("annotations", []).append(
-        dict(text="<br>".join(lines), x=0, xref="paper", xanchor="left", xshift=10 - lay["margin"]["l"], y=0,
-             yref="paper", yshift=-axis, yanchor="top", showarrow=False, align="left",
-             font=dict(size=size, color="#444"))
-    )  # fmt: skip
+        dict(
+            text="<br>".join(lines),
+            x=0,
+            xref="paper",
+            xanchor="left",
+            xshift=10 - lay["margin"]["l"],
+            y=0,
+            yref="paper",
+            yshift=-axis,
+            yanchor="top",
+            showarrow=False,
+            align="left",
+            font=dict(size=size, color="#444"),
+        )
+    )
     need = int(axis + 1.35 * size * len(lines) + 10)
     grow = max(0, need - lay["margin"]["b"])
     lay["margin"]["b"] += grow
@@ -235,22 +277,40 @@ def _phase_axis(
 
 
 def entropy_chart(
-    steps: np.ndarray, H: np.ndarray, overlay: dict[str, Any] | None, snap: Snap | None, font: int = FONT,
+    steps: np.ndarray,
+    H: np.ndarray,
+    overlay: dict[str, Any] | None,
+    snap: Snap | None,
+    font: int = FONT,
     cursor: float | None = None,
-) -> Spec:  # fmt: skip
+) -> Spec:
     """H(c_n) on distinct tokens vs step (log); phases shaded by the measured snap, predictions marked."""
     pos = steps > 0
     keep = decimate(int(pos.sum()), MAX_POINTS)
-    trace = dict(type="scatter", x=steps[pos][keep].tolist(), y=jl(H[pos][keep], 6), mode="lines+markers",
-                 name=label("entropy_distinct"), line=dict(color="#2c3e50", width=3), marker=dict(size=5))  # fmt: skip
+    trace = dict(
+        type="scatter",
+        x=steps[pos][keep].tolist(),
+        y=jl(H[pos][keep], 6),
+        mode="lines+markers",
+        name=label("entropy_distinct"),
+        line=dict(color="#2c3e50", width=3),
+        marker=dict(size=5),
+    )
     fig = spec([trace], "Attention entropy on distinct tokens", font, "H", "step (log)", "entropy H (nats)")
     return _phase_axis(fig, steps, overlay, snap, cursor)
 
 
 def snap_chart(
-    steps: np.ndarray, dz_common: np.ndarray, B_hat: np.ndarray, overlay: dict[str, Any] | None, snap: Snap | None,
-    n: int | str, font: int = FONT, cursor: float | None = None, indicative: bool = False,
-) -> Spec:  # fmt: skip
+    steps: np.ndarray,
+    dz_common: np.ndarray,
+    B_hat: np.ndarray,
+    overlay: dict[str, Any] | None,
+    snap: Snap | None,
+    n: int | str,
+    font: int = FONT,
+    cursor: float | None = None,
+    indicative: bool = False,
+) -> Spec:
     """The snap: −Δz of the common token(s) (its largest move) and B̂_n, measured, with calibrated
     Theorem 4 (in the measurement's colours if its conditions hold; where they fail, in greys named
     indicative, and only with ``indicative``), on a log step axis, each theory line labelled on it."""
@@ -258,12 +318,24 @@ def snap_chart(
     keep = decimate(int(pos.sum()), MAX_POINTS)
     x = steps[pos][keep].tolist()
     traces = [
-        dict(type="scatter", x=x, y=jl(dz_common[pos][keep]), mode="lines+markers",
-             name="the common token's drop −Δz, measured",
-             line=dict(color="#d35400", width=3.5), marker=dict(size=5)),
-        dict(type="scatter", x=x, y=jl(B_hat[pos][keep]), mode="lines", name="total growth B̂, measured",
-             line=dict(color="#1f77b4", width=3)),
-    ]  # fmt: skip
+        dict(
+            type="scatter",
+            x=x,
+            y=jl(dz_common[pos][keep]),
+            mode="lines+markers",
+            name="the common token's drop −Δz, measured",
+            line=dict(color="#d35400", width=3.5),
+            marker=dict(size=5),
+        ),
+        dict(
+            type="scatter",
+            x=x,
+            y=jl(B_hat[pos][keep]),
+            mode="lines",
+            name="total growth B̂, measured",
+            line=dict(color="#1f77b4", width=3),
+        ),
+    ]
     labels: list[Spec] = []
     if overlay and "step" in overlay and (overlay.get("solid") or indicative):
         more, labels = theory_traces(overlay, font)
@@ -285,20 +357,46 @@ BRACKET_NAMES = {  # short legend names (the metrics' full labels name them on t
 
 
 def bracket_chart(
-    steps: np.ndarray, B_hat: np.ndarray, dz: np.ndarray, lo: np.ndarray, n: int | str, font: int = FONT,
+    steps: np.ndarray,
+    B_hat: np.ndarray,
+    dz: np.ndarray,
+    lo: np.ndarray,
+    n: int | str,
+    font: int = FONT,
     cursor: float | None = None,
-) -> Spec:  # fmt: skip
+) -> Spec:
     """Theorem 3's bracket: the dominant distinct token's Δz between f²(0)·B̂_n and B̂_n."""
     keep = decimate(len(steps), MAX_POINTS)
     x = steps[keep].tolist()
     traces = [
-        dict(type="scatter", x=x, y=jl(lo[keep]), mode="lines", name=BRACKET_NAMES["bracket_lo"],
-             line=dict(color="#2ca02c", width=1.5)),
-        dict(type="scatter", x=x, y=jl(B_hat[keep]), mode="lines", name=BRACKET_NAMES["B_hat"], fill="tonexty",
-             fillcolor="rgba(44,160,44,0.15)", line=dict(color="#1f77b4", width=2.5)),
-        dict(type="scatter", x=x, y=jl(dz[keep]), mode="lines+markers", name=BRACKET_NAMES["dz_dominant"],
-             line=dict(color="#d62728", width=3), marker=dict(size=5)),
-    ]  # fmt: skip
+        dict(
+            type="scatter",
+            x=x,
+            y=jl(lo[keep]),
+            mode="lines",
+            name=BRACKET_NAMES["bracket_lo"],
+            line=dict(color="#2ca02c", width=1.5),
+        ),
+        dict(
+            type="scatter",
+            x=x,
+            y=jl(B_hat[keep]),
+            mode="lines",
+            name=BRACKET_NAMES["B_hat"],
+            fill="tonexty",
+            fillcolor="rgba(44,160,44,0.15)",
+            line=dict(color="#1f77b4", width=2.5),
+        ),
+        dict(
+            type="scatter",
+            x=x,
+            y=jl(dz[keep]),
+            mode="lines+markers",
+            name=BRACKET_NAMES["dz_dominant"],
+            line=dict(color="#d62728", width=3),
+            marker=dict(size=5),
+        ),
+    ]
     fig = spec(
         traces, f"Theorem 3: the winner's logit change Δz in its bracket (n = {n})", font, "bracket", "step", "nats"
     )

@@ -218,10 +218,27 @@ def grid_chart(summary: Any, keys: list[str], metric: str, font: int = FONT, kin
         xs = g[x].map(lambda v: value_words(x, v))
         mean = g.assign(_x=xs).groupby("_x", sort=False)[metric].mean()
         dots = dict(size=9, color=colour, opacity=0.5)
-        fig.add_trace(go.Scatter(x=xs.tolist(), y=rnd(g[metric]).tolist(), mode="markers", showlegend=False,
-                                 marker=dots, name=name, hoverinfo="skip"))  # fmt: skip
-        fig.add_trace(go.Scatter(x=mean.index.tolist(), y=rnd(mean).tolist(), mode="lines+markers", name=name,
-                                 line=dict(width=3, color=colour), marker=dict(size=11)))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=xs.tolist(),
+                y=rnd(g[metric]).tolist(),
+                mode="markers",
+                showlegend=False,
+                marker=dots,
+                name=name,
+                hoverinfo="skip",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=mean.index.tolist(),
+                y=rnd(mean).tolist(),
+                mode="lines+markers",
+                name=name,
+                line=dict(width=3, color=colour),
+                marker=dict(size=11),
+            )
+        )
     name = _html_words(column_label(metric))
     title = f"final {name}: seeds (dots), their mean (line)"
     x_title = "seed" if x == "seed" else setting_label(x, kind)

@@ -86,8 +86,10 @@ def students_switch(prefix: str, kind: str) -> None:
         st.image(qr_png(link), width=260)
         st.markdown(f"## Join code {code}")
         st.code(link, language=None, wrap_lines=True)
-        st.caption("Students open this link (or scan the code): their page shows each run you start here, live, "
-                   "from its first step (each is also listed under Live now).")  # fmt: skip
+        st.caption(
+            "Students open this link (or scan the code): their page shows each run you start here, live, "
+            "from its first step (each is also listed under Live now)."
+        )
 
 
 @guarded
@@ -138,8 +140,10 @@ def following_ui(f: Follow, prefix: str, kind: str) -> None:
     if f.run is None:
         st.info(f"⏳ Waiting for the lecturer's run (code **{f.code}**): this page opens it as soon as it starts.")
     else:
-        st.caption(f"👀 You follow the lecturer's runs (code {f.code}): now *{plain(f.run['name'], limit=40)}*; "
-                   "this page moves to each new run by itself.")  # fmt: skip
+        st.caption(
+            f"👀 You follow the lecturer's runs (code {f.code}): now *{plain(f.run['name'], limit=40)}*; "
+            "this page moves to each new run by itself."
+        )
     st.fragment(_look, run_every=CHECK_S)(f.code, prefix, kind)
 
 

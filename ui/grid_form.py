@@ -36,14 +36,28 @@ class OpenQuestion:
 
 
 OPEN_QUESTIONS = (
-    OpenQuestion("Positional encoding × depth", "text-fig7-1layer-live",
-                 ("model.positional=none,sinusoidal,learned", "model.n_layers=1,2,3"), "1",
-                 "Does the scan and snap need positional encoding, and does it happen in every layer?"),
-    OpenQuestion("Sequence length", "text-fig7-1layer-live", ("optim.bptt=32,128,512",), "1-3",
-                 "Longer contexts hold more common tokens: does attention still leave them?"),
-    OpenQuestion("Depth", "text-fig7-1layer-live", ("model.n_layers=1,2,3,4",), "1-3",
-                 "Which layers' attention snaps, and in what order?"),
-)  # fmt: skip
+    OpenQuestion(
+        "Positional encoding × depth",
+        "text-fig7-1layer-live",
+        ("model.positional=none,sinusoidal,learned", "model.n_layers=1,2,3"),
+        "1",
+        "Does the scan and snap need positional encoding, and does it happen in every layer?",
+    ),
+    OpenQuestion(
+        "Sequence length",
+        "text-fig7-1layer-live",
+        ("optim.bptt=32,128,512",),
+        "1-3",
+        "Longer contexts hold more common tokens: does attention still leave them?",
+    ),
+    OpenQuestion(
+        "Depth",
+        "text-fig7-1layer-live",
+        ("model.n_layers=1,2,3,4",),
+        "1-3",
+        "Which layers' attention snaps, and in what order?",
+    ),
+)
 DEFAULT = OpenQuestion("", "syn-small", ("data.num_distinct_per_next=5,10,20",), "1-2", "")
 
 
@@ -73,15 +87,20 @@ def grid_from_url() -> tuple[list[str], list[str], list[str]]:
     dotted = [k for k in keys if KEY.fullmatch(k)]
     good_keys = dotted[:MAX_URL_AXES]
     if len(good_ids) != len(ids):
-        warnings.append(f"the link's grid= holds {len(ids) - len(good_ids)} entries that are not run ids "
-                        f"(12 hex digits, at most {MAX_URL_RUNS}): {shown(','.join(ids))}; left out")  # fmt: skip
+        warnings.append(
+            f"the link's grid= holds {len(ids) - len(good_ids)} entries that are not run ids "
+            f"(12 hex digits, at most {MAX_URL_RUNS}): {shown(','.join(ids))}; left out"
+        )
     if len(dotted) > MAX_URL_AXES:  # the cap first: these keys are fine, there are too many of them
         rest = shown(",".join(dotted[MAX_URL_AXES:]))
-        warnings.append(f"the link's axes= names {len(dotted)} axes: at most {MAX_URL_AXES} are allowed; "
-                        f"the first {MAX_URL_AXES} are shown, {rest} left out")  # fmt: skip
+        warnings.append(
+            f"the link's axes= names {len(dotted)} axes: at most {MAX_URL_AXES} are allowed; "
+            f"the first {MAX_URL_AXES} are shown, {rest} left out"
+        )
     if len(dotted) != len(keys):
-        warnings.append(f"the link's axes= holds entries that are not dotted config keys: {shown(','.join(keys))}; "
-                        "left out")  # fmt: skip
+        warnings.append(
+            f"the link's axes= holds entries that are not dotted config keys: {shown(','.join(keys))}; left out"
+        )
     return good_ids, good_keys, warnings
 
 

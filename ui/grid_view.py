@@ -48,8 +48,12 @@ def form(presets: dict[str, Preset]) -> tuple[list[Any], list[str], list[str]] |
     base = c[0].selectbox("the grid's base preset", list(presets), format_func=title.__getitem__, key="gr.base")
     kind = next(k for k in SHELVES if base in load_presets(k))
     examples = ", ".join(KNOB_KEYS[kind][:12])
-    c[1].text_area("axes, one per line: KEY=V1,V2,...", key="gr.axes", height=100,
-                   help=f"any config key of the base preset's kind; e.g. {examples}")  # fmt: skip
+    c[1].text_area(
+        "axes, one per line: KEY=V1,V2,...",
+        key="gr.axes",
+        height=100,
+        help=f"any config key of the base preset's kind; e.g. {examples}",
+    )
     c[2].text_input("seeds of every cell", key="gr.seeds", help="a range or a list: 1-3, or 1,5,9")
     axes = grid_form.axis_lines(ss["gr.axes"])
     try:
@@ -96,14 +100,18 @@ def results(run_ids: list[str], keys: list[str]) -> None:
     metrics = [c for c in summary.columns if c not in {*keys, "seed", "run", "status"}]
     if metrics:
         default = next((m for m in ("attn_entropy@L0", "entropy_distinct") if m in metrics), metrics[0])
-        metric = st.selectbox("metric", metrics, index=metrics.index(default), key="gr.metric",
-                              format_func=column_label)  # fmt: skip
+        metric = st.selectbox(
+            "metric", metrics, index=metrics.index(default), key="gr.metric", format_func=column_label
+        )
         plot_ui(charts_pages.grid_chart(summary, keys, metric, font=font(), kind=kind), "gr-chart", "grid-" + metric)
         said = finding(summary, keys, metric, kind)
         if said:
-            st.markdown(plain(said), help="From the finished runs' final values, the mean over seeds per cell: "
-                        "a change within 5 % of the largest value (or two standard errors over seeds) counts as "
-                        "none.")  # fmt: skip
+            st.markdown(
+                plain(said),
+                help="From the finished runs' final values, the mean over seeds per cell: "
+                "a change within 5 % of the largest value (or two standard errors over seeds) counts as "
+                "none.",
+            )
     words = summary_labels(list(summary.columns), keys, kind)
     st.dataframe(summary, hide_index=True, column_config={c: st.column_config.Column(w) for c, w in words.items()})
     if done < len(summary):
@@ -119,8 +127,9 @@ def grid_section() -> None:
     if ids and ids != ss.get("grid.runs"):
         ss["grid.runs"], ss["grid.keys"] = ids, keys
     made = form(presets)
-    st.button("▶ Run grid", type="primary", disabled=made is None, key="gr.start", on_click=launch,
-              args=made or ([], [], []))  # fmt: skip
+    st.button(
+        "▶ Run grid", type="primary", disabled=made is None, key="gr.start", on_click=launch, args=made or ([], [], [])
+    )
     show_callback_error()
     run_ids = ss.get("grid.runs")
     if run_ids:

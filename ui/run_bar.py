@@ -37,23 +37,64 @@ def control_bar(
     with st.container(key=f"{run.prefix}-bar", horizontal=True, vertical_alignment="center", gap="small"):
         follow.students_switch(run.prefix, run.kind)
         tip = "train this config in the background" if mine else "train your own run of this config"
-        st.button("▶ Start", key=k("start"), type="primary", disabled=not valid or (live and mine),
-                  on_click=run.start, help=tip)  # fmt: skip
+        st.button(
+            "▶ Start",
+            key=k("start"),
+            type="primary",
+            disabled=not valid or (live and mine),
+            on_click=run.start,
+            help=tip,
+        )
         # Two widgets, not one relabelled: a button's id is its key, and a trigger that Streamlit replays
         # after a fragment's rerun interrupted the click's run calls the callback registered last, so one
         # key would let a Pause click, replayed after its rerun drew "Resume", resume the run at once.
-        st.button("▶ Resume" if paused else "⏸ Pause", key=k("resume" if paused else "pause"),
-                  disabled=not live or not mine, on_click=run.resume if paused else run.pause)  # fmt: skip
-        st.number_input("N", min_value=1, max_value=100000, value=10, key=wkey("stepn"), label_visibility="collapsed",
-                        width=70, help="how many steps Step N takes")  # fmt: skip
-        st.button("Step N", key=k("step"), disabled=(not valid and not live) or (live and not mine),
-                  on_click=run.step_n, args=(wkey("stepn"),))  # fmt: skip
-        st.button("⏹ Stop", key=k("stop"), disabled=not live or not mine, on_click=run.stop)
-        st.button("↺ Reset", key=k("reset"), disabled=not valid, on_click=run.reset,
-                  help="restart with the same config and seed")  # fmt: skip
-        st.button("🎲 New seed", key=k("seed"), disabled=not valid, on_click=new_seed)
+        st.button(
+            "▶ Resume" if paused else "⏸ Pause",
+            key=k("resume" if paused else "pause"),
+            disabled=not live or not mine,
+            on_click=run.resume if paused else run.pause,
+        )
+        _step_and_reset(run, new_seed, k, wkey, valid, live, mine)
         speed_slider(run, wkey, s if live else None, mine)
     return s
+
+
+def _step_and_reset(
+    run: RunActions,
+    new_seed: Callable[[], None],
+    k: Callable[[str], str],
+    wkey: Callable[[str], str],
+    valid: bool,
+    live: bool,
+    mine: bool,
+) -> None:
+    """N and Step N, Stop, Reset and New seed: the bar's buttons after Start and Pause."""
+    st.number_input(
+        "N",
+        min_value=1,
+        max_value=100000,
+        value=10,
+        key=wkey("stepn"),
+        label_visibility="collapsed",
+        width=70,
+        help="how many steps Step N takes",
+    )
+    st.button(
+        "Step N",
+        key=k("step"),
+        disabled=(not valid and not live) or (live and not mine),
+        on_click=run.step_n,
+        args=(wkey("stepn"),),
+    )
+    st.button("⏹ Stop", key=k("stop"), disabled=not live or not mine, on_click=run.stop)
+    st.button(
+        "↺ Reset",
+        key=k("reset"),
+        disabled=not valid,
+        on_click=run.reset,
+        help="restart with the same config and seed",
+    )
+    st.button("🎲 New seed", key=k("seed"), disabled=not valid, on_click=new_seed)
 
 
 def speed_slider(run: RunActions, wkey: Callable[[str], str], status: Any, mine: bool) -> None:
@@ -90,8 +131,10 @@ def viewer_caption(run: RunActions, start_on: bool = True) -> None:
 def viewer_note(rid: str, name: str, live: bool, start_on: bool) -> str:
     """What a viewer of someone else's run may do, true to the buttons they see."""
     if live:
-        whose = (f"📡 Watching run `{rid}` ({name}), started in another browser: only that browser (or the "
-                 "operator) can pause, stop or slow it.")  # fmt: skip
+        whose = (
+            f"📡 Watching run `{rid}` ({name}), started in another browser: only that browser (or the "
+            "operator) can pause, stop or slow it."
+        )
     else:
         whose = f"Run `{rid}` ({name}) was started in another browser: only that browser (or the operator) manages it."
     if not start_on:

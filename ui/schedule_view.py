@@ -38,8 +38,17 @@ def _row(role: str, s: JobStatus, names: dict[str, str]) -> dict[str, Any]:
 
 def _free(role: str) -> dict[str, Any]:
     """A slot nobody holds: blank cells, not "None"."""
-    return {"holds": role, "run": "", "name": "", "owner": "", "status": "free", "step": "", "speed": "",
-            "shown on a page": "", "waits for": ""}  # fmt: skip
+    return {
+        "holds": role,
+        "run": "",
+        "name": "",
+        "owner": "",
+        "status": "free",
+        "step": "",
+        "speed": "",
+        "shown on a page": "",
+        "waits for": "",
+    }
 
 
 def schedule_rows(names: dict[str, str]) -> list[dict[str, Any]]:

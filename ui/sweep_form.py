@@ -32,8 +32,13 @@ Messages = list[tuple[str, str]]  # (st.warning or st.info, text)
 def defaults(names: list[str]) -> dict[str, Any]:
     """The default sweep: Syn-Medium's panel, 4 η_Z × 4 ratios × 3 seeds, 100 steps."""
     base = "syn-medium-1" if "syn-medium-1" in names else names[0]
-    return {"sw.base": base, "sw.ez": [0.5, 1.0, 2.0, 3.0], "sw.ratio": [1.0, 2.0, 5.0, 10.0], "sw.seeds": 3,
-            "sw.steps": 100}  # fmt: skip
+    return {
+        "sw.base": base,
+        "sw.ez": [0.5, 1.0, 2.0, 3.0],
+        "sw.ratio": [1.0, 2.0, 5.0, 10.0],
+        "sw.seeds": 3,
+        "sw.steps": 100,
+    }
 
 
 def init_form(presets: dict[str, Preset]) -> Messages:
@@ -66,8 +71,13 @@ def open_sweep(rid: str, presets: dict[str, Preset]) -> Messages:
     ss["sweep.run"] = rid
     got = sweep_settings(cfg, {name: p.config for name, p in presets.items()})
     if got is None:
-        return [("warning", f"The (η_Y, η_Z) pairs of run {rid} are not an η_Z × ratio grid: its results are "
-                 "below, but the form cannot show them.")]  # fmt: skip
+        return [
+            (
+                "warning",
+                f"The (η_Y, η_Z) pairs of run {rid} are not an η_Z × ratio grid: its results are "
+                "below, but the form cannot show them.",
+            )
+        ]
     return fill_form(got, cfg, rid)
 
 
@@ -83,8 +93,13 @@ def fill_form(got: SweepSettings, cfg: RunConfig, rid: str) -> Messages:
     if got.seeds != list(range(1, len(got.seeds) + 1)):
         notes.append(("info", f"Sweep {rid} trained seeds {got.seeds[:8]}: the form trains seeds 1, 2, …"))
     if len(got.seeds) > MAX_SEEDS or got.steps > MAX_STEPS:
-        notes.append(("info", f"Sweep {rid} trained {len(got.seeds)} seeds × {got.steps:,} steps: the form "
-                      f"allows at most {MAX_SEEDS} seeds and {MAX_STEPS:,} steps."))  # fmt: skip
+        notes.append(
+            (
+                "info",
+                f"Sweep {rid} trained {len(got.seeds)} seeds × {got.steps:,} steps: the form "
+                f"allows at most {MAX_SEEDS} seeds and {MAX_STEPS:,} steps.",
+            )
+        )
     return notes
 
 

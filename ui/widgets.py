@@ -151,8 +151,9 @@ def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any, schema: 
         lo, hi = (None if b is None else typ(b) for b in field_bounds(knob.key, schema))
         value = _clamp(_num(get_dotted(cfg, knob.key), typ), lo, hi)
         fmt = {} if typ is int else {"format": "%g"}
-        st.number_input(knob.label, min_value=lo, max_value=hi, value=value, step=typ(1) if typ is int else None,
-                        **fmt, **cb)  # fmt: skip
+        st.number_input(
+            knob.label, min_value=lo, max_value=hi, value=value, step=typ(1) if typ is int else None, **fmt, **cb
+        )
 
 
 def _clamp(v: Any, lo: Any, hi: Any) -> Any:

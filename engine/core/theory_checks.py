@@ -115,8 +115,12 @@ def _cond_assumption2(f: RunFacts) -> Condition:
 def _cond_rates(f: RunFacts) -> Condition:
     bad = [(y, z) for y, z in f.lr_pairs if y < z]
     if not bad:
-        return Condition("η_Y ≥ η_Z", True, "η_Y ≥ η_Z for every pair (Assumption 1c)",
-                         "the decoder learns at least as fast as the attention, as the theorem assumes")  # fmt: skip
+        return Condition(
+            "η_Y ≥ η_Z",
+            True,
+            "η_Y ≥ η_Z for every pair (Assumption 1c)",
+            "the decoder learns at least as fast as the attention, as the theorem assumes",
+        )
     return Condition(
         "η_Y ≥ η_Z",
         False,
@@ -229,8 +233,12 @@ def sign_agreement(
             "; ".join(flips) + " (mean Δz)",
             "with finite sequences this run's logits move the other way than the theory's infinitely long ones",
         )
-    return Condition("finite T agrees with T = ∞", True, "distinct and common logits move as in the T = ∞ twin",
-                     "its logits move as with infinitely long sequences")  # fmt: skip
+    return Condition(
+        "finite T agrees with T = ∞",
+        True,
+        "distinct and common logits move as in the T = ∞ twin",
+        "its logits move as with infinitely long sequences",
+    )
 
 
 SNAP_FRACTION = 0.10  # of the series' total change, per doubling of t

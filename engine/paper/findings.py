@@ -98,8 +98,10 @@ def _phrase(axis: GridAxis, trends: list[Trend], marginal: pd.Series, numeric: b
     u = f" {unit}" if unit else ""
     hi, lo = marginal.idxmax(), marginal.idxmin()
     ends = f"(from {fmt(marginal.iloc[0])} to {fmt(marginal.iloc[-1])}{u})"
-    spread = (f"(highest at {axis.label} = {setting(hi)}: {fmt(marginal[hi])}{u}; lowest at {setting(lo)}: "
-              f"{fmt(marginal[lo])}{u})")  # fmt: skip
+    spread = (
+        f"(highest at {axis.label} = {setting(hi)}: {fmt(marginal[hi])}{u}; lowest at {setting(lo)}: "
+        f"{fmt(marginal[lo])}{u})"
+    )
     if all(t == "flat" for t in trends) and np.ptp(marginal.to_numpy()) <= tol:
         return f"barely depends on {axis.label}"
     if not numeric:

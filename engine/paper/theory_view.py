@@ -45,13 +45,29 @@ def calibrated_overlay(cfg: RunConfig, problem: Problem, z0: np.ndarray, replica
     }
     if th.curves is not None:
         c = th.curves
-        out |= {"step": grid, "B_theory": c.B_theory, "dz_common_theory": c.dz_common_theory,
-                "t0_prime": c.t0_prime, "t0": c.t0, "C0": c.constants.C0_paper}  # fmt: skip
+        out |= {
+            "step": grid,
+            "B_theory": c.B_theory,
+            "dz_common_theory": c.dz_common_theory,
+            "t0_prime": c.t0_prime,
+            "t0": c.t0,
+            "C0": c.constants.C0_paper,
+        }
     return out
 
 
-THEORY_STATICS = ("theory_step", "theory_B", "theory_dz", "theory_t0p", "theory_t0", "theory_C0",
-                  "theory_curve", "theory_solid", "theory_failed", "theory_failed_plain")  # fmt: skip
+THEORY_STATICS = (
+    "theory_step",
+    "theory_B",
+    "theory_dz",
+    "theory_t0p",
+    "theory_t0",
+    "theory_C0",
+    "theory_curve",
+    "theory_solid",
+    "theory_failed",
+    "theory_failed_plain",
+)
 
 
 def overlay_statics(
@@ -67,8 +83,10 @@ def overlay_statics(
     grid = step_grid(cfg.optim.steps)
     if theories is None:
         theories = [ReplicaTheory(replica_conditions(cfg, problem, z0[r], r), None) for r in range(cfg.n_replicas)]
-    done = [th if th.curves is not None else ReplicaTheory(th.conditions, replica_curves(cfg, problem, z0[r], r, grid))
-            for r, th in enumerate(theories)]  # fmt: skip
+    done = [
+        th if th.curves is not None else ReplicaTheory(th.conditions, replica_curves(cfg, problem, z0[r], r, grid))
+        for r, th in enumerate(theories)
+    ]
     return overlay_tables(done, cfg.optim.steps)
 
 
@@ -102,13 +120,20 @@ def stored_overlay(statics: dict[str, np.ndarray], replica: int) -> dict[str, An
         return None
     failed = str(statics["theory_failed"][replica])
     plain = str(statics["theory_failed_plain"][replica]) if "theory_failed_plain" in statics else failed  # older runs
-    out: dict[str, Any] = {"solid": bool(statics["theory_solid"][replica]),
-                           "failed": tuple(failed.split("\n")) if failed else (),
-                           "failed_plain": tuple(plain.split("\n")) if plain else ()}  # fmt: skip
+    out: dict[str, Any] = {
+        "solid": bool(statics["theory_solid"][replica]),
+        "failed": tuple(failed.split("\n")) if failed else (),
+        "failed_plain": tuple(plain.split("\n")) if plain else (),
+    }
     if statics["theory_curve"][replica]:
-        out |= {"step": statics["theory_step"], "B_theory": statics["theory_B"][replica],
-                "dz_common_theory": statics["theory_dz"][replica], "t0_prime": float(statics["theory_t0p"][replica]),
-                "t0": float(statics["theory_t0"][replica]), "C0": float(statics["theory_C0"][replica])}  # fmt: skip
+        out |= {
+            "step": statics["theory_step"],
+            "B_theory": statics["theory_B"][replica],
+            "dz_common_theory": statics["theory_dz"][replica],
+            "t0_prime": float(statics["theory_t0p"][replica]),
+            "t0": float(statics["theory_t0"][replica]),
+            "C0": float(statics["theory_C0"][replica]),
+        }
     return out
 
 

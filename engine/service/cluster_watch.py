@@ -50,8 +50,14 @@ def ask(address: str, timeout_s: float = 120.0) -> Capacity:
     process of its own); ValueError says why it could not be reached."""
     code = "import sys; from engine.service.cluster import cluster_nodes; print(cluster_nodes(sys.argv[1]))"
     try:
-        out = subprocess.run([sys.executable, "-c", code, address], capture_output=True, text=True,
-                             timeout=timeout_s, cwd=ROOT, check=False)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", code, address],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            cwd=ROOT,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise ValueError(f"{CLUSTER_ENV}={address}: no answer from the Ray cluster in {timeout_s:.0f} s") from None
     if out.returncode != 0:

@@ -446,8 +446,10 @@ class LabService:
             parsed = [grid.parse_axis(a) for a in axes]
             cells = grid.cells(parsed, grid.parse_seeds(seeds))
             if len(cells) > MAX_GRID_CELLS:
-                raise ConfigError(f"the grid has {len(cells)} cells: the dashboard trains at most {MAX_GRID_CELLS} "
-                                  "(more with `python -m engine sweep`)")  # fmt: skip
+                raise ConfigError(
+                    f"the grid has {len(cells)} cells: the dashboard trains at most {MAX_GRID_CELLS} "
+                    "(more with `python -m engine sweep`)"
+                )
             cfgs = [kind_of(base).admit(grid.cell_config(base, c)) for c in cells]
             return cfgs, [c.label() for c in cells]
 

@@ -106,10 +106,12 @@ def as_replicas(base: Any, grid: Sequence[Cell]) -> Any | None:
     (every (η_Y, η_Z) pair × every seed, in the cells' order); None for any other grid."""
     if kind_of(base).name != "synthetic" or not grid or not set(grid[0].values) <= set(LR_KEYS):
         return None
-    pairs = list(dict.fromkeys(
-        (float(c.values.get("optim.eta_y", base.optim.eta_y)), float(c.values.get("optim.eta_z", base.optim.eta_z)))
-        for c in grid
-    ))  # fmt: skip
+    pairs = list(
+        dict.fromkeys(
+            (float(c.values.get("optim.eta_y", base.optim.eta_y)), float(c.values.get("optim.eta_z", base.optim.eta_z)))
+            for c in grid
+        )
+    )
     seeds = list(dict.fromkeys(c.seed for c in grid))
     return base.with_overrides({"replicas.lr_pairs": [list(p) for p in pairs], "replicas.seeds": seeds})
 
@@ -155,7 +157,11 @@ def stored_row(info: dict[str, Any], keys: Sequence[str], scalars: pd.DataFrame)
     finals = final_metrics(scalars)
     values = finals.iloc[0].drop("replica").to_dict() if len(finals) else {}
     return {k: get_dotted(config, k) for k in keys} | {
-        "seed": kind.seed_of(config), "run": info["id"], "status": info["status"], **values}  # fmt: skip
+        "seed": kind.seed_of(config),
+        "run": info["id"],
+        "status": info["status"],
+        **values,
+    }
 
 
 def summary_html(frame: pd.DataFrame, title: str, axes: Sequence[Axis]) -> str:
@@ -171,8 +177,15 @@ def summary_html(frame: pd.DataFrame, title: str, axes: Sequence[Axis]) -> str:
     for i, metric in enumerate(metrics):
         fig = go.Figure()
         for name, part in frame.groupby(group) if group else [("", frame)]:
-            fig.add_trace(go.Scatter(x=part[x].astype(str), y=part[metric], mode="markers",
-                                     name=f"{group}={name}" if group else metric, marker=dict(size=10)))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=part[x].astype(str),
+                    y=part[metric],
+                    mode="markers",
+                    name=f"{group}={name}" if group else metric,
+                    marker=dict(size=10),
+                )
+            )
         fig.update_layout(title=metric, xaxis_title=x, yaxis_title=metric, height=360)
         parts.append(pio.to_html(fig, full_html=False, include_plotlyjs="inline" if i == 0 else False))
     return "<!doctype html><meta charset=utf-8><title>" + html.escape(title) + "</title>" + "\n".join(parts)

@@ -178,8 +178,25 @@ class Job:
         status = "queued" if position is not None else self.status
         message = waiting or (IDLE_PAUSE_NOTE if self.idle_paused and status == "paused" else self.message)
         return JobStatus(
-            self.id, status, c.step, self.total_steps, position, message, c.paused, self.kind,
-            self.owner, tuple(names), self.items_done, self.current, quick, round(end - self.started, 3),
-            c.max_steps_per_s, self.slot, self.light and not self.slot, waiting, round(now - self.watched_at, 3),
-            None if position is not None else self.time_left(), c.pace[0] == "story",
-        )  # fmt: skip
+            self.id,
+            status,
+            c.step,
+            self.total_steps,
+            position,
+            message,
+            c.paused,
+            self.kind,
+            self.owner,
+            tuple(names),
+            self.items_done,
+            self.current,
+            quick,
+            round(end - self.started, 3),
+            c.max_steps_per_s,
+            self.slot,
+            self.light and not self.slot,
+            waiting,
+            round(now - self.watched_at, 3),
+            None if position is not None else self.time_left(),
+            c.pace[0] == "story",
+        )

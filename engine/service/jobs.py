@@ -57,9 +57,13 @@ from engine.service.worker import CLUSTER_ENV, parse_cpus, warm_up
 
 class JobManager:
     def __init__(
-        self, store: RunStore, max_concurrent: int | None = None, limits: Limits | None = None,
-        worker_cpus: frozenset[int] | None = None, cluster: str | None = None,
-    ):  # fmt: skip
+        self,
+        store: RunStore,
+        max_concurrent: int | None = None,
+        limits: Limits | None = None,
+        worker_cpus: frozenset[int] | None = None,
+        cluster: str | None = None,
+    ):
         """``worker_cpus``: the CPUs every worker runs on (default: any), e.g. to keep training off the
         cores that serve pages; torch threads per worker are then divided among those.  ``cluster``: a
         Ray cluster's address (every run trains there; the slots default to its CPUs)."""
@@ -82,9 +86,13 @@ class JobManager:
 
     # ----------------------------------------------------------------- submit
     def submit(
-        self, cfg: Any, name: str | None = None, owner: str | None = None,
-        paused: bool = False, limited: bool = False,
-    ) -> str:  # fmt: skip
+        self,
+        cfg: Any,
+        name: str | None = None,
+        owner: str | None = None,
+        paused: bool = False,
+        limited: bool = False,
+    ) -> str:
         """Create the run and queue it for a training slot (``paused``: create it paused, holding
         nothing, until :meth:`resume` or :meth:`step`); returns its id.
 
@@ -94,9 +102,13 @@ class JobManager:
         return self.submit_grid([cfg], [name], owner, limited, paused)[0]
 
     def submit_grid(
-        self, cfgs: list[Any], names: list[str | None], owner: str | None = None,
-        limited: bool = False, paused: bool = False,
-    ) -> list[str]:  # fmt: skip
+        self,
+        cfgs: list[Any],
+        names: list[str | None],
+        owner: str | None = None,
+        limited: bool = False,
+        paused: bool = False,
+    ) -> list[str]:
         """:meth:`submit` for every run of a grid, all or nothing (each checked against the limits before
         any is stored; a visitor's grid must fit the queue limit whole); the grid counts as one of
         ``owner``'s runs.  Returns the run ids."""
@@ -458,9 +470,12 @@ def get_manager(data_dir: str | None = None, max_concurrent: int | None = None) 
         if key not in _MANAGERS or _MANAGERS[key].closed:
             env, cpus = os.environ.get("SCANSNAP_MAX_JOBS"), os.environ.get("SCANSNAP_WORKER_CPUS")
             _MANAGERS[key] = JobManager(
-                store, max_concurrent or (int(env) if env else None), Limits.from_env(),
-                worker_cpus=parse_cpus(cpus) if cpus else None, cluster=os.environ.get(CLUSTER_ENV) or None,
-            )  # fmt: skip
+                store,
+                max_concurrent or (int(env) if env else None),
+                Limits.from_env(),
+                worker_cpus=parse_cpus(cpus) if cpus else None,
+                cluster=os.environ.get(CLUSTER_ENV) or None,
+            )
         return _MANAGERS[key]
 
 

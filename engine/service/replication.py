@@ -55,15 +55,16 @@ def read_rows(store: RunStore, run_id: str, after: int = -1, statics: bool = Tru
             table=table,
             after=after,
             run=tuple(row),
-            statics=None if not statics else con.execute(
-                "SELECT name, array FROM statics WHERE run_id = ? ORDER BY name", (run_id,)).fetchall(),
+            statics=None
+            if not statics
+            else con.execute("SELECT name, array FROM statics WHERE run_id = ? ORDER BY name", (run_id,)).fetchall(),
             snapshots=con.execute(
                 "SELECT step, arrays FROM snapshots WHERE run_id = ? AND step > ? ORDER BY step", (run_id, after)
             ).fetchall(),
             scalar_columns=columns,
             scalars=cur.fetchall(),
             checkpoint=con.execute("SELECT step, arrays, meta FROM checkpoints WHERE run_id = ?", (run_id,)).fetchone(),
-        )  # fmt: skip
+        )
 
 
 def statics_sizes(store: RunStore, run_id: str) -> list[tuple[str, int]]:
@@ -88,18 +89,24 @@ def write_rows(
         if not exists and not create:
             raise KeyError(f"no run {rows.run_id!r}")
         if exists:  # what training changes; its name and publication are the server's
-            con.execute(f"UPDATE runs SET {', '.join(f'{c} = ?' for c in TRAINED)} WHERE id = ?",
-                        (*(run[c] for c in TRAINED), rows.run_id))  # fmt: skip
+            con.execute(
+                f"UPDATE runs SET {', '.join(f'{c} = ?' for c in TRAINED)} WHERE id = ?",
+                (*(run[c] for c in TRAINED), rows.run_id),
+            )
         else:
             con.execute(f"INSERT INTO runs ({','.join(run)}) VALUES ({','.join('?' * len(run))})", tuple(run.values()))
         if rows.statics is not None:
             con.execute("DELETE FROM statics WHERE run_id = ?", (rows.run_id,))
-            con.executemany("INSERT INTO statics (run_id, name, array) VALUES (?, ?, ?)",
-                            [(rows.run_id, n, a) for n, a in rows.statics])  # fmt: skip
+            con.executemany(
+                "INSERT INTO statics (run_id, name, array) VALUES (?, ?, ?)",
+                [(rows.run_id, n, a) for n, a in rows.statics],
+            )
         for name in ("snapshots", rows.table.name):
             con.execute(f"DELETE FROM {name} WHERE run_id = ? AND step > ?", (rows.run_id, rows.after))
-        con.executemany("INSERT INTO snapshots (run_id, step, arrays) VALUES (?, ?, ?)",
-                        [(rows.run_id, s, a) for s, a in rows.snapshots])  # fmt: skip
+        con.executemany(
+            "INSERT INTO snapshots (run_id, step, arrays) VALUES (?, ?, ?)",
+            [(rows.run_id, s, a) for s, a in rows.snapshots],
+        )
         cols, marks = ",".join(rows.scalar_columns), ",".join("?" * len(rows.scalar_columns))
         con.executemany(f"INSERT INTO {rows.table.name} ({cols}) VALUES ({marks})", rows.scalars)
         con.execute("DELETE FROM checkpoints WHERE run_id = ?", (rows.run_id,))

@@ -90,8 +90,21 @@ CREATE TABLE IF NOT EXISTS weights (
 """
 )
 SAVE_CHECKPOINT = "INSERT OR REPLACE INTO checkpoints (run_id, step, arrays, meta) VALUES (?, ?, ?, ?)"
-_RUN_COLUMNS = ("id", "name", "config_json", "status", "device", "versions_json", "created", "updated",
-                "message", "owner", "pid", "host", "last_step")  # fmt: skip
+_RUN_COLUMNS = (
+    "id",
+    "name",
+    "config_json",
+    "status",
+    "device",
+    "versions_json",
+    "created",
+    "updated",
+    "message",
+    "owner",
+    "pid",
+    "host",
+    "last_step",
+)
 READ_COLUMNS = (*_RUN_COLUMNS, "published", "kind", "node")
 ANY_OWNER = "*any*"  # find_runs: everyone's runs (None: those with no owner, made by the command line)
 
@@ -112,8 +125,11 @@ def _run_filter(search: str, owner: str | None) -> tuple[str, tuple[Any, ...]]:
 
 
 # Columns added after the first release: (name, definition) for ALTER TABLE on older databases.
-_MIGRATIONS = (("published", "INTEGER NOT NULL DEFAULT 0"), ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"),
-               ("node", "TEXT"))  # fmt: skip
+_MIGRATIONS = (
+    ("published", "INTEGER NOT NULL DEFAULT 0"),
+    ("kind", "TEXT NOT NULL DEFAULT 'synthetic'"),
+    ("node", "TEXT"),
+)
 RENAMED_STATICS = (("synthetic", "psi", "query_of_class_id"),)  # (kind, old, new): ψ(n)'s id, not a query index
 RENAME_STATIC = "UPDATE statics SET name = ? WHERE name = ? AND run_id IN (SELECT id FROM runs WHERE kind = ?)"
 
@@ -213,8 +229,22 @@ class RunStore(SqliteDB):
         now = time.time()
         with self._write("creating a run") as con:
             scalar_table.record_table(con, kind, scalar_table.DECLARED.get(kind, scalar_table.SHARED))
-            row = (run_id, name, config_json, status, device, json.dumps(dict(versions), sort_keys=True), now, now,
-                   None, owner, os.getpid(), self._host, None, kind)  # fmt: skip
+            row = (
+                run_id,
+                name,
+                config_json,
+                status,
+                device,
+                json.dumps(dict(versions), sort_keys=True),
+                now,
+                now,
+                None,
+                owner,
+                os.getpid(),
+                self._host,
+                None,
+                kind,
+            )
             con.execute(f"INSERT INTO runs ({','.join(_RUN_COLUMNS)}, kind) VALUES ({','.join('?' * 14)})", row)
             con.executemany(
                 "INSERT INTO statics (run_id, name, array) VALUES (?, ?, ?)", [(run_id, k, b) for k, b in blobs]

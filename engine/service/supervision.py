@@ -51,8 +51,17 @@ def _worker_args(m: JobManager, j: Job, send: Any) -> tuple[Callable[..., None],
     if j.kind == TRAIN and m.cluster:
         return train_on_cluster, (data_dir, j.id, j.control, send, me, m.limits.park_after_s, m.cluster)
     if j.kind == TRAIN:  # args: the module of the run kind's worker side
-        return train_stored_run, (data_dir, j.id, j.control, send, m.torch_threads, me, m.worker_cpus,
-                                  m.limits.park_after_s, *j.args)  # fmt: skip
+        return train_stored_run, (
+            data_dir,
+            j.id,
+            j.control,
+            send,
+            m.torch_threads,
+            me,
+            m.worker_cpus,
+            m.limits.park_after_s,
+            *j.args,
+        )
     names, quick = j.args
     return reproduce, (data_dir, j.id, names, quick, j.control, send, me, m.worker_cpus)
 

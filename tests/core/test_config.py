@@ -195,8 +195,13 @@ COMPANIONS: dict[tuple[str, object], dict] = {
 COMPANIONS_BY_PATH = {p: {"data": {"distinct_weights": "uniform"}} for p in ("data.distinct_min", "data.distinct_max")}
 # The generator's sizes are also bounded together (M_ctx ≤ MAX_VOCAB, K·M_ctx ≤ MAX_TABLE_CELLS): each
 # size is tested at its own bound with the others at their smallest.
-SMALLEST_SIZES = {"num_last": 1, "num_next_per_last": 1, "num_common": 0, "num_common_per_last": 0,
-                  "num_distinct_per_next": 1}  # fmt: skip
+SMALLEST_SIZES = {
+    "num_last": 1,
+    "num_next_per_last": 1,
+    "num_common": 0,
+    "num_common_per_last": 0,
+    "num_distinct_per_next": 1,
+}
 COMPANIONS_BY_PATH |= {
     f"data.{k}": {"data": {o: v for o, v in SMALLEST_SIZES.items() if o != k}} for k in SMALLEST_SIZES
 }

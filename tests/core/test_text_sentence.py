@@ -27,8 +27,9 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 )
 def test_numpy_maps_equal_the_torch_models_on_any_sentence(norm, positional, mlp):
     torch.manual_seed(0)
-    cfg = TextModelConfig(d_model=12, n_heads=3, d_ff=10, n_layers=2, dropout=0.3, positional=positional, mlp=mlp,
-                          norm=norm, device="cpu")  # fmt: skip
+    cfg = TextModelConfig(
+        d_model=12, n_heads=3, d_ff=10, n_layers=2, dropout=0.3, positional=positional, mlp=mlp, norm=norm, device="cpu"
+    )
     model = CausalLM(cfg, vocab_size=30, max_len=16).double().eval()  # eval: dropout off, as on the page
     with torch.no_grad():  # move LayerNorm's γ, β off their initial 1, 0 so that they are tested too
         for name, p in model.named_parameters():

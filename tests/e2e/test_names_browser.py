@@ -94,8 +94,11 @@ def test_run_names_show_as_typed_everywhere(runs):
             _check(
                 _shown(pg, "[data-testid=stPageLink-NavLink]"), f"{LIVE_NAME} · step — · {live}"
             )  # no step stored yet: —
-            opened = [s for s in _shown(pg, "[data-testid=stSidebar] [data-testid=stMarkdownContainer]")
-                      if "Run:" in s["text"]]  # fmt: skip
+            opened = [
+                s
+                for s in _shown(pg, "[data-testid=stSidebar] [data-testid=stMarkdownContainer]")
+                if "Run:" in s["text"]
+            ]
             assert len(opened) == 1 and opened[0]["markup"] == ["STRONG", "CODE"], opened  # the page's own bold
             _check([{**opened[0], "markup": []}], f"Run: {MD_NAME}")
             pg.goto(f"{srv.url}/runs")
@@ -105,13 +108,16 @@ def test_run_names_show_as_typed_everywhere(runs):
             pg.wait_for_selector(".js-plotly-plot .legendtext")
             legend = pg.locator(".js-plotly-plot .legend")  # (in a component's shadow DOM: locators reach it)
             _check(
-                [{
-                    "text": " ".join(_legend_lines(legend)),
-                    "links": [a.get_attribute("href") or "" for a in legend.locator("a").all()],
-                    "markup": ["B"] * legend.locator(".legendtext tspan[style*=bold]").count(),
-                }],
-                URL_NAME, MD_NAME,
-            )  # fmt: skip
+                [
+                    {
+                        "text": " ".join(_legend_lines(legend)),
+                        "links": [a.get_attribute("href") or "" for a in legend.locator("a").all()],
+                        "markup": ["B"] * legend.locator(".legendtext tspan[style*=bold]").count(),
+                    }
+                ],
+                URL_NAME,
+                MD_NAME,
+            )
             _check(_shown(pg, "[data-testid=stMultiSelect]"), URL_NAME, MD_NAME)
             store.set_status(live, "stopped")
             (ROOT / "test-artifacts").mkdir(exist_ok=True)

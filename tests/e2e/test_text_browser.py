@@ -50,8 +50,11 @@ def _projector_shots(pg, name: str) -> None:
     """What the projector shows: the top, the line charts, the maps, Fig. 7's row; and the whole page
     (a tall viewport: Streamlit scrolls inside its own container, so a full-page shot would not)."""
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-    for part, sel in (("charts", ".st-key-text-charts, .st-key-text-hero"), ("maps", ".st-key-text-maps"),
-                      ("fig7", ".st-key-text-fig7")):  # fmt: skip
+    for part, sel in (
+        ("charts", ".st-key-text-charts, .st-key-text-hero"),
+        ("maps", ".st-key-text-maps"),
+        ("fig7", ".st-key-text-fig7"),
+    ):
         pg.locator(sel).first.scroll_into_view_if_needed()
         pg.evaluate(UNDER_THE_BAR, sel)  # the sticky control bar would hide the part's top
         pg.wait_for_timeout(300)
@@ -193,8 +196,10 @@ def test_first_screen_holds_the_charts_and_a_typed_sentence_shows_each_layers_at
         pg.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
         for k in ("H", "groups", "loss"):  # on a busy host a chart may still be redrawing: wait for it in place
             pg.wait_for_function(ON_SCREEN, arg=[f".st-key-text-charts-{k} .js-plotly-plot .main-svg", 1440, 900])
-        charts_bottom = max(_box(pg, f".st-key-text-charts-{k}")["y"] + _box(pg, f".st-key-text-charts-{k}")["height"]
-                            for k in ("H", "groups", "loss"))  # fmt: skip
+        charts_bottom = max(
+            _box(pg, f".st-key-text-charts-{k}")["y"] + _box(pg, f".st-key-text-charts-{k}")["height"]
+            for k in ("H", "groups", "loss")
+        )
         intro = _box(pg, "text=A small causal Transformer")
         assert intro is not None and intro["y"] > charts_bottom  # the paragraphs come after the charts
         pg.screenshot(path=str(ARTIFACTS / "text-first-screen-1440x900.png"))

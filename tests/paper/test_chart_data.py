@@ -178,8 +178,11 @@ def ov_rho(cfg: RunConfig) -> float:
 
 
 def test_the_snap_caption_says_in_words_why_the_theory_is_off():
-    ov = {"solid": False, "failed": ("T = 128: finite contexts (Assumption 1b)",),
-          "failed_plain": ("the theorem assumes infinitely long sequences; this run uses 128 tokens", "…")}  # fmt: skip
+    ov = {
+        "solid": False,
+        "failed": ("T = 128: finite contexts (Assumption 1b)",),
+        "failed_plain": ("the theorem assumes infinitely long sequences; this run uses 128 tokens", "…"),
+    }
     off = lab_charts._snap_caption(ov, Snap(38, False), indicative=False)
     assert off == (
         "Measured snap at step 38. Theorem 4's curve is off here: the theorem assumes infinitely long "

@@ -66,15 +66,27 @@ def test_a_reproductions_bar_follows_its_estimated_seconds_not_its_steps():
     seconds per step than the synthetic items (the issue: 88 % after 20 s of 75)."""
     done = ALL.index("fig7")
     steps = sum(ITEMS[n].work(True) for n in ALL[:done])
-    s = JobStatus("r", "running", steps, total_work(ALL, True), None, None, kind=REPRODUCE, items=tuple(ALL),
-                  items_done=done, current="fig7", quick=True)  # fmt: skip
+    s = JobStatus(
+        "r",
+        "running",
+        steps,
+        total_work(ALL, True),
+        None,
+        None,
+        kind=REPRODUCE,
+        items=tuple(ALL),
+        items_done=done,
+        current="fig7",
+        quick=True,
+    )
     by_seconds = sum(item_seconds(n, True) for n in ALL[:done]) / estimated_seconds(ALL, True)
     assert s.fraction == pytest.approx(by_seconds)
     assert abs(s.fraction - steps / s.total_steps) > 0.05  # the two measures do differ here
 
 
-@pytest.mark.parametrize(("seconds", "said"), [(0.2, "about 1 s"), (75.4, "about 75 s"), (700, "about 12 min"),
-                                               (5400, "about 1.5 h")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("seconds", "said"), [(0.2, "about 1 s"), (75.4, "about 75 s"), (700, "about 12 min"), (5400, "about 1.5 h")]
+)
 def test_about(seconds, said):
     assert about(seconds) == said
 

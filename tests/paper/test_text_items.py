@@ -104,8 +104,11 @@ def test_fig7_trains_every_model_and_seed_as_one_task_each(monkeypatch):
     assert calls == [4]  # (1 layer, 3 layers) × seeds 1, 2
     sc = r.data["scalars"]
     assert sorted({(run, seed) for run, seed in zip(sc["run"], sc["seed"], strict=True)}) == [
-        ("1 layer", 1), ("1 layer", 2), ("3 layers", 1), ("3 layers", 2)
-    ]  # fmt: skip
+        ("1 layer", 1),
+        ("1 layer", 2),
+        ("3 layers", 1),
+        ("3 layers", 2),
+    ]
     assert set(sc[sc.run == "3 layers"].query("metric == 'attn_entropy'")["layer"]) == {0, 1, 2}
 
 

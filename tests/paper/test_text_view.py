@@ -147,9 +147,14 @@ def test_the_groups_sentence_says_what_the_theory_predicts_and_what_was_measured
 
 def test_text_metrics_have_readable_labels():
     assert metric_names("text") == [
-        "train_loss", "attn_entropy", "attn_share_frequent", "attn_share_common", "attn_share_distinct", "val_loss",
+        "train_loss",
+        "attn_entropy",
+        "attn_share_frequent",
+        "attn_share_common",
+        "attn_share_distinct",
+        "val_loss",
         "val_ppl",
-    ]  # fmt: skip
+    ]
     assert "attn_entropy" not in metric_names("synthetic") and "train_loss" in metric_names("synthetic")
     assert all(METRICS[m].per_layer for m in ("attn_entropy", "attn_share_frequent"))
     assert label("attn_entropy") == "attention entropy (nats)" and label("val_ppl") == "validation perplexity"

@@ -139,9 +139,13 @@ def test_a_grid_counts_as_one_of_a_visitors_runs_and_is_queued_whole_or_not_at_a
 
 @pytest.mark.parametrize(
     ("value", "why"),
-    [("abc", "'abc' is not a number"), ("0", "'0' must be > 0"), ("0.05", "0.05 is out of range: set 0.1 to 5 s"),
-     ("6", "6 is out of range: set 0.1 to 5 s")],
-)  # fmt: skip
+    [
+        ("abc", "'abc' is not a number"),
+        ("0", "'0' must be > 0"),
+        ("0.05", "0.05 is out of range: set 0.1 to 5 s"),
+        ("6", "6 is out of range: set 0.1 to 5 s"),
+    ],
+)
 def test_a_bad_refresh_in_the_environment_names_the_variable_and_the_range(monkeypatch, value, why):
     """SCANSNAP_TICK_S, the fastest refresh of a live page: a watched page must say so at least every
     SLOWEST_REFRESH_S (the idle pause counts on it), so a refresh slower than that is refused too."""

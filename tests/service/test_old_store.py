@@ -185,10 +185,15 @@ def test_a_move_cut_short_goes_on_at_the_next_open(tmp_path, monkeypatch):
     con = sqlite3.connect(data / "runs.sqlite")  # a second old text run: a copy of the first, under another id
     (text,) = con.execute("SELECT id FROM runs WHERE kind = 'text'").fetchone()
     cols = [r[1] for r in con.execute("PRAGMA table_info(runs)")]
-    con.execute(f"INSERT INTO runs SELECT {', '.join('?' if c == 'id' else c for c in cols)} FROM runs WHERE id = ?",
-                ("copy", text))  # fmt: skip
-    con.execute("INSERT INTO scalar_blocks SELECT 'copy', metric, step, seq, replica, n, value FROM scalar_blocks "
-                "WHERE run_id = ?", (text,))  # fmt: skip
+    con.execute(
+        f"INSERT INTO runs SELECT {', '.join('?' if c == 'id' else c for c in cols)} FROM runs WHERE id = ?",
+        ("copy", text),
+    )
+    con.execute(
+        "INSERT INTO scalar_blocks SELECT 'copy', metric, step, seq, replica, n, value FROM scalar_blocks "
+        "WHERE run_id = ?",
+        (text,),
+    )
     con.commit()
     con.close()
     real, calls = scalar_table.move_run, []

@@ -54,8 +54,15 @@ def test_start_wait_stores_report_figures_and_lists(mgr):
     assert s.elapsed_s > 0 and mgr.running_reproduction() is None
     repro = stored(mgr)
     d = repro.path(rid)
-    for f in ("report.html", "verdicts.json", "configs.json", "figures/index.json", "figures/fig9_0.json",
-              "figures/joma_0.json", "data/fig9_t0.parquet"):  # fmt: skip
+    for f in (
+        "report.html",
+        "verdicts.json",
+        "configs.json",
+        "figures/index.json",
+        "figures/fig9_0.json",
+        "figures/joma_0.json",
+        "data/fig9_t0.parquet",
+    ):
         assert (d / f).is_file(), f
     assert [x.name for x in repro.root.iterdir()] == [rid]  # no temporary directory left behind
     [summary] = repro.stored()
@@ -110,8 +117,9 @@ def test_run_and_store_stops_between_items(tmp_path, monkeypatch):
     monkeypatch.setattr(reproduction_run, "run_item", lambda name, quick, progress=None, **_: ran.append(name))
     control = RunControl()
     control.stop()
-    state, _ = reproduction_run.run_and_store(str(tmp_path), "20000101-000000-abcdef", ["fig9", "joma"], False,
-                                              control, lambda *m: None)  # fmt: skip
+    state, _ = reproduction_run.run_and_store(
+        str(tmp_path), "20000101-000000-abcdef", ["fig9", "joma"], False, control, lambda *m: None
+    )
     assert state == "stopped" and ran == []
 
 

@@ -12,8 +12,15 @@ from engine.service.replication import read_rows, write_rows
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
 
-TEXT_SMALL = {"optim.steps": 12, "snapshots.linear_every": 6, "snapshots.log_count": 0, "model.d_model": 16,
-              "model.d_ff": 16, "model.device": "cpu", "data.vocab_size": 300}  # fmt: skip
+TEXT_SMALL = {
+    "optim.steps": 12,
+    "snapshots.linear_every": 6,
+    "snapshots.log_count": 0,
+    "model.d_model": 16,
+    "model.d_ff": 16,
+    "model.device": "cpu",
+    "data.vocab_size": 300,
+}
 
 
 def assert_same_run(a: RunStore, b: RunStore, run_id: str, other_id: str | None = None) -> None:

@@ -260,10 +260,22 @@ def test_a_killed_command_line_run_is_marked_interrupted_by_the_live_server(sche
     finds its writer gone and marks the run ``interrupted`` (resumable) without a restart."""
     _, store = sched()
     cli = subprocess.Popen(
-        [sys.executable, "-m", "engine", "--data-dir", str(tmp_path), "run", "--preset", "syn-small",
-         "--set", "optim.steps=1000000", "--quiet"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "--data-dir",
+            str(tmp_path),
+            "run",
+            "--preset",
+            "syn-small",
+            "--set",
+            "optim.steps=1000000",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         _wait_for(lambda: any(r["status"] == "running" for r in store.list_runs()), "the CLI run to start", 60)
         [run] = store.list_runs()
@@ -309,7 +321,11 @@ def test_the_default_slots_are_the_cpus_the_server_may_use(tmp_path):
     for cpus in ([allowed[0]], allowed):
         out = subprocess.run(
             [sys.executable, "-c", SLOTS_SCRIPT, str(tmp_path / str(len(cpus))), ",".join(map(str, cpus))],
-            cwd=root, text=True, capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(root)},
-        )  # fmt: skip
+            cwd=root,
+            text=True,
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(root)},
+        )
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.split() == [str(len(cpus)), "1"], (cpus, out.stdout)

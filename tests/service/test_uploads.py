@@ -238,14 +238,29 @@ def _all_errors(at) -> str:
 @pytest.mark.parametrize(
     ("opened", "label", "wrong", "right", "says"),
     [
-        (app, "Load a config (JSON)", "config.exe", "config.json",
-         "'config.exe' is not a .json file: upload a run config"),
-        (_lab_in_table_mode, "Load P(l|n) from CSV", "table.txt", "table.CSV",
-         "'table.txt' is not a .csv file: upload P(l|n)"),
-        (_text_page_with_the_uploader, "a .txt file (UTF-8 English text)", "notes.exe", "notes.txt",
-         "'notes.exe' is not a .txt file: upload a UTF-8 .txt file"),
+        (
+            app,
+            "Load a config (JSON)",
+            "config.exe",
+            "config.json",
+            "'config.exe' is not a .json file: upload a run config",
+        ),
+        (
+            _lab_in_table_mode,
+            "Load P(l|n) from CSV",
+            "table.txt",
+            "table.CSV",
+            "'table.txt' is not a .csv file: upload P(l|n)",
+        ),
+        (
+            _text_page_with_the_uploader,
+            "a .txt file (UTF-8 English text)",
+            "notes.exe",
+            "notes.txt",
+            "'notes.exe' is not a .txt file: upload a UTF-8 .txt file",
+        ),
     ],
-)  # fmt: skip
+)
 def test_any_file_name_gets_a_message_and_the_next_upload_works(data_dir, opened, label, wrong, right, says):
     """Every uploader takes a file of any name (a client need not honour the browser's file filter): a wrong
     name is one message naming the file and what is allowed, never Streamlit's generic error, and the next

@@ -36,7 +36,11 @@ def test_a_grid_over_a_data_knob_trains_one_run_per_cell_and_reopens_by_its_link
     (table,) = [d.value for d in again.dataframe if "run" in d.value.columns]
     assert sorted(table["run"]) == sorted(ids) and set(table["status"]) == {"finished"}
     assert sorted(zip(table["data.num_distinct_per_next"], table["optim.steps"], strict=True)) == [
-        (5, 8), (5, 12), (10, 8), (10, 12)]  # fmt: skip
+        (5, 8),
+        (5, 12),
+        (10, 8),
+        (10, 12),
+    ]
     store = get_manager(data_dir).store
     for _, row in table.iterrows():  # each row's metric is its run's own final value
         final = store.scalars(row["run"], metrics=["entropy_distinct"])
@@ -100,8 +104,10 @@ def test_a_grid_still_training_says_how_long_it_has_left(data_dir):
     left, from each run's whole-run estimate on this server's slots."""
     m = get_manager(data_dir)
     service = get_service(data_dir)
-    cfgs = [get_preset("syn-small").config.with_overrides({"optim.steps": 40, "data.num_distinct_per_next": k})
-            for k in (5, 10)]  # fmt: skip
+    cfgs = [
+        get_preset("syn-small").config.with_overrides({"optim.steps": 40, "data.num_distinct_per_next": k})
+        for k in (5, 10)
+    ]
     ids = [m.submit(cfg, name=f"paused {i}", owner="session-grid", paused=True) for i, cfg in enumerate(cfgs)]
     try:
         at = open_page(PAGE, {"grid": ",".join(ids), "axes": "data.num_distinct_per_next"})

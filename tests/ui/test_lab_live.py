@@ -24,8 +24,13 @@ logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings 
 def _syn_small_history(rid: str) -> tuple[RunHistory, dict[str, np.ndarray], str]:
     cfg = get_preset("syn-small").config
     pb = build_problem(cfg.data)
-    statics = {"P": pb.P, "token_kind": pb.token_kind, "query_of_class_id": pb.query_of_class_id,
-               "query_tokens": pb.query_ids, "label_ids": pb.label_ids}  # fmt: skip
+    statics = {
+        "P": pb.P,
+        "token_kind": pb.token_kind,
+        "query_of_class_id": pb.query_of_class_id,
+        "query_tokens": pb.query_ids,
+        "label_ids": pb.label_ids,
+    }
     rng = np.random.default_rng(0)
     steps = [0, 1, 2, 5, 10, 20]
     z = [rng.standard_normal((1, pb.Q, pb.M_ctx)) for _ in steps]

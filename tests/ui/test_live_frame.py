@@ -91,8 +91,12 @@ def test_a_run_ended_after_the_bar_was_drawn_reruns_the_page(watch):
 
 def test_a_bar_that_matches_the_run_draws_the_frame_without_a_rerun(watch):
     """No rerun loop: a paused run under a "▶ Resume" bar, a running run under "⏸ Pause", a finished one."""
-    for drawn, active, status in (((True, True), False, "paused"), ((True, False), True, "running"),
-                                  ((False, False), False, "finished"), ((False, False), False, None)):  # fmt: skip
+    for drawn, active, status in (
+        ((True, True), False, "paused"),
+        ((True, False), True, "running"),
+        ((False, False), False, "finished"),
+        ((False, False), False, None),
+    ):
         seen = watch(drawn, active, status)
         assert isinstance(seen, frame.Watched), (drawn, status, seen)
         assert seen.active == (status == "running")

@@ -39,8 +39,16 @@ def test_page_renders_with_all_items_selected(page_dir):
     at = page()
     assert not at.exception
     assert at.title[0].value == "Reproduce the paper"
-    assert at.multiselect(key="rp.items").value == ["fig4", "fig5", "fig6", "fig9", "theorems", "joma", "fig7",
-                                                    "joma-real"]  # fmt: skip
+    assert at.multiselect(key="rp.items").value == [
+        "fig4",
+        "fig5",
+        "fig6",
+        "fig9",
+        "theorems",
+        "joma",
+        "fig7",
+        "joma-real",
+    ]
     assert not at.button(key="rp.run").disabled
     assert at.toggle(key="rp.quick").value is True  # the page opens on the quick mode (a minute, not hours)
     assert "No stored reproductions yet" in texts(at.info)

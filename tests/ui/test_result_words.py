@@ -49,9 +49,18 @@ def test_a_summary_reads_in_words():
 
 @pytest.mark.parametrize(
     ("v", "text"),
-    [(0.5, "0.5"), (1.0, "1"), (2.0, "2"), (12.5, "12.5"), (100.0, "100"), (1000.0, "1e3"), (2500.0, "2.5e3"),
-     (0.001, "1e-3"), (0.05, "0.05")],
-)  # fmt: skip
+    [
+        (0.5, "0.5"),
+        (1.0, "1"),
+        (2.0, "2"),
+        (12.5, "12.5"),
+        (100.0, "100"),
+        (1000.0, "1e3"),
+        (2500.0, "2.5e3"),
+        (0.001, "1e-3"),
+        (0.05, "0.05"),
+    ],
+)
 def test_learning_rate_ticks_are_compact(v, text):
     assert tick_text(v) == text and math.isclose(float(text), v)  # short, and still the number
 

@@ -20,8 +20,16 @@ from ui.run_list import (
     table_row,
 )
 
-RUN = {"id": "abc123", "name": "my run", "status": "queued", "last_step": None, "kind": "synthetic",
-       "owner": "me", "device": "cpu", "node": None}  # fmt: skip
+RUN = {
+    "id": "abc123",
+    "name": "my run",
+    "status": "queued",
+    "last_step": None,
+    "kind": "synthetic",
+    "owner": "me",
+    "device": "cpu",
+    "node": None,
+}
 
 
 @pytest.mark.parametrize(("step", "text"), [(None, "—"), (0, "0"), (7, "7"), (12345, "12,345")])

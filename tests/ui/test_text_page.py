@@ -65,8 +65,19 @@ def test_the_page_renders_with_its_controls_and_corpus(data_dir):
     seconds = get_service(data_dir).expected_seconds(cfg)
     assert f"Expected time: {about(seconds)} on one training slot (1,500 steps)" in captions
     labels = {w.label for w in at.number_input} | {w.label for w in at.selectbox}
-    assert {"layers", "heads per layer", "positional encoding", "MLP", "sequence length (bptt)", "batch (streams)",
-            "steps", "learning rate: attention", "learning rate: MLP", "corpus", "Preset"} <= labels  # fmt: skip
+    assert {
+        "layers",
+        "heads per layer",
+        "positional encoding",
+        "MLP",
+        "sequence length (bptt)",
+        "batch (streams)",
+        "steps",
+        "learning rate: attention",
+        "learning rate: MLP",
+        "corpus",
+        "Preset",
+    } <= labels
 
 
 def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
@@ -78,8 +89,16 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
     at.run()
     assert not at.exception and at.query_params["run"] == rid
     figs = live_figures(at)
-    assert {"Attention entropy per layer", "Loss and perplexity", "layer 0", "layer 1",
-            "iteration 0", "iteration 8", "iteration 15", "iteration 30"} <= set(figs)  # fmt: skip
+    assert {
+        "Attention entropy per layer",
+        "Loss and perplexity",
+        "layer 0",
+        "layer 1",
+        "iteration 0",
+        "iteration 8",
+        "iteration 15",
+        "iteration 30",
+    } <= set(figs)
     H = figs["Attention entropy per layer"]
     hist = TextHistory(rid)
     hist.update(RunStore(data_dir))

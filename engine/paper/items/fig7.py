@@ -118,9 +118,13 @@ def run(
     panels = [(label, seeds[0]) for label, _, seeds in results]
     figures = [
         ("Fig. 7 (rows: 1 and 3 layers; columns: iterations 0, ¼, ½, end; seed 1)", map_grid(panels, tokens, TITLE)),
-        ("Attention entropy per layer", entropy_figure([(label, seeds) for label, _, seeds in results], uniform,
-                                                       "Attention entropy on the probe set")),
-    ]  # fmt: skip
+        (
+            "Attention entropy per layer",
+            entropy_figure(
+                [(label, seeds) for label, _, seeds in results], uniform, "Attention entropy on the probe set"
+            ),
+        ),
+    ]
     scalars = [
         layer_scalars_frame(label, snaps).assign(seed=seed)
         for label, _, seed_runs in results

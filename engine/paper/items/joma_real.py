@@ -71,11 +71,21 @@ def layer_verdicts(layer: int, steps: np.ndarray, curves: np.ndarray, quick: boo
         f"{m.end:.3f} at step {m.end_step}" + (f"; {spread.sentence(layer)}" if len(spread.seeds) > 1 else "")
     )
     claims = {
-        "drop": (f"layer {layer}: the attention entropy first drops (JoMA: sharply, within 1–2k minibatches)",
-                 "H(0) − min H (nats)", m.drop, MIN_DROP, where),
-        "rebound": (f"layer {layer}: after its minimum the entropy bounces back (JoMA: partly, by 58k minibatches)",
-                    "H(end) − min H (nats)", m.rebound, MIN_REBOUND, f"{where}; {m.confidence(m.rebound)}"),
-    }  # fmt: skip
+        "drop": (
+            f"layer {layer}: the attention entropy first drops (JoMA: sharply, within 1–2k minibatches)",
+            "H(0) − min H (nats)",
+            m.drop,
+            MIN_DROP,
+            where,
+        ),
+        "rebound": (
+            f"layer {layer}: after its minimum the entropy bounces back (JoMA: partly, by 58k minibatches)",
+            "H(end) − min H (nats)",
+            m.rebound,
+            MIN_REBOUND,
+            f"{where}; {m.confidence(m.rebound)}",
+        ),
+    }
     out = []
     for what, (claim, statistic, value, threshold, detail) in claims.items():
         if quick and not judged_in_quick(layer, what):
@@ -106,9 +116,11 @@ def run(
     curves = entropy_figure([("joma", [r.snaps for r in runs])], float(first.statics["uniform_entropy"]), TITLE)
     figures = [
         ("Attention entropy per layer (JoMA's real-data figure)", curves),
-        (f"Lowest layer's attention at iterations 0, ¼, ½, end (seed {trained[0]})",
-         map_grid([("JoMA run", first.snaps)], first.probe_tokens, TITLE)),
-    ]  # fmt: skip
+        (
+            f"Lowest layer's attention at iterations 0, ¼, ½, end (seed {trained[0]})",
+            map_grid([("JoMA run", first.snaps)], first.probe_tokens, TITLE),
+        ),
+    ]
     scalars = [layer_scalars_frame(PRESET, r.snaps).assign(seed=seed) for seed, r in zip(trained, runs, strict=True)]
     maps = maps_frame(PRESET, quarter_snapshots(first.snaps), first.probe_tokens)
     data = {"scalars": pd.concat(scalars, ignore_index=True), "maps": maps}
@@ -120,6 +132,9 @@ def run(
         f"{first.corpus.name} ({first.corpus.train_tokens:,} training tokens, vocabulary {first.corpus.vocabulary:,}).",
     ]
     if quick:
-        notes.append("Quick mode: layer 0's drop is judged; the rest is " + QUICK_REASON.format(
-            steps=f"{config(quick).optim.steps:,}") + ".")  # fmt: skip
+        notes.append(
+            "Quick mode: layer 0's drop is judged; the rest is "
+            + QUICK_REASON.format(steps=f"{config(quick).optim.steps:,}")
+            + "."
+        )
     return ItemResult(NAME, TITLE, verdicts, data, figures, {PRESET: config(quick).to_dict()}, notes)

@@ -96,8 +96,10 @@ def view_from_params(params: dict[str, str], problems: list[str]) -> dict[str, A
         if params["theory"] == INDICATIVE:
             view["theory"] = INDICATIVE
         else:
-            problems.append(f"theory = {shown(params['theory'])}: allowed is {INDICATIVE} (Theorem 4's curve drawn "
-                            "as an indication where the theorem does not apply): not applied")  # fmt: skip
+            problems.append(
+                f"theory = {shown(params['theory'])}: allowed is {INDICATIVE} (Theorem 4's curve drawn "
+                "as an indication where the theorem does not apply): not applied"
+            )
     if "charts" in params:
         keys = [k for k in params["charts"].split(",") if k]
         bad = [k for k in keys if k not in CHART_KEYS]

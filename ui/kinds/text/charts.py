@@ -63,12 +63,16 @@ def entropy_chart(
                     y=jl([p[2] for p in pts]),
                     mode="markers",
                     name=name,
-                    marker=dict(symbol=symbol, size=16, color=[LAYER_COLORS[p[0] % 4] for p in pts],
-                                line=dict(color="black", width=1.5)),
+                    marker=dict(
+                        symbol=symbol,
+                        size=16,
+                        color=[LAYER_COLORS[p[0] % 4] for p in pts],
+                        line=dict(color="black", width=1.5),
+                    ),
                     hovertemplate="layer %{text}: H = %{y:.3f} at step %{x}<extra></extra>",
                     text=[str(p[0]) for p in pts],
                 )
-            )  # fmt: skip
+            )
     fig = spec(traces, "Attention entropy per layer", font, "text-H", "step", label("attn_entropy"))
     cursor_line(fig, cursor)
     return fig
@@ -149,9 +153,14 @@ def _tick_labels(tokens: Sequence[str], most: int = MAX_TOKEN_LABELS) -> tuple[l
 
 
 def attention_map(
-    a: np.ndarray, tokens: Sequence[str], title: str, font: int, key: str, scale: bool = True,
+    a: np.ndarray,
+    tokens: Sequence[str],
+    title: str,
+    font: int,
+    key: str,
+    scale: bool = True,
     labels: int = MAX_TOKEN_LABELS,
-) -> Spec:  # fmt: skip
+) -> Spec:
     """a_ij of one window (T×T): query i down, key j across, labelled with their words (every k-th
     word beyond ``labels`` of them); the masked entries above the diagonal are left blank; colours
     0 … 1 on every map (comparable).  With few labels (a lecture screen's map) its words and title

@@ -41,8 +41,11 @@ class TextHistory:
         """(steps, values) of a run-level metric (train_loss, val_loss, val_ppl)."""
         if name not in self._cache:
             df = self.rows[(self.rows["metric"] == name) & self.rows["layer"].isna()] if len(self.rows) else None
-            self._cache[name] = (EMPTY, np.zeros(0)) if df is None or df.empty else (
-                df["step"].to_numpy(np.int64), df["value"].to_numpy(np.float64))  # fmt: skip
+            self._cache[name] = (
+                (EMPTY, np.zeros(0))
+                if df is None or df.empty
+                else (df["step"].to_numpy(np.int64), df["value"].to_numpy(np.float64))
+            )
         return self._cache[name]
 
     def layer_metric(self, name: str) -> tuple[np.ndarray, np.ndarray]:
