@@ -14,6 +14,7 @@ from engine.paper.presets import get_preset
 from engine.service import grid
 from engine.service.runner import RunJob
 from engine.service.store import RunStore
+from tests.service.test_run_rows import TEXT_SMALL  # a small text model, seconds to train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -80,17 +81,6 @@ def test_final_metrics_take_the_last_step_averaged_over_classes_and_name_text_la
     )
     row = grid.final_metrics(text).iloc[0].to_dict()
     assert row == {"attn_entropy@L0": 1.0, "attn_entropy@L1": 2.0, "val_loss": 3.0, "replica": 0}
-
-
-TEXT_SMALL = {
-    "optim.steps": 12,
-    "snapshots.linear_every": 6,
-    "snapshots.log_count": 0,
-    "model.d_model": 16,
-    "model.d_ff": 16,
-    "model.device": "cpu",
-    "data.vocab_size": 300,
-}
 
 
 def _sets(sets: dict[str, object]) -> list[str]:
