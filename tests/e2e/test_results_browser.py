@@ -31,6 +31,9 @@ UPLOAD = "0123456789abcdef-moby dick.txt"  # as the server stores an upload: its
 SWEEP_STEPS = 20
 CODE = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, CODE_NAMES)) + r")(?![\w])|@L\d|\b(optim|data|model)\.")
 
+# No script run in progress: Streamlit shows its status widget ("Running…") while one is
+IDLE = "() => !document.querySelector('[data-testid=stStatusWidget]')"
+
 # Per chart: its axis titles, colour-bar title, legend entries and every tick label's box (page pixels).
 CHART_TEXT = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .filter((p) => p.getBoundingClientRect().width > 0)
@@ -146,9 +149,18 @@ def test_sweep_results_read_in_words_with_ticks_apart_at_every_size(site):
         steps = pg.get_by_label("steps", exact=True)
         steps.fill(str(SWEEP_STEPS))
         steps.press("Enter")
+        # On a busy host the rerun Enter starts may still be on its way: click Run sweep once it is over (the
+        # caption was there before it), then wait for the sweep's run in the URL before its end
+        pg.wait_for_function(IDLE)
         pg.get_by_text(re.compile(r"replicas, trained together")).wait_for()
-        pg.get_by_role("button", name="▶ Run sweep").click()
-        pg.get_by_text(re.compile(rf"^finished · step {SWEEP_STEPS} / {SWEEP_STEPS}")).wait_for()
+        pg.get_by_role("button", name="▶ Run sweep", disabled=False).click()
+        expect = pytest.importorskip("playwright.sync_api").expect
+        expect(pg).to_have_url(re.compile(r"[?&]run=\w+"))
+        try:
+            pg.get_by_text(re.compile(rf"^finished · step {SWEEP_STEPS} / {SWEEP_STEPS}")).wait_for()
+        except Exception:
+            pg.screenshot(path=str(ARTIFACTS / "results-sweep-not-finished.png"))  # what the page showed
+            raise
         problems = []
         for w, h in SIZES:
             pg.set_viewport_size({"width": w, "height": h})
