@@ -152,6 +152,8 @@ def test_the_synthetic_slot_seconds_count_the_checkpoints_of_a_large_decoder():
         {"data.num_distinct_per_next": 99_990, "data.layout": "compact"},  # the export finding's wide run
         {"replicas.seeds": [0, 1, 2], "optim.batch": 64},
         {"data.num_last": 5, "data.num_next_per_last": 4},
+        {"data.num_last": 10, "data.num_next_per_last": 2, "data.num_common_per_last": 50},  # S = 510 + d ≫ |supp|
+        {"optim.batch": 16, "data.num_last": 50, "data.num_next_per_last": 2, "replicas.seeds": [0, 1, 2, 3]},  # K ≫ B
     ],
 )
 def test_the_synthetic_slot_seconds_count_every_element_of_each_steps_batch(over, monkeypatch):
@@ -170,6 +172,28 @@ def test_the_synthetic_slot_seconds_count_every_element_of_each_steps_batch(over
     # at least: the checkpoints, one every few seconds of the run, come with its longer time
     assert with_batches - syn.estimated_seconds(cfg) >= 4 * syn.batch_elements(cfg) * 6e-8 * (1 - 1e-9)
     assert syn.batch_elements(cfg.with_overrides({"model.kind": "yz-meanfield"})) == 0  # its one batch, built once
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {},
+        {"data.num_last": 1, "data.num_next_per_last": 1},  # one class owns every token
+        {"data.num_last": 4, "data.num_next_per_last": 1, "data.num_common_per_last": 7},  # a query's own: distinct
+        {"data.num_last": 6, "data.num_next_per_last": 3, "data.num_common_per_last": 40},  # a query's own: shared
+        {
+            "data.source": "table",
+            "data.table": [[1.0 if j in (n, (n + 1) % 12) else 0.0 for j in range(12)] for n in range(12)],
+            "data.psi": [0] * 12,
+        },  # a ring: all shared
+    ],
+)
+def test_the_role_columns_are_the_fused_steps_own(over):
+    """S counted from the config equals the columns the trainer's role layout gives a class's context."""
+    from engine.core.train import Trainer
+
+    cfg = get_preset("syn-small").config.with_overrides(over | {"optim.steps": 1})
+    assert syn.role_columns(cfg) == Trainer(cfg).kind.layout.S
 
 
 def test_the_synthetic_memory_estimate_holds_the_packed_checkpoint_the_twin_and_the_worker():

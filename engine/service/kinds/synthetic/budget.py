@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
 
 from engine.core.config import RunConfig
 from engine.core.schedule import TOPK, full_snapshots, snapshot_steps
@@ -94,6 +97,23 @@ def problem_sizes(cfg: RunConfig) -> tuple[int, int, int, int, int]:
     return K, Q, M_ctx, M_out, s
 
 
+def role_columns(cfg: RunConfig) -> int:
+    """S = m_c + d, the columns of a class's context in the fused step's role coordinates
+    (:mod:`engine.core.roles`): every token two or more classes share (m_c), then the widest block of tokens one
+    class owns alone (d); at least the largest |supp(n)|, often far more (Q queries each with common tokens
+    of their own).  Counted from the config, without building the distribution."""
+    d = cfg.data
+    if d.source == "table" and d.table is not None:
+        supp = np.asarray(d.table, dtype=np.float64) > 0
+        owners = supp.sum(0)
+        return int((owners > 1).sum() + (supp & (owners == 1)).sum(1).max())
+    Q, per_query = d.num_last, d.num_next_per_last
+    if Q * per_query == 1:  # one class owns every token
+        return d.num_common + d.num_common_per_last + d.num_distinct_per_next
+    shared = d.num_common + (d.num_common_per_last * Q if per_query > 1 else 0)
+    return shared + d.num_distinct_per_next + (d.num_common_per_last if per_query == 1 else 0)
+
+
 def estimate(cfg: RunConfig) -> SyntheticEstimate:
     K, Q, M_ctx, M_out, s = problem_sizes(cfg)
     R, B = cfg.n_replicas, cfg.optim.batch
@@ -113,7 +133,7 @@ def estimate(cfg: RunConfig) -> SyntheticEstimate:
         n_params, step = R * (Q * M_ctx + K * M_out), old_step
         kept = n_params * (2 + opt_state)
     else:
-        n_params, step = R * (Q * M_ctx + M_ctx * M_out), role_step(cfg, K, Q, M_ctx, M_out, s, opt_state)
+        n_params, step = R * (Q * M_ctx + M_ctx * M_out), role_step(cfg, K, Q, M_ctx, M_out, opt_state)
         kept = n_params * (1 + opt_state)
     work = cfg.optim.steps * (old_step + n_params * (2 + opt_state) + tracking)
     checkpoint = n_params * (1 + opt_state)
@@ -202,15 +222,35 @@ def twin_bytes(cfg: RunConfig) -> float:
     return est.bytes_params + est.bytes_step + est.bytes_tracking + 8.0 * MEANFIELD_MAX_FLOATS
 
 
-def role_step(cfg: RunConfig, K: int, Q: int, M_ctx: int, M_out: int, s: int, opt_state: int) -> float:
+OVERFLOW_SHARE = 1e-3  # steps whose largest class count may pass :func:`step_slots`
+
+
+@lru_cache(maxsize=1024)
+def step_slots(batch: int, K: int, streams: int) -> int:
+    """G, the slots a step's grouped batch holds per class: at least :func:`~engine.core.slots.padded_slots`,
+    and the step's largest class count over its ``streams`` × K classes, bounded by the smallest g with
+    U·K·P(Binom(B, 1/K) > g) ≤ :data:`OVERFLOW_SHARE` (a union bound: a step passes it at most that often;
+    with K ≥ B the largest count is several times B/K)."""
+    if K == 1:
+        return batch
+    p, tail = 1.0 / K, 1.0
+    log_norm, log_p, log_q = math.lgamma(batch + 1), math.log(p), math.log1p(-p)
+    for g in range(batch + 1):
+        tail -= math.exp(log_norm - math.lgamma(g + 1) - math.lgamma(batch - g + 1) + g * log_p + (batch - g) * log_q)
+        if streams * K * max(tail, 0.0) <= OVERFLOW_SHARE:
+            return max(g, padded_slots(batch, K))
+    return batch
+
+
+def role_step(cfg: RunConfig, K: int, Q: int, M_ctx: int, M_out: int, opt_state: int) -> float:
     """Values the fused step holds besides its parameters: one chunk's logits (chunk × K × G × M_out), its
-    small per-column tensors (~10 × chunk × K × G × s), the batches, ∂L/∂Zq, and for Adam or momentum-free SGD
-    a scratch gradient of the chunk's decoder rows."""
-    R = cfg.n_replicas
+    small per-column tensors (~10 × chunk × K × G × S, S = :func:`role_columns`), the batches, ∂L/∂Zq, and
+    for Adam or momentum-free SGD a scratch gradient of the chunk's decoder rows."""
+    R, s = cfg.n_replicas, role_columns(cfg)
     chunk = min(R, CHUNK_REPLICAS)
-    G = 1 if cfg.model.kind == "yz-meanfield" else padded_slots(cfg.optim.batch, K) + 2  # + a usual overflow
-    scratch = 0 if cfg.optim.method == "sgd" and cfg.optim.momentum > 0 else chunk * M_ctx * M_out
     seeds = len(set(cfg.replicas.seeds))
+    G = 1 if cfg.model.kind == "yz-meanfield" else step_slots(cfg.optim.batch, K, seeds)
+    scratch = 0 if cfg.optim.method == "sgd" and cfg.optim.momentum > 0 else chunk * M_ctx * M_out
     return chunk * K * G * (M_out + 10 * s) + 3 * seeds * K * G * s + 2 * R * Q * M_ctx + scratch
 
 
@@ -233,15 +273,13 @@ def check_budget(cfg: RunConfig) -> SyntheticEstimate:
 
 def batch_elements(cfg: RunConfig) -> int:
     """Elements of one step's grouped batch of the sampled model (``yz``): U streams (unique seeds) × K classes ×
-    G slots × (s + 1) support columns, G the step's largest class count over its U·K classes, bounded at
-    B/K + 4σ (σ = √(B/K·(1 − 1/K)), at most B; :func:`~engine.core.slots.padded_slots` takes 2σ); the
-    mean-field kinds build their one batch once, ``standard`` samples none."""
+    G slots (:func:`step_slots`) × (S + 1) role columns (:func:`role_columns`); the mean-field kinds build
+    their one batch once, and ``standard``'s dense (U, B, M_ctx) batch is in its element-operations."""
     if cfg.model.kind != "yz":
         return 0
-    K, _, _, _, s = problem_sizes(cfg)
-    B = cfg.optim.batch
-    G = min(B, math.ceil(B / K + 4 * math.sqrt(B / K * (1 - 1 / K))))
-    return len(set(cfg.replicas.seeds)) * K * G * (s + 1)
+    K = problem_sizes(cfg)[0]
+    streams = len(set(cfg.replicas.seeds))
+    return streams * K * step_slots(cfg.optim.batch, K, streams) * (role_columns(cfg) + 1)
 
 
 def estimated_seconds(cfg: RunConfig) -> float:
