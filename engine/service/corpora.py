@@ -220,7 +220,8 @@ def _cached_encoded(data: TextDataConfig, stamp: tuple) -> EncodedCorpus:
 
 
 def corpus_summary(corpus: EncodedCorpus, top: int = 20) -> dict[str, object]:
-    """What a page shows: sizes, vocabulary and the most frequent tokens with their counts."""
+    """What a page shows and the budget counts: sizes, vocabulary (and its longest word, in characters) and the
+    most frequent tokens with their counts."""
     v = corpus.vocab
     return {
         "name": corpus.name,
@@ -228,6 +229,7 @@ def corpus_summary(corpus: EncodedCorpus, top: int = 20) -> dict[str, object]:
         "train_tokens": len(corpus.train_ids),
         "val_tokens": len(corpus.val_ids),
         "vocab_size": len(v),
+        "longest_word": max((len(w) for w in v.itos), default=0),
         "unk_share_train": float(v.counts[0] / max(1, v.counts.sum())),
         "top_tokens": [(v.itos[i], int(v.counts[i])) for i in range(1, min(len(v), top + 1))],
     }

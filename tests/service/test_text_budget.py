@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from engine.core.config import ConfigError
@@ -46,10 +48,30 @@ def test_refusals_name_the_limit_and_what_to_reduce(monkeypatch):
     assert check_text_budget(TextRunConfig(), vocab=13_445).total_mb < 2048
 
 
-def test_the_corpus_counts_its_tokens_read_and_one_piece_of_its_groups_counted():
-    """The corpus part grows with the training tokens (their text and ids while encoded) and holds one piece of
-    pairs of the groups' count (contexts.CHUNK pairs), whatever the vocabulary: the count never holds N(l, n)."""
-    small, large = (estimate(TextRunConfig(), vocab=v, train_tokens=n) for v, n in ((50, 100_000), (30_000, 900_000)))
-    assert small.bytes_corpus == budget.CORPUS_TOKEN_BYTES * 100_000 + budget.GROUPS_BYTES
-    assert large.bytes_corpus - small.bytes_corpus == budget.CORPUS_TOKEN_BYTES * 800_000
-    assert budget.GROUPS_BYTES == 32 * contexts.CHUNK
+def test_the_corpus_counts_every_token_read_its_groups_counted_and_its_words_as_numpy_holds_them():
+    """The corpus part: each training and validation token read (its text and ids while encoded), the groups'
+    count (the first MAX_TOKENS ids, one piece of CHUNK pairs, a few V-vectors) and the vocabulary's words,
+    4 bytes a character of the longest, as the kept weights pack them (PACKED_COPIES)."""
+    cfg = TextRunConfig()
+    got = estimate(cfg, vocab=50, train_tokens=100_000, val_tokens=20_000, longest_word=7).bytes_corpus
+    groups = 12 * 100_000 + 96 * contexts.CHUNK + 64 * 50
+    assert got == budget.CORPUS_TOKEN_BYTES * 120_000 + groups + budget.PACKED_COPIES * 4 * 7 * 50
+    huge = estimate(cfg, vocab=50, train_tokens=5_000_000, val_tokens=0, longest_word=7).bytes_corpus
+    assert huge - budget.CORPUS_TOKEN_BYTES * 5_000_000 - budget.PACKED_COPIES * 4 * 7 * 50 == pytest.approx(
+        12 * contexts.MAX_TOKENS + 96 * contexts.CHUNK + 64 * 50
+    )  # the groups count the first MAX_TOKENS only
+    unmeasured = estimate(cfg, vocab=50, train_tokens=90_000)  # the validation split, 16-character words
+    vf = cfg.data.valid_fraction
+    assert unmeasured.bytes_corpus == budget.CORPUS_TOKEN_BYTES * (90_000 + math.ceil(90_000 * vf / (1 - vf))) + (
+        12 * 90_000 + 96 * contexts.CHUNK + 64 * 50 + budget.PACKED_COPIES * budget.WORD_BYTES * 50
+    )
+
+
+def test_a_long_word_counts_in_memory_and_on_disk():
+    """One 5,000-character word makes numpy's vocabulary array 20,000 bytes a word (the review: 572 MiB at
+    30,000 words, estimated at 64 bytes a word)."""
+    short, long = (estimate(TextRunConfig(), vocab=30_000, longest_word=n) for n in (16, 5000))
+    assert long.bytes_corpus - short.bytes_corpus == budget.PACKED_COPIES * 4 * (5000 - 16) * 30_000
+    assert dict(long.disk_parts())["kept weights"] - dict(short.disk_parts())["kept weights"] == pytest.approx(
+        (min(budget.WEIGHTS_KEPT, long.snapshots) + 1) * 4 * (5000 - 16) * 30_000
+    )

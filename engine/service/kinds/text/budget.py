@@ -8,9 +8,9 @@ Counts (V = vocabulary, d = d_model, f = d_ff, L = layers, H = heads, B·T = bat
 * per-step temporaries: the logits, their log-softmax and its gradient (3·B·T·V), per layer
   ~(12d + 3f)·B·T activations and 3·B·H·T² attention entries (scores, softmax, dropout mask);
 * evaluation: a logits chunk (trainer.EVAL_CHUNK_LOGITS, twice) and the probe maps;
-* the corpus while it is read and encoded (its text, the tokens of a piece of it, the ids as numpy and as
-  a tensor): :data:`CORPUS_TOKEN_BYTES` per training token, and its common and distinct words counted
-  (:func:`engine.core.text.contexts.information`: ≈ 32 bytes per pair of one piece, :data:`GROUPS_BYTES`);
+* the corpus while it is read and encoded (its text, its tokens as strings, the ids as numpy and as a
+  tensor): :data:`CORPUS_TOKEN_BYTES` per training and validation token; its common and distinct words
+  counted (:func:`groups_bytes`); its vocabulary's words as numpy holds them (:func:`word_bytes`);
 * a checkpoint (parameters and optimiser state) or a step's kept weights while it is stored:
   PACKED_COPIES copies of it.
 
@@ -27,10 +27,11 @@ authors' JoMA run, 58,580 steps, needs 7.5·10¹⁴, minutes on a GPU).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from engine.core.text.config import TextRunConfig
-from engine.core.text.contexts import CHUNK
+from engine.core.text.contexts import CHUNK, MAX_TOKENS
 from engine.core.text.schedule import EVAL_CHUNK_LOGITS, WEIGHTS_KEPT, schedule
 from engine.service.budget import CHECKPOINT_DISK_COPIES, PACKED_COPIES, WAL_BYTES, Estimate, WorkLimit, check_within
 
@@ -42,11 +43,25 @@ MAX_HEAD_MAPS = 16  # per-head maps are stored when layers × heads is at most t
 TEXT_METRICS = 24  # scalar metrics a snapshot stores at most, each per layer and head
 VALUE_BYTES = 24  # a stored scalar value: float64 and its two index columns
 WORD_BYTES = 64  # a vocabulary word kept with the weights (numpy's fixed-width unicode, ≤ 16 characters)
-# Measured as a fresh process's peak RSS (VmHWM, imports done first): the built-in corpus's 0.8 M training
-# tokens read and encoded add 62 MB (≈ 78 bytes a token); its groups counted add 31 MB more at a vocabulary
-# of 20,000 (1 M pairs a piece; 146 MB when the whole N(l, n) was held).
-CORPUS_TOKEN_BYTES = 96
-GROUPS_BYTES = 32.0 * CHUNK
+# Measured as peak memory per token read (tracemalloc and VmHWM): the built-in corpus 78 bytes, an English-like
+# upload 90, an upload of Cyrillic words 175, one whose every token differs 214 (each token a Python string
+# while the text is split, the raw words' counts): counted for training and validation tokens alike.
+CORPUS_TOKEN_BYTES = 224
+
+
+def groups_bytes(tokens: int, vocab: int) -> float:
+    """Peak of counting the common and distinct words (:func:`engine.core.text.contexts.information`): the
+    text's ids and their order (12 bytes a token of the first MAX_TOKENS), one piece of CHUNK pairs with its
+    keys and the block's temporaries (96 bytes a pair, int64 keys), a few V-vectors (64 bytes a word).
+    Measured: 43 MiB for the built-in corpus, 97 MiB for 1 M uniform tokens of 20,000 words, 125 MiB at
+    300,000 words; this gives 109 and 127 MiB for the last two."""
+    return 12.0 * min(tokens, MAX_TOKENS) + 96.0 * CHUNK + 64.0 * vocab
+
+
+def word_bytes(longest_word: int | None) -> float:
+    """A vocabulary word as numpy holds it with the kept weights (fixed-width unicode: 4 bytes a character of
+    the longest word); :data:`WORD_BYTES` where the corpus is not measured yet."""
+    return WORD_BYTES if longest_word is None else 4.0 * max(longest_word, 1)
 
 
 @dataclass(frozen=True)
@@ -85,11 +100,22 @@ def count_parameters(cfg: TextRunConfig, vocab: int) -> int:
     return vocab * d + decoder + m.n_layers * per_layer + learned + final
 
 
-def estimate(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | None = None) -> TextEstimate:
-    """The estimate for ``cfg``; ``vocab`` / ``train_tokens`` default to the config's caps."""
+def estimate(
+    cfg: TextRunConfig,
+    vocab: int | None = None,
+    train_tokens: int | None = None,
+    val_tokens: int | None = None,
+    longest_word: int | None = None,
+) -> TextEstimate:
+    """The estimate for ``cfg`` on a corpus of ``vocab`` words, ``train_tokens`` and ``val_tokens`` tokens and
+    a longest word of ``longest_word`` characters (as :func:`engine.service.corpora.corpus_summary` measures
+    it); unmeasured, the config's caps, a validation split of ``data.valid_fraction`` and 16 characters."""
     m, o, p = cfg.model, cfg.optim, cfg.probe
     V = vocab if vocab is not None else cfg.data.vocab_size
     N = train_tokens if train_tokens is not None else (cfg.data.max_train_tokens or DEFAULT_TRAIN_TOKENS)
+    vf = cfg.data.valid_fraction
+    N_val = val_tokens if val_tokens is not None else math.ceil(N * vf / (1 - vf))
+    word = word_bytes(longest_word)
     d, f, L, H, BT, T = m.d_model, m.d_ff, m.n_layers, m.n_heads, o.batch * o.bptt, o.bptt
     n_params = count_parameters(cfg, V)
     copies = 2 + (2 if o.method == "adam" else (1 if o.momentum > 0 else 0))
@@ -105,22 +131,23 @@ def estimate(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | N
         4.0 * n_params * copies,
         4.0 * step,
         4.0 * evaluation,
-        CORPUS_TOKEN_BYTES * N + GROUPS_BYTES,
+        CORPUS_TOKEN_BYTES * (N + N_val) + groups_bytes(N, V) + PACKED_COPIES * word * V,
         float(flop),
         PACKED_COPIES * checkpoint,
         snapshots,
-        stored_parts(cfg, V, n_params, snapshots, checkpoint),
+        stored_parts(cfg, V, n_params, snapshots, checkpoint, word),
     )
 
 
 def stored_parts(
-    cfg: TextRunConfig, vocab: int, n_params: int, snapshots: int, checkpoint: float
+    cfg: TextRunConfig, vocab: int, n_params: int, snapshots: int, checkpoint: float, word: float = WORD_BYTES
 ) -> tuple[tuple[str, float], ...]:
-    """What a run stores: its snapshots' maps and scalars, the weights it keeps, its checkpoint."""
+    """What a run stores: its snapshots' maps and scalars, the weights it keeps (and the vocabulary's words,
+    ``word`` bytes each, with them and once in the statics), its checkpoint."""
     m = cfg.model
     L, H, t = m.n_layers, m.n_heads, min(cfg.optim.bptt, MAP_MAX_T)
     maps = 4.0 * L * t * t * (1 + (H if L * H <= MAX_HEAD_MAPS else 0))
-    weights = min(WEIGHTS_KEPT, snapshots) * (4.0 * n_params + WORD_BYTES * vocab)
+    weights = min(WEIGHTS_KEPT, snapshots) * (4.0 * n_params + word * vocab) + word * vocab
     return (
         (f"{snapshots:,} snapshots' maps", snapshots * maps),
         ("their scalars", snapshots * TEXT_METRICS * L * (H + 1) * VALUE_BYTES),
@@ -133,9 +160,15 @@ def stored_parts(
 FLOP = WorkLimit("SCANSNAP_MAX_TEXT_FLOP", DEFAULT_MAX_TEXT_FLOP, "floating-point operations")
 
 
-def check_text_budget(cfg: TextRunConfig, vocab: int | None = None, train_tokens: int | None = None) -> TextEstimate:
+def check_text_budget(
+    cfg: TextRunConfig,
+    vocab: int | None = None,
+    train_tokens: int | None = None,
+    val_tokens: int | None = None,
+    longest_word: int | None = None,
+) -> TextEstimate:
     """Raise ConfigError when the run would exceed the memory or work budget; else the estimate."""
-    est = estimate(cfg, vocab, train_tokens)
+    est = estimate(cfg, vocab, train_tokens, val_tokens, longest_word)
     hours = est.work / ASSUMED_CPU_FLOPS / 3600
     check_within(
         est,

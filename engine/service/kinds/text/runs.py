@@ -63,7 +63,9 @@ def check_text_run(data_dir: str | Path, cfg: TextRunConfig) -> TextEstimate:
     ConfigError otherwise."""
     facts = corpus_facts(data_dir, cfg.data)
     check_corpus_fits(cfg, facts["train_tokens"], facts["val_tokens"])
-    return check_text_budget(cfg, facts["vocab_size"], facts["train_tokens"])
+    return check_text_budget(
+        cfg, facts["vocab_size"], facts["train_tokens"], facts["val_tokens"], facts.get("longest_word")
+    )
 
 
 def text_seconds(data_dir: str | Path, cfg: TextRunConfig) -> float:
