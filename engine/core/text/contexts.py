@@ -68,6 +68,7 @@ def row_blocks(
         k.sort()
         first = np.concatenate(([0], np.flatnonzero(k[1:] != k[:-1]) + 1))
         k, c = k[first], np.diff(np.append(first, len(k)))  # each key once, and the length of its run
+        del after, first  # the piece's pairs: not held while its rows are read
         if len(held_k) and held_k[0] // v == k[0] // v:  # the held row goes on in this piece
             k, c = _summed(held_k, held_c, k, c, int(v))
         elif len(held_k):
