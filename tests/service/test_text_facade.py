@@ -55,6 +55,7 @@ def test_over_budget_is_refused_with_its_estimate_and_nothing_is_stored(svc, mon
         svc.submit(big, ME)
     with pytest.raises(ServiceError, match=r"reduce data\.vocab_size"):
         svc.check(big)
+    monkeypatch.setenv("SCANSNAP_MAX_RUN_MB", "2048")  # the small run's memory passes: its work is what is refused
     monkeypatch.setenv("SCANSNAP_MAX_TEXT_FLOP", "1e6")  # this run: 1.5e8 (text_budget.estimate)
     with pytest.raises(ServiceError, match="floating-point operations"):
         svc.submit(cfg(), ME)
