@@ -56,7 +56,18 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {  # name: (kind, preset, ov
         TINY_TEXT | {"optim.steps": 20_000, "snapshots.linear_every": 50, "snapshots.max_count": 2000},
     ),
 }
-GRID = ("synthetic", "syn-small", [{"optim.eta_y": lr, "optim.steps": 2000} for lr in (0.5, 1.0, 2.0, 4.0)])
+GRIDS: dict[str, tuple[str, str, list[dict[str, Any]]]] = {  # name: (kind, preset, each cell's overrides)
+    "a grid of 4 syn-small cells, 2,000 steps each": (
+        "synthetic",
+        "syn-small",
+        [{"optim.eta_y": lr, "optim.steps": 2000} for lr in (0.5, 1.0, 2.0, 4.0)],
+    ),
+    "a grid of 3 tiny text models, 5,000 steps and a snapshot every 50 each": (  # the text grid finding's shape
+        "text",
+        "text-fig7-1layer-live",
+        [TINY_TEXT | {"optim.lr_attention": a, "optim.steps": 5000, "snapshots.linear_every": 50} for a in (1, 2, 5)],
+    ),
+}
 
 
 class Sampler:
@@ -148,7 +159,7 @@ def row(name: str, cfgs: list[Any], est: dict[str, float], got: dict[str, float]
 
 def main() -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", nargs="*", help="substrings of the case names to run (default: all, and the grid)")
+    ap.add_argument("--cases", nargs="*", help="substrings of the case (or grid) names to run (default: all)")
     args = ap.parse_args()
     chosen = {k: v for k, v in CASES.items() if not args.cases or any(c in k for c in args.cases)}
     rows = []
@@ -162,10 +173,10 @@ def main() -> dict[str, Any]:
             est = estimates(data, cfgs, grid=False)
             rows.append(row(name, cfgs, est, measure(m, data, cfgs, grid=False), grid=False))
             print(json.dumps(rows[-1]), flush=True)
-        if not args.cases:
-            kind, preset, cells = GRID
+        for name, (kind, preset, cells) in GRIDS.items():
+            if args.cases and not any(c in name for c in args.cases):
+                continue
             cfgs = [config(kind, preset, c) for c in cells]
-            name = f"a grid of {len(cfgs)} syn-small cells, 2,000 steps each"
             est = estimates(data, cfgs, grid=True)
             rows.append(row(name, cfgs, est, measure(m, data, cfgs, grid=True), grid=True))
             print(json.dumps(rows[-1]), flush=True)
