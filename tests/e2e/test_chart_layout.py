@@ -105,6 +105,10 @@ def _page(browser, w: int, h: int):
     return pg
 
 
+# The page's script is not running (Streamlit's own mark on its app element)
+IDLE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+
+
 def _run_id(pg) -> str:
     pg.wait_for_function("() => window.location.search.includes('run=')")
     return re.search(r"run=(\w+)", pg.url).group(1)
@@ -138,12 +142,19 @@ def runs(server, browser) -> dict:
         pg.get_by_text(re.compile(rf"^finished · step {TEXT_STEPS} / {TEXT_STEPS}")).wait_for(timeout=180_000)
         pg.goto(f"{server}/sweep")
         steps = pg.get_by_label("steps", exact=True)
+        pg.wait_for_function(IDLE)  # a value typed while the first run still draws the widgets is lost
         steps.fill("20")
         steps.press("Enter")
+        pg.wait_for_function(IDLE)
+        pytest.importorskip("playwright.sync_api").expect(steps).to_have_value("20")
         pg.get_by_text(re.compile(r"replicas, trained together")).wait_for()
-        pg.get_by_role("button", name="▶ Run sweep").click()
+        pg.get_by_role("button", name="▶ Run sweep", disabled=False).click()
         sweep = _run_id(pg)
-        pg.get_by_text(re.compile(r"^finished · step 20 / 20")).wait_for(timeout=180_000)
+        try:
+            pg.get_by_text(re.compile(r"^finished · step 20 / 20")).wait_for(timeout=180_000)
+        except Exception:
+            pg.screenshot(path=str(ARTIFACTS / "layout-sweep-not-finished.png"))  # what the page showed
+            raise
     finally:
         pg.close()
     return {"lab": lab, "text": text, "sweep": sweep, "after_start": after_start}

@@ -31,8 +31,8 @@ UPLOAD = "0123456789abcdef-moby dick.txt"  # as the server stores an upload: its
 SWEEP_STEPS = 20
 CODE = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, CODE_NAMES)) + r")(?![\w])|@L\d|\b(optim|data|model)\.")
 
-# No script run in progress: Streamlit shows its status widget ("Running…") while one is
-IDLE = "() => !document.querySelector('[data-testid=stStatusWidget]')"
+# The page's script is not running (Streamlit's own mark on its app element)
+IDLE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
 
 # Per chart: its axis titles, colour-bar title, legend entries and every tick label's box (page pixels).
 CHART_TEXT = """() => [...document.querySelectorAll('.js-plotly-plot')]
@@ -147,14 +147,17 @@ def test_sweep_results_read_in_words_with_ticks_apart_at_every_size(site):
     try:
         pg.goto(f"{url}/sweep")
         steps = pg.get_by_label("steps", exact=True)
+        # On a busy host the page's first run may still be drawing its widgets (a value typed into one would be
+        # lost), and the rerun Enter starts may still be on its way: type once the page is idle, click once the
+        # value has landed, then wait for the sweep's run in the URL before its end
+        expect = pytest.importorskip("playwright.sync_api").expect
+        pg.wait_for_function(IDLE)
         steps.fill(str(SWEEP_STEPS))
         steps.press("Enter")
-        # On a busy host the rerun Enter starts may still be on its way: click Run sweep once it is over (the
-        # caption was there before it), then wait for the sweep's run in the URL before its end
         pg.wait_for_function(IDLE)
+        expect(steps).to_have_value(str(SWEEP_STEPS))
         pg.get_by_text(re.compile(r"replicas, trained together")).wait_for()
         pg.get_by_role("button", name="▶ Run sweep", disabled=False).click()
-        expect = pytest.importorskip("playwright.sync_api").expect
         expect(pg).to_have_url(re.compile(r"[?&]run=\w+"))
         try:
             pg.get_by_text(re.compile(rf"^finished · step {SWEEP_STEPS} / {SWEEP_STEPS}")).wait_for()

@@ -194,9 +194,16 @@ def test_delete_says_what_it_deleted_and_a_queued_run_reads_a_dash(seeded, page)
 
     _pick(page, "to delete")
     page.get_by_text("Rename or delete").click()
-    page.get_by_text("yes, delete this run and all its data").click()
-    _idle(page)
-    page.get_by_role("button", name="Delete", exact=True).click()
+    delete = page.get_by_role("button", name="Delete", exact=True)
+    sure = page.get_by_label("yes, delete this run and all its data")
+    for _ in range(3):  # a rerun landing as the box is ticked may redraw it unticked: tick it until Delete is enabled
+        _idle(page)
+        if not sure.is_checked():
+            page.get_by_text("yes, delete this run and all its data").click()
+            _idle(page)
+        if delete.is_enabled():
+            break
+    delete.click()
     _said(page, f"Deleted run 'to delete' ({ids['doomed']}) and all its data: {snapshots} snapshots.")
     _absent(page, ids["doomed"])
     options = _options(page)
