@@ -229,7 +229,7 @@ def corpus_summary(corpus: EncodedCorpus, top: int = 20) -> dict[str, object]:
         "train_tokens": len(corpus.train_ids),
         "val_tokens": len(corpus.val_ids),
         "vocab_size": len(v),
-        "longest_word": max((len(w) for w in v.itos), default=0),
+        "longest_word": v.longest_word,
         "unk_share_train": float(v.counts[0] / max(1, v.counts.sum())),
         "top_tokens": [(v.itos[i], int(v.counts[i])) for i in range(1, min(len(v), top + 1))],
     }

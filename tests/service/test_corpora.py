@@ -111,6 +111,7 @@ def test_load_corpus_routes_by_source(tmp_path):
     assert enc.name == "upload: u.txt" and len(enc.vocab) == 13  # <unk> + the 12 distinct words and marks
     summary = corpora.corpus_summary(enc, top=3)
     assert summary["top_tokens"][0] == ("the", int(enc.vocab.counts[1])) and summary["vocab_size"] == 13
+    assert summary["longest_word"] == len("<unk>")  # then "door", 4: the budget's vocabulary bytes read this
 
 
 def test_builtin_text_parsing_on_a_generated_module():

@@ -70,6 +70,11 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.itos)
 
+    @property
+    def longest_word(self) -> int:
+        """Characters of the longest token (numpy's fixed-width array of the words takes 4 bytes each, per word)."""
+        return max((len(w) for w in self.itos), default=0)
+
     def encode(self, tokens: Iterable[str]) -> np.ndarray:
         """Token ids (int64); unknown words → 0 (``<unk>``)."""
         get = self.stoi.get

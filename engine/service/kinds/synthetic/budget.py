@@ -104,7 +104,7 @@ def role_columns(cfg: RunConfig) -> int:
     of their own).  Counted from the config, without building the distribution."""
     d = cfg.data
     if d.source == "table" and d.table is not None:
-        supp = np.asarray(d.table, dtype=np.float64) > 0
+        supp = np.array([np.asarray(row) > 0 for row in d.table])  # a bool a cell: no float copy of the table
         owners = supp.sum(0)
         return int((owners > 1).sum() + (supp & (owners == 1)).sum(1).max())
     Q, per_query = d.num_last, d.num_next_per_last

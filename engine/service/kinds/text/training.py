@@ -24,8 +24,8 @@ class TextTraining:
 
     def __init__(self, cfg: TextRunConfig, store: RunStore):
         corpus = measured_corpus(store.data_dir, cfg.data)
-        longest = max((len(w) for w in corpus.vocab.itos), default=0)
-        check_text_budget(cfg, len(corpus.vocab), len(corpus.train_ids), len(corpus.val_ids), longest)
+        v = corpus.vocab
+        check_text_budget(cfg, len(v), len(corpus.train_ids), len(corpus.val_ids), v.longest_word)
         self.trainer = TextTrainer(cfg, corpus)
         self.keep = {int(s) for s in weight_steps(self.trainer.schedule)}
         self.store, self.run_id = store, ""
