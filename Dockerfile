@@ -29,4 +29,4 @@ USER 1000
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["curl", "--fail", "http://localhost:8501/healthz"]
-ENTRYPOINT ["streamlit", "run", "server.py", "--server.port=8501", "--server.address=0.0.0.0"]
+ENTRYPOINT ["streamlit", "run", "scansnap/server.py", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -1,4 +1,4 @@
-"""The browser's drawing of a live run with the charts out of sight waiting (ui/live/figure.py), side by
+"""The browser's drawing of a live run with the charts out of sight waiting (scansnap/ui/live/figure.py), side by
 side with every chart redrawn each tick (how the Lab drew before; the page's switch
 ``window.__livefigAllInSight``).
 

@@ -8,7 +8,7 @@ each) against the local pool with two worker processes: the same two cores eithe
    (the manager's ``pause``) until the store says ``paused``, which on the cluster is server → node
    → rows back → store.  Each after one warm-up run, ``--repeats`` times; on the cluster both by the
    head's address (HOST:PORT) and through Ray Client (ray://HOST:PORT, the head's client server).
-2. ``python -m engine reproduce --quick``: locally and with ``--cluster`` (every item a task, Fig. 6's
+2. ``python -m scansnap reproduce --quick``: locally and with ``--cluster`` (every item a task, Fig. 6's
    panels too).
 3. A 12-cell text grid (positional none/sinusoidal/learned × 1–2 layers × seeds 1–2) with
    ``--jobs 2`` and with ``--cluster``.
@@ -64,9 +64,9 @@ def _until(cond: Any, timeout: float = 120, every: float = 0.005) -> float:
 
 def per_run(cluster: str | None, repeats: int) -> dict[str, Any]:
     """Submit → first snapshot, submit → finished, Pause → stored 'paused' (seconds; medians)."""
-    from engine.paper.presets import get_preset
-    from engine.service.jobs import JobManager
-    from engine.service.store import RunStore
+    from scansnap.paper.presets import get_preset
+    from scansnap.service.jobs import JobManager
+    from scansnap.service.store import RunStore
 
     cfg = get_preset("syn-small").config.with_overrides(SYN)
     long = cfg.with_overrides({"optim.steps": 5000})
@@ -114,7 +114,7 @@ def timed(cmd: list[str]) -> float:
 
 def cell_seconds(data_dir: Path) -> list[float]:
     """Each stored run's created → last update (its queue wait excluded only where it had none)."""
-    from engine.service.store import RunStore
+    from scansnap.service.store import RunStore
 
     with RunStore(data_dir) as store:
         return sorted(r["updated"] - r["created"] for r in store.list_runs())
@@ -194,23 +194,35 @@ def main() -> None:
     result["local"]["per_run"] = per_run(None, args.repeats)
     with tempfile.TemporaryDirectory() as d:
         out = Path(d)
-        reproduce = [PY, "-m", "engine", "reproduce", "--quick", "--out", str(out / "r")]
+        reproduce = [PY, "-m", "scansnap", "reproduce", "--quick", "--out", str(out / "r")]
         result["local"]["reproduce_quick_s"] = timed(reproduce)
         result["local"]["grid_12_s"] = timed(
-            [PY, "-m", "engine", "--data-dir", str(out / "gd"), "sweep", *GRID, "--jobs", "2", "--out", str(out / "g")]
+            [
+                PY,
+                "-m",
+                "scansnap",
+                "--data-dir",
+                str(out / "gd"),
+                "sweep",
+                *GRID,
+                "--jobs",
+                "2",
+                "--out",
+                str(out / "g"),
+            ]
         )
         result["local"]["grid_cell_s"] = cell_seconds(out / "gd")
     with loopback_cluster(2) as cluster, tempfile.TemporaryDirectory() as d:
         out = Path(d)
         result["cluster"]["per_run"] = per_run(cluster.address, args.repeats)
         result["cluster"]["reproduce_quick_s"] = timed(
-            [PY, "-m", "engine", "reproduce", "--quick", "--cluster", cluster.address, "--out", str(out / "r")]
+            [PY, "-m", "scansnap", "reproduce", "--quick", "--cluster", cluster.address, "--out", str(out / "r")]
         )
         result["cluster"]["grid_12_s"] = timed(
             [
                 PY,
                 "-m",
-                "engine",
+                "scansnap",
                 "--data-dir",
                 str(out / "gd"),
                 "sweep",

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import torch
 
-from engine.core.config import RunConfig
-from engine.core.device import describe_device, resolve_device
-from engine.core.train import Trainer
-from engine.paper.presets import get_preset
+from scansnap.core.config import RunConfig
+from scansnap.core.device import describe_device, resolve_device
+from scansnap.core.train import Trainer
+from scansnap.paper.presets import get_preset
 from tests.oracles.reference import paper_tokens, train_reference
 
 

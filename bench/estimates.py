@@ -27,10 +27,10 @@ from typing import Any
 
 import psutil
 
-from engine.paper.presets import get_preset
-from engine.service.jobs import JobManager
-from engine.service.run_kinds import check_run, run_disk_bytes, run_seconds
-from engine.service.store import DB_NAME, RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service.jobs import JobManager
+from scansnap.service.run_kinds import check_run, run_disk_bytes, run_seconds
+from scansnap.service.store import DB_NAME, RunStore
 
 COMPACT = {"data.num_distinct_per_next": 99_990, "data.layout": "compact"}  # the export finding's run
 TINY_TEXT = {"model.d_model": 4, "model.d_ff": 4, "optim.batch": 1, "optim.bptt": 4, "data.vocab_size": 50}

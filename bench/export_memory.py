@@ -26,12 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.page_load import worktree
-from engine.core.config import RunConfig
-from engine.core.data import build_problem, run_statics
-from engine.core.scalar_columns import ScalarBlocks, per_class
-from engine.core.schedule import TOPK, full_snapshots
-from engine.paper.presets import get_preset
-from engine.service.store import RunStore
+from scansnap.core.config import RunConfig
+from scansnap.core.data import build_problem, run_statics
+from scansnap.core.scalar_columns import ScalarBlocks, per_class
+from scansnap.core.schedule import TOPK, full_snapshots
+from scansnap.paper.presets import get_preset
+from scansnap.service.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = 16  # per snapshot, each a class mean and every class's value per replica (as the trainer writes them)
@@ -43,8 +43,8 @@ SIZES = {  # name: (distinct tokens per class, snapshots): 2 classes, one replic
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from engine.service import export
-from engine.service.store import RunStore
+from scansnap.service import export
+from scansnap.service.store import RunStore
 data, rid, fmt, out = sys.argv[1:5]
 store = RunStore(data)
 store.get_run(rid)
@@ -117,7 +117,7 @@ def main() -> None:
     ap.add_argument("--fmt", choices=["parquet", "csv"], default="parquet")
     ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=list(SIZES))
     args = ap.parse_args()
-    from engine.service.export import export_size
+    from scansnap.service.export import export_size
 
     results = []
     with ExitStack() as stack:

@@ -36,7 +36,7 @@ from typing import Any
 
 from bench.st_client import StClient
 from bench.webserver import Server, health_latency, serve
-from engine.service.store import RunStore
+from scansnap.service.store import RunStore
 
 START_WITHIN_S = 5.0  # a new visitor's run trains this soon when the runs left behind hold no slot
 GROWTH_MB = 300.0  # the most the huge link may grow the server by

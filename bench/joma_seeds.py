@@ -1,5 +1,5 @@
 """JoMA's real-data run at the authors' settings, seeds 1–3, every snapshot's attention entropy per
-layer; then each layer's minimum and rebound as mean ± SD over the seeds (engine.paper.text_view).
+layer; then each layer's minimum and rebound as mean ± SD over the seeds (scansnap.paper.text_view).
 
     .venv/bin/python -m bench.joma_seeds --steps 6000 --out joma_seeds.json [--set KEY=VALUE ...]
 
@@ -18,10 +18,10 @@ import time
 import numpy as np
 import torch
 
-from engine.core.text.trainer import TextTrainer
-from engine.paper.presets import get_preset
-from engine.paper.text_view import across_seeds
-from engine.service.corpora import encoded_corpus
+from scansnap.core.text.trainer import TextTrainer
+from scansnap.paper.presets import get_preset
+from scansnap.paper.text_view import across_seeds
+from scansnap.service.corpora import encoded_corpus
 
 SEEDS = (1, 2, 3)
 

@@ -2,9 +2,9 @@
 50: at 20 steps/s the scan was on screen for 2 of 16 seconds, "frozen" for 80 % of the lesson).
 
 The run is started the way the Lab's ▶ Start does, through the service facade the dashboard calls
-(``submit`` paused, ``set_speed`` to the speed, ``resume``: ``ui/run_actions.py``), on a job manager made as
+(``submit`` paused, ``set_speed`` to the speed, ``resume``: ``scansnap/ui/run_actions.py``), on a job manager made as
 the dashboard makes its own (``get_service``).  Every ``--poll-s`` the story is read as the Lab's caption
-reads it (the stored history → :func:`engine.paper.story.run_story`), so each phase's time is the time its
+reads it (the stored history → :func:`scansnap.paper.story.run_story`), so each phase's time is the time its
 sentence would be on screen: *start* (the attention has not moved yet), *scan* (common tokens losing
 attention, then distinct tokens winning) and *snap* (the attention frozen, provisional or not), each as a
 share of the wall time from ▶ Start to ``finished``.  Target: every phase ≥ 20 % at the preset's own speed.
@@ -26,11 +26,11 @@ import tempfile
 import time
 from typing import Any
 
-from engine.paper.history import RunHistory, observed
-from engine.paper.presets import get_preset
-from engine.paper.story import run_story
-from engine.service.facade import STORY, STORY_S, Actor, LabService, get_service
-from engine.service.jobs import TERMINAL
+from scansnap.paper.history import RunHistory, observed
+from scansnap.paper.presets import get_preset
+from scansnap.paper.story import run_story
+from scansnap.service.facade import STORY, STORY_S, Actor, LabService, get_service
+from scansnap.service.jobs import TERMINAL
 
 MIN_SHARE = 0.20  # the target: no phase on screen for less than a fifth of the lesson
 LECTURER = Actor("bench-lecturer")  # a visitor, as a lecturer at the dashboard is (limits apply)

@@ -62,7 +62,7 @@ from typing import Any
 
 from bench.st_client import StClient, StClientError
 from bench.webserver import Server, health_latency, serve
-from engine.service.store import RunStore
+from scansnap.service.store import RunStore
 
 TERMINAL = {"finished", "stopped", "diverged", "failed", "interrupted"}
 LIVE = ("queued", "running", "paused")
@@ -496,9 +496,9 @@ ALLOCATOR_SLACK_MB = 64  # freed but not returned to the OS (Python's arenas, gl
 
 def idle_bound_mb(idle_at_start_mb: float) -> float:
     """The most the server process should hold when idle after any amount of load, MiB: what it holds
-    idle after start, plus every cache full (ui/caches.py: sized in bytes), plus Streamlit's kept
+    idle after start, plus every cache full (scansnap/ui/caches.py: sized in bytes), plus Streamlit's kept
     sessions, plus allocator slack."""
-    from ui.caches import BOUNDS_MB
+    from scansnap.ui.caches import BOUNDS_MB
 
     caches = sum(BOUNDS_MB.values()) + BOUNDS_MB["theory curves"]  # two caches share that bound
     return idle_at_start_mb + caches + KEPT_SESSIONS * KEPT_SESSION_MB + ALLOCATOR_SLACK_MB
@@ -577,7 +577,7 @@ def _drive(
     published = res["published_run"] = lect.run_id
     if not published:
         return {}
-    mon.light.add(published)  # at 1 step/s it needs a sliver of a core: no slot (engine/service/scheduling.py)
+    mon.light.add(published)  # at 1 step/s it needs a sliver of a core: no slot (scansnap/service/scheduling.py)
     everyone += open_students(url, data_dir, published, roles(sessions, runs), plan, mon, deadline)
     res["all_sessions_open_s"] = round(time.monotonic() - t0, 1)
     res["sessions_open_at_once"] = sum(1 for s in everyone if s.client is not None and not s.client.connection_errors())

@@ -142,7 +142,7 @@ def session_members(sid: int) -> list[int]:
 
 def connect_when_up(address: str, timeout_s: float = 90) -> None:
     """Join the cluster at ``address`` from this process once its head answers."""
-    from engine.service.cluster import connect
+    from scansnap.service.cluster import connect
 
     end = time.monotonic() + timeout_s
     host, port = address.split(":")

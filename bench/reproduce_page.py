@@ -1,12 +1,12 @@
 """Seconds per reproduce item as the Reproduce page runs them: what the page's estimate is made of.
 
 The page starts a reproduction through the job manager, in a worker process with one torch thread
-(``engine/service/worker.py``); ``bench/reproduce_speed.py`` times the command line instead (its own
+(``scansnap/service/worker.py``); ``bench/reproduce_speed.py`` times the command line instead (its own
 interpreter, torch's default threads).  This starts quick mode (all eight items) and full mode (the six
 synthetic items; the real-text ones take about 1.5 hours) the page's way, times each from start to
 ``finished`` (the report included) and takes each item's seconds from the stored ``verdicts.json``.
 A warm-up reproduction of ``fig9`` starts the worker's fork server first, as on a running server.
-``engine/paper/items/costs.py`` holds these figures (``tests/paper/test_costs.py`` checks they match).
+``scansnap/paper/items/costs.py`` holds these figures (``tests/paper/test_costs.py`` checks they match).
 
     PYTHONPATH=. .venv/bin/python -m bench.reproduce_page
 
@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.paper.items.catalog import ITEMS
-from engine.service.jobs import JobManager
-from engine.service.store import RunStore
+from scansnap.paper.items.catalog import ITEMS
+from scansnap.service.jobs import JobManager
+from scansnap.service.store import RunStore
 
 
 def on_page(quick: bool) -> dict[str, Any]:

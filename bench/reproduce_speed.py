@@ -1,4 +1,4 @@
-"""Wall time of ``python -m engine reproduce`` (issue 4 §3), quick and full, each in a fresh
+"""Wall time of ``python -m scansnap reproduce`` (issue 4 §3), quick and full, each in a fresh
 subprocess exactly as a reviewer runs it (interpreter start and imports included).
 
 Targets: the full Fig. 6 sweep (640 runs) ≤ 2 minutes, ``--quick`` (everything it runs) ≤ 30 s.
@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.core.device import describe_device, resolve_device
-from engine.paper.items.catalog import ITEMS
+from scansnap.core.device import describe_device, resolve_device
+from scansnap.paper.items.catalog import ITEMS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +35,7 @@ def reproduce(quick: bool, device: str) -> dict[str, Any]:
     env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": ""} if device == "cpu" else {})}
     with tempfile.TemporaryDirectory(prefix="repro-speed-") as out:
         only = [] if quick else ["--only", *(n for n, spec in ITEMS.items() if not spec.corpus)]
-        cmd = [sys.executable, "-m", "engine", "reproduce", "--out", out] + (["--quick"] if quick else only)
+        cmd = [sys.executable, "-m", "scansnap", "reproduce", "--out", out] + (["--quick"] if quick else only)
         t0 = time.monotonic()
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
         wall = time.monotonic() - t0

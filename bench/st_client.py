@@ -6,7 +6,7 @@ Protocol facts (Streamlit 1.67, read from its sources; paths under ``streamlit/`
 * A tab first loads the page's HTML (the JS bundle then comes from the browser's cache), and
   before it connects the frontend polls ``GET /_stcore/health``; that answer sets the
   ``_streamlit_xsrf`` cookie (``web/server/starlette/starlette_routes.py:_ensure_xsrf_cookie``).
-  The app derives a browser's owner id from that cookie (``engine/access.py``), so each client
+  The app derives a browser's owner id from that cookie (``scansnap/access.py``), so each client
   keeps its own cookie like a browser does.
 * The websocket route is ``/_stcore/stream`` (``starlette_websocket.py:create_websocket_routes``).
   ``Sec-WebSocket-Protocol`` is re-used to carry tokens (``_parse_subprotocols``): entry 0 is

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.step_speed [--device cpu|cuda|auto] [--repeats N] [--threads N] [--cpu-time] [--json FILE]
 
 Old: tests/oracles/old_step.py (the step as it was: gathered support rows of Y, hand-written softmax,
-separate optimiser pass).  New: engine/core/train.py (decoder by token role, chunked, fused update).
+separate optimiser pass).  New: scansnap/core/train.py (decoder by token role, chunked, fused update).
 Both train the same config from the same initial state; their timed blocks alternate (old, new, old, …)
 and each figure is the median of ``--repeats`` blocks after a warm-up, so a change in the machine's load
 hits both sides alike.
@@ -29,11 +29,11 @@ from collections.abc import Callable
 
 import torch
 
-import engine.core.yz_kinds as yz_kinds
-from engine.core.config import RunConfig
-from engine.core.device import describe_device, resolve_device
-from engine.core.train import Trainer
-from engine.paper.presets import get_preset
+import scansnap.core.yz_kinds as yz_kinds
+from scansnap.core.config import RunConfig
+from scansnap.core.device import describe_device, resolve_device
+from scansnap.core.train import Trainer
+from scansnap.paper.presets import get_preset
 from tests.oracles.old_step import OldTrainer
 
 PANELS = ("syn-medium-1", "syn-medium-3", "syn-medium-5", "syn-medium-10")

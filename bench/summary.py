@@ -253,7 +253,7 @@ def issue16_rows(st: dict[str, Any], sw: dict[str, Any], lv: dict[str, Any]) -> 
             _met(sw["new_train_total_s"] <= 10),
         ],
         [
-            "a Fig. 6 panel as one `python -m engine run` ≥ 20× the naive reference run after run (#16)",
+            "a Fig. 6 panel as one `python -m scansnap run` ≥ 20× the naive reference run after run (#16)",
             f"{sw['cli_panel_vs_reference']:.0f}× ({sw['cli_panel_s']:.2f} s, the median of "
             f"{len(sw['cli_panel_runs_s'])} processes, vs {sw['reference_panel_s']:.0f} s for the 160 reference runs)",
             _met(sw["cli_panel_vs_reference"] >= 20),
@@ -401,7 +401,7 @@ def sweep() -> list[str]:
         rows[-1] += [f"**{r['old_train_total_s']:.1f}**", f"**{r['new_train_total_s']:.1f}**"]
     ref = r["reference_panel_run_s"]
     cli = (
-        f" One panel as one `python -m engine run --preset syn-medium-10` process: {r['cli_panel_s']:.2f} s "
+        f" One panel as one `python -m scansnap run --preset syn-medium-10` process: {r['cli_panel_s']:.2f} s "
         f"(median of {', '.join(f'{t:.2f}' for t in r['cli_panel_runs_s'])} s), **{r['cli_panel_vs_reference']:.1f}×** "
         f"faster than the reference's 160 runs one after another, all timed: {r['reference_panel_s']:.1f} s "
         f"(one run: min {ref['min']:.2f}, median {ref['median']:.2f}, max {ref['max']:.2f} s)."
@@ -436,7 +436,7 @@ def reproduce() -> list[str]:
 
 
 def reproduce_page() -> list[str]:
-    """Seconds per item as the Reproduce page runs them: its estimate (engine/paper/items/costs.py)."""
+    """Seconds per item as the Reproduce page runs them: its estimate (scansnap/paper/items/costs.py)."""
     res = load("reproduce_page")
     if not res:
         return []

@@ -10,7 +10,7 @@ Reference: a sample of N runs per panel (each a full 100-step run with its own s
 rates, spread over the panel's grid) is timed, and the panel's time is extrapolated as 160 × the
 mean sampled run time.  Every run of a panel has the same shapes, yet single runs measured here
 vary by up to 2× (0.6–1.2 s on syn-medium-10), so the extrapolation is rough.
-CLI: the syn-medium-10 panel as one ``python -m engine run --preset syn-medium-10`` process (interpreter
+CLI: the syn-medium-10 panel as one ``python -m scansnap run --preset syn-medium-10`` process (interpreter
 start, run store and snapshots included; the median of ``--cli-repeats`` fresh processes) against the
 reference doing the same 160 runs one after another, all of them timed (no extrapolation).
 """
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import torch
 
-from engine.core.device import describe_device, resolve_device
-from engine.core.train import Trainer
-from engine.paper.presets import get_preset
+from scansnap.core.device import describe_device, resolve_device
+from scansnap.core.train import Trainer
+from scansnap.paper.presets import get_preset
 from tests.oracles.old_step import OldTrainer
 from tests.oracles.reference import paper_tokens, train_reference
 
@@ -85,9 +85,9 @@ def reference_panel(name: str, device: str) -> list[float]:
 
 
 def cli_panel(device: str) -> float:
-    """Wall time of ``python -m engine run --preset syn-medium-10`` (a fresh process, its own run store)."""
+    """Wall time of ``python -m scansnap run --preset syn-medium-10`` (a fresh process, its own run store)."""
     with tempfile.TemporaryDirectory(prefix="sweep-cli-") as data:
-        cmd = [sys.executable, "-m", "engine", "--data-dir", data, "run", "--preset", "syn-medium-10", "--quiet"]
+        cmd = [sys.executable, "-m", "scansnap", "--data-dir", data, "run", "--preset", "syn-medium-10", "--quiet"]
         cmd += ["--set", f"model.device={device}"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 """Bytes the Lab's live area sends per tick (issue 3: ≤ 200 KB a tick at default settings).
 
 For each preset: train it headless to the end into a fresh data directory, then build the live
-tick exactly as the Lab does (``ui.kinds.synthetic.live._figures`` → ``live_payload`` JSON, six charts) at the
+tick exactly as the Lab does (``scansnap.ui.kinds.synthetic.live._figures`` → ``live_payload`` JSON, six charts) at the
 last stored step, replica 0, next token 0, and report the bytes per chart and in total.
 
     PYTHONPATH=. .venv/bin/python -m bench.tick_payload [--presets lecture syn-medium-10 ...]
@@ -24,8 +24,8 @@ DEFAULT = ("syn-small", "lecture", "theorem4", "syn-medium-10")
 
 def last_run(data_dir: Path) -> tuple[str, str, Any, dict[str, Any]]:
     """The newest run of ``data_dir``: its id, config JSON, whole stored history and statics."""
-    from engine.paper.history import RunHistory
-    from engine.service.store import RunStore
+    from scansnap.paper.history import RunHistory
+    from scansnap.service.store import RunStore
 
     with RunStore(data_dir) as store:
         rid = store.list_runs(1)[0]["id"]
@@ -37,9 +37,9 @@ def last_run(data_dir: Path) -> tuple[str, str, Any, dict[str, Any]]:
 
 
 def tick_bytes(data_dir: Path) -> dict[str, int]:
-    """Bytes per chart of the Lab's tick (``ui.kinds.synthetic.live._tick``: what every watching session is sent)."""
-    from ui.chart_style import FONT
-    from ui.kinds.synthetic import live as lab_live
+    """Bytes per chart of the Lab's tick (``scansnap.ui.kinds.synthetic.live._tick``: sent to each watcher)."""
+    from scansnap.ui.chart_style import FONT
+    from scansnap.ui.kinds.synthetic import live as lab_live
 
     rid, cfg_json, hist, statics = last_run(data_dir)
     tick = lab_live._tick(hist, statics, cfg_json, rid, (0, 0, 0, None, FONT))
@@ -56,7 +56,7 @@ def main() -> None:
         for name in args.presets:
             d = Path(tmp) / name
             subprocess.run(
-                [sys.executable, "-m", "engine", "--data-dir", str(d), "run", "--preset", name, "--quiet"],
+                [sys.executable, "-m", "scansnap", "--data-dir", str(d), "run", "--preset", name, "--quiet"],
                 cwd=ROOT,
                 check=True,
                 timeout=600,

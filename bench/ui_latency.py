@@ -85,7 +85,7 @@ def switch_class(pg: Any, n: int, lost: list[str]) -> float:
 
 def toggle_lock(pg: Any, lost: list[str]) -> float:
     """Toggle the ratio lock; a click the server ignored (it landed on the previous rev's widget
-    before the rerun redrew it, see ui/labstate.py ``stale``) is recorded in ``lost`` and retried."""
+    before the rerun redrew it, see scansnap/ui/labstate.py ``stale``) is recorded in ``lost`` and retried."""
     for _ in range(3):
         had = "lock=" in pg.url
         pg.evaluate(ARM)

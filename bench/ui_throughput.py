@@ -2,7 +2,7 @@
 
 For each repeat, interleaved so that both sides see the same machine load:
 
-(a) headless: ``python -m engine run --preset P --set optim.steps=N --quiet`` in a subprocess,
+(a) headless: ``python -m scansnap run --preset P --set optim.steps=N --quiet`` in a subprocess,
     once with torch's default intra-op threads (= cores) and once with 1 thread (what the
     server gives each job: cores // SCANSNAP_MAX_JOBS); the ratio uses the faster of the two;
 (b) browser: ``streamlit run app.py`` (fresh server, fresh data directory), Chromium opens the
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.webserver import ROOT, launch_chromium, pin_chromium, serve
-from engine.service.store import RunStore
+from scansnap.service.store import RunStore
 
 STATUS = re.compile(r"^finished · step")
 SIDES = ("headless", "headless_1thread", "browser")
@@ -75,7 +75,7 @@ def headless(
         [
             sys.executable,
             "-m",
-            "engine",
+            "scansnap",
             "--data-dir",
             str(d),
             "run",

@@ -1,4 +1,4 @@
-"""How long the upload checks take on the worst inputs a visitor can send (engine.service.uploads and the
+"""How long the upload checks take on the worst inputs a visitor can send (scansnap.service.uploads and the
 facade's config check): each case at or just past a size limit, timed ``--repeats`` times (the slowest
 kept), set beside the bound the uploads are meant to keep (``QUICK_S``: every parse, valid or not,
 answers within it).  tests/service/test_uploads.py checks what each parse says; this measures how soon.
@@ -13,10 +13,10 @@ import json
 import time
 from collections.abc import Callable
 
-from engine.core.config import ConfigError
-from engine.paper.presets import get_preset
-from engine.service.facade import config_from_upload
-from engine.service.uploads import MAX_CONFIG_BYTES, MAX_CSV_BYTES, MAX_CSV_COLUMNS, MAX_CSV_ROWS, table_from_csv
+from scansnap.core.config import ConfigError
+from scansnap.paper.presets import get_preset
+from scansnap.service.facade import config_from_upload
+from scansnap.service.uploads import MAX_CONFIG_BYTES, MAX_CSV_BYTES, MAX_CSV_COLUMNS, MAX_CSV_ROWS, table_from_csv
 
 QUICK_S = 2.0  # the bound: a visitor's upload is answered within this, whatever it holds
 

@@ -309,7 +309,7 @@ def serve(
             sys.executable,
             *launcher,
             "run",
-            "server.py",
+            "scansnap/server.py",
             "--server.headless",
             "true",
             "--server.port",

@@ -29,13 +29,13 @@ SMALL_TEXT = {  # the browser tests' small Fig. 7 run: 2,000 words, batch 10, 5 
 
 def first_snapshots(without_dynamo: bool, repeats: int) -> list[float]:
     """Seconds from submit to the first stored snapshot, ``repeats`` runs after one warm-up (this process)."""
-    from engine.service import worker
+    from scansnap.service import worker
 
     if without_dynamo:
         worker.PRELOAD = [m for m in worker.PRELOAD if m != "torch._dynamo"]
-    from engine.paper.presets import get_preset
-    from engine.service.jobs import JobManager
-    from engine.service.store import RunStore
+    from scansnap.paper.presets import get_preset
+    from scansnap.service.jobs import JobManager
+    from scansnap.service.store import RunStore
 
     cfg = get_preset("text-fig7-1layer", "text").config.with_overrides(SMALL_TEXT)
     with tempfile.TemporaryDirectory() as d:

@@ -77,14 +77,14 @@ done
 section "a short real-text run of the paper preset, --device $device"
 data=$work/data
 t0=$(date +%s.%N)
-"$PY" -m engine --data-dir "$data" run --preset text-fig7-1layer "${text_run[@]}" --set "model.device=$device" --quiet
+"$PY" -m scansnap --data-dir "$data" run --preset text-fig7-1layer "${text_run[@]}" --set "model.device=$device" --quiet
 t1=$(date +%s.%N)
 
 section "summary"
 "$PY" - "$work" "$OUT" "$t0" "$t1" "${devices[@]}" <<'EOF'
 import json, sys
 from pathlib import Path
-from engine.service.store import RunStore
+from scansnap.service.store import RunStore
 
 work, out, t0, t1, devices = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
 def load(name):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Refresh the screenshots the README and docs/ show (make screenshots): run the browser tests that take them
-# (into test-artifacts/) and the Theorem 4 figure, then copy each into assets/screenshots/ under its published name.
+# (into test-artifacts/) and the Theorem 4 figure, then copy each into docs/screenshots/ under its published name.
 # Look at every new picture before you commit it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,9 +26,9 @@ shots=(
   text-1920x1080-fig7.png:text-fig7.png
   text-lecture-1280x720.png:text-lecture-1280x720.png
 )
-mkdir -p assets/screenshots
+mkdir -p docs/screenshots
 for pair in "${shots[@]}"; do
-  cp "test-artifacts/${pair%%:*}" "assets/screenshots/${pair##*:}"
+  cp "test-artifacts/${pair%%:*}" "docs/screenshots/${pair##*:}"
 done
-.venv/bin/python scripts/theorem4_figure.py --out assets/screenshots/theorem4-calibrated.png
-echo "assets/screenshots/ refreshed: $(( ${#shots[@]} + 1 )) pictures (git diff --stat assets/ shows which changed)"
+.venv/bin/python scripts/theorem4_figure.py --out docs/screenshots/theorem4-calibrated.png
+echo "docs/screenshots/ refreshed: $(( ${#shots[@]} + 1 )) pictures (git diff --stat docs/screenshots/ shows which changed)"

@@ -20,7 +20,7 @@ echo "== lint-imports"; .venv/bin/lint-imports --no-cache
 echo "== hadolint Dockerfile"; .venv/bin/hadolint Dockerfile
 mkdir -p test-artifacts
 # mypy (~30 s of one core) beside the tests; its verdict is printed, and counts, after them
-.venv/bin/mypy engine >test-artifacts/mypy.txt 2>&1 &
+.venv/bin/mypy -p scansnap.core -p scansnap.paper -p scansnap.service -m scansnap.cli -m scansnap.cli_sweep -m scansnap.cli_text >test-artifacts/mypy.txt 2>&1 &
 mypy_pid=$!
 select=()
 [ "$tier" = check ] && select=(-m "not browser and not server and not cluster and not e2e")
@@ -29,6 +29,6 @@ rc=0
 OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --durations=25 \
   --junitxml=test-artifacts/pytest.xml ${select[@]+"${select[@]}"} "$@" || rc=$?
 mypy_rc=0; wait "$mypy_pid" || mypy_rc=$?
-echo "== mypy engine/ (exit $mypy_rc)"; cat test-artifacts/mypy.txt
+echo "== mypy scansnap/ (exit $mypy_rc)"; cat test-artifacts/mypy.txt
 echo "== pytest exit $rc, mypy exit $mypy_rc"
 [ "$rc" -eq 0 ] && [ "$mypy_rc" -eq 0 ]

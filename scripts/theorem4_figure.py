@@ -2,9 +2,9 @@
 
     PYTHONPATH=. .venv/bin/python scripts/theorem4_figure.py [--preset theorem4] [--out FILE]
 
-Trains the preset (engine.core.train.Trainer), computes the calibrated curves
-(engine.core.calibration) and the printed Eqn. 129 in engine units, marks the predicted t'_0,
-t_0 and the measured snap step (engine.core.theory_checks), and writes a PNG when kaleido is
+Trains the preset (scansnap.core.train.Trainer), computes the calibrated curves
+(scansnap.core.calibration) and the printed Eqn. 129 in engine units, marks the predicted t'_0,
+t_0 and the measured snap step (scansnap.core.theory_checks), and writes a PNG when kaleido is
 installed, else a self-contained HTML file and, where Playwright and Chromium are there, a
 screenshot of it as PNG.  Prints the numbers it plots.
 """
@@ -20,10 +20,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.core import calibration as cal
-from engine.core import theory_checks as tc
-from engine.core.train import Trainer
-from engine.paper.presets import get_preset
+from scansnap.core import calibration as cal
+from scansnap.core import theory_checks as tc
+from scansnap.core.train import Trainer
+from scansnap.paper.presets import get_preset
 
 
 def measure(preset: str) -> dict:

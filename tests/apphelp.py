@@ -11,7 +11,7 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import UnknownElement
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[1] / "scansnap" / "app.py")
 
 
 def run_app(params: dict[str, str] | None = None, timeout: float = 60) -> AppTest:
@@ -32,7 +32,8 @@ def open_page(page: str, params: dict[str, str]) -> AppTest:
 
 
 def open_share_box(at: AppTest, key: str = "lab-share") -> AppTest:
-    """Open a page's "Share, config JSON" box (drawn only while open: ``ui.widgets.share_ui``), as a click does."""
+    """Open a page's "Share, config JSON" box (drawn only while open: ``scansnap.ui.widgets.share_ui``), as a click
+    does."""
     at.session_state[key] = True
     return at.run()
 
@@ -51,15 +52,15 @@ def wait_for(cond: Callable[[], object], timeout: float = 30.0) -> None:
 
 
 def live_figure(component: UnknownElement) -> dict:
-    """The plotly figure a live chart (``ui.live.figure.live_plot_ui``: {tick, fig: payload JSON}) draws."""
+    """The plotly figure a live chart (``scansnap.ui.live.figure.live_plot_ui``: {tick, fig: payload JSON}) draws."""
     return json.loads(json.loads(component.proto.json)["fig"])["fig"]
 
 
 def stopped_run(store: Any, cfg: Any, name: str, owner: str | None = None, at_step: int = 100) -> str:
     """A run trained in this process until its first snapshot at or past ``at_step``, then stopped, with its
     checkpoint at that snapshot (as a Stop leaves a run that has trained a while): its id."""
-    from engine.service import runner
-    from engine.service.control import RunControl
+    from scansnap.service import runner
+    from scansnap.service.control import RunControl
 
     control, saved = RunControl(), runner.CHECKPOINT_SECONDS
     job = runner.RunJob(cfg, store, name=name, owner=owner)

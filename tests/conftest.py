@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from engine.service.jobs import get_manager
+from scansnap.service.jobs import get_manager
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def quick_reproduction(tmp_path_factory):
-    """``python -m engine reproduce --quick`` run once for the whole test run: (its folder, exit code, what it
+    """``python -m scansnap reproduce --quick`` run once for the whole test run: (its folder, exit code, what it
     printed); tests/paper/test_reproduce.py checks it, tests/cluster compares the cluster's with it.  The
     pytest processes side by side (xdist) share it: the first that asks computes it under a lock, the others
     read what it wrote."""
@@ -36,7 +36,7 @@ def quick_reproduction(tmp_path_factory):
     import io
     import json
 
-    from engine.cli import main
+    from scansnap.cli import main
 
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # one id per run, the same in every worker
     root = tmp_path_factory.getbasetemp().parent / f"shared-{run}" if run else tmp_path_factory.getbasetemp()
@@ -66,9 +66,9 @@ def one_torch_thread():
 
 @pytest.fixture
 def operator_gate(monkeypatch):
-    """The operator-key back-off (engine.service.access.OPERATOR_GATE), fresh for this test and
+    """The operator-key back-off (scansnap.service.access.OPERATOR_GATE), fresh for this test and
     on a clock the test sets: ``clock[0]`` is the time in seconds (restored after)."""
-    from engine.service import access
+    from scansnap.service import access
 
     clock = [1000.0]
     monkeypatch.setattr(access.OPERATOR_GATE, "clock", lambda: clock[0])

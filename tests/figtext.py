@@ -9,7 +9,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from engine.core.metrics import METRICS
+from scansnap.core.metrics import METRICS
 
 SHOWN_KEYS = {"text", "name", "hovertemplate", "ticktext", "title", "texttemplate", "x", "y"}
 LATEX = ("_{", "\\", "$")

@@ -11,10 +11,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from engine.paper.items.result import ItemResult
-from engine.paper.verdicts import Verdict, judge
-from engine.service.reproduction_run import write
-from engine.service.reproductions import SUBDIR
+from scansnap.paper.items.result import ItemResult
+from scansnap.paper.verdicts import Verdict, judge
+from scansnap.service.reproduction_run import write
+from scansnap.service.reproductions import SUBDIR
 
 Damage = Callable[[Any], Any]  # verdicts.json's document → the document to store instead
 

@@ -14,13 +14,14 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
+PKG = ROOT / "scansnap"
+PAGES = sorted(str(p.relative_to(PKG)) for p in (PKG / "app_pages").glob("*.py") if p.name != "__init__.py")
 PROBE = """
 import importlib, json, pathlib, sys
 from streamlit.testing.v1 import AppTest
-for p in sorted(pathlib.Path("ui").rglob("*.py")):
+for p in sorted(pathlib.Path("scansnap/ui").rglob("*.py")):
     importlib.import_module(".".join(p.with_suffix("").parts).removesuffix(".__init__"))
-at = AppTest.from_file("app.py", default_timeout=60).run()
+at = AppTest.from_file("scansnap/app.py", default_timeout=60).run()
 errors = [str(e.value) for e in at.exception]
 for page in json.loads(sys.argv[1]):
     at.switch_page(page).run()
@@ -44,21 +45,23 @@ def _contracts() -> dict[str, dict]:
 
 def test_the_contracts_that_cannot_be_skipped_are_there():
     """Forbidden contracts (a layers contract lets a module skip a layer): ui and the pages enter
-    engine.service by the facade only, pages import no engine.core, core and paper import no service;
+    scansnap.service by the facade only, pages import no scansnap.core, core and paper import no service;
     and no import cycle anywhere, imports inside functions included (grimp reads those too)."""
     kinds = {c["type"] for c in _contracts().values()}
     assert {"forbidden", "acyclic_siblings"} <= kinds
     forbidden = [c for c in _contracts().values() if c["type"] == "forbidden"]
-    door = next(c for c in forbidden if c["forbidden_modules"] == ["engine.service"])
-    assert set(door["source_modules"]) == {"ui", "app_pages"}
-    assert {i.split(" -> ")[1] for i in door["ignore_imports"]} == {"engine.service.facade"}
-    assert any(c["source_modules"] == ["app_pages"] and "engine.core" in c["forbidden_modules"] for c in forbidden)
+    door = next(c for c in forbidden if c["forbidden_modules"] == ["scansnap.service"])
+    assert set(door["source_modules"]) == {"scansnap.ui", "scansnap.app_pages"}
+    assert {i.split(" -> ")[1] for i in door["ignore_imports"]} == {"scansnap.service.facade"}
     assert any(
-        {"engine.core", "engine.paper"} <= set(c["source_modules"]) and "engine.service" in c["forbidden_modules"]
+        c["source_modules"] == ["scansnap.app_pages"] and "scansnap.core" in c["forbidden_modules"] for c in forbidden
+    )
+    assert any(
+        {"scansnap.core", "scansnap.paper"} <= set(c["source_modules"]) and "scansnap.service" in c["forbidden_modules"]
         for c in forbidden
     )
     cycles = next(c for c in _contracts().values() if c["type"] == "acyclic_siblings")
-    assert set(cycles["ancestors"]) >= {"engine", "ui"}
+    assert set(cycles["ancestors"]) >= {"scansnap", "scansnap.ui"}
 
 
 def _service_attributes(path: Path) -> list[str]:
@@ -73,7 +76,7 @@ def _service_attributes(path: Path) -> list[str]:
 
 def test_pages_read_runs_through_the_facade_not_its_store_or_job_manager():
     assert _service_attributes(ROOT / "tests" / "oracles" / "facade_bypass.py")  # the rule can fail
-    ui = [p for d in ("ui", "app_pages") for p in (ROOT / d).rglob("*.py")] + [ROOT / "app.py"]
+    ui = [p for d in ("ui", "app_pages") for p in (PKG / d).rglob("*.py")] + [PKG / "app.py"]
     assert not [x for p in ui for x in _service_attributes(p)]
 
 
@@ -91,9 +94,7 @@ def test_the_web_process_never_loads_torch(tmp_path):
 
 
 MAX_FUNCTION_LINES = 50
-SOURCES = sorted(
-    [p for d in ("engine", "ui", "app_pages") for p in (ROOT / d).rglob("*.py")] + [ROOT / "app.py", ROOT / "server.py"]
-)
+SOURCES = sorted(PKG.rglob("*.py"))
 
 
 def _too_long(path: Path, root: Path = ROOT) -> list[str]:

@@ -1,4 +1,4 @@
-"""End-to-end tests of ``python -m engine`` (run, presets, theory, list, export) as a subprocess.
+"""End-to-end tests of ``python -m scansnap`` (run, presets, theory, list, export) as a subprocess.
 
 Each command imports torch (~2-3 s), so the commands are started together (in parallel) by a few
 module-scoped fixtures and the tests only look at their results.
@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.cli import main
-from engine.core import theory
-from engine.core.schedule import snapshot_steps
-from engine.paper.presets import get_preset, load_presets
-from engine.service.store import RunStore
+from scansnap.cli import main
+from scansnap.core import theory
+from scansnap.core.schedule import snapshot_steps
+from scansnap.paper.presets import get_preset, load_presets
+from scansnap.service.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
@@ -61,7 +61,7 @@ def _env(data_dir: Path) -> dict[str, str]:
 
 def _start(args: list[str], data_dir: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "engine", *args],
+        [sys.executable, "-m", "scansnap", *args],
         cwd=ROOT,
         env=_env(data_dir),
         stdout=subprocess.PIPE,
@@ -76,7 +76,7 @@ def _finish(args: list[str], p: subprocess.Popen) -> Result:
     except subprocess.TimeoutExpired:
         p.kill()
         out, err = p.communicate()
-        pytest.fail(f"`python -m engine {' '.join(args)}` timed out\n{err}")
+        pytest.fail(f"`python -m scansnap {' '.join(args)}` timed out\n{err}")
     return Result(args, p.returncode, out, err)
 
 
@@ -135,7 +135,7 @@ def procs(tmp_path_factory):
 
 @pytest.fixture
 def in_process(tmp_path, monkeypatch, capsys):
-    """``engine.cli.main(argv)`` in this process (no torch start-up): returns (exit code, stdout, stderr)."""
+    """``scansnap.cli.main(argv)`` in this process (no torch start-up): returns (exit code, stdout, stderr)."""
     monkeypatch.setenv("SCANSNAP_DATA_DIR", str(tmp_path / "data"))
 
     def run(argv: list[str]) -> tuple[int, str, str]:
@@ -408,4 +408,4 @@ def test_the_readmes_divergence_example_is_the_run_tested_to_diverge():
     """docs/explore.md's example of a diverging run is this module's DIVERGE, which test_diverging_run_exits_3
     runs (issue 50: the README's η = 10⁴ did not diverge)."""
     readme = " ".join((ROOT / "docs" / "explore.md").read_text(encoding="utf-8").split())
-    assert "python -m engine run --preset syn-small " + " ".join(DIVERGE) in readme
+    assert "python -m scansnap run --preset syn-small " + " ".join(DIVERGE) in readme

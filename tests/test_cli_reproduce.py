@@ -4,11 +4,11 @@ items run one after the other in one process."""
 
 from __future__ import annotations
 
-from engine.cli import main
-from engine.paper.items.costs import longest_first
-from engine.paper.items.runner import run_item
-from engine.paper.report import write_report
-from engine.service import executors
+from scansnap.cli import main
+from scansnap.paper.items.costs import longest_first
+from scansnap.paper.items.runner import run_item
+from scansnap.paper.report import write_report
+from scansnap.service import executors
 from tests.reproduction_help import assert_same_reproduction
 
 CHEAP = ["fig4", "fig9", "joma"]  # a few seconds in all

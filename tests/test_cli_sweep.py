@@ -1,4 +1,4 @@
-"""``python -m engine sweep`` (engine/cli_sweep.py, engine/service/grid.py): grids over any config
+"""``python -m scansnap sweep`` (scansnap/cli_sweep.py, scansnap/service/grid.py): grids over any config
 keys × seeds, each cell a stored run with the numbers of the same config trained alone, a summary
 table and page; a synthetic rate grid batched as the replicas of one run."""
 
@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.cli import EXIT_BAD_INPUT, main
-from engine.core.config import ConfigError
-from engine.paper.presets import get_preset
-from engine.service import grid
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.cli import EXIT_BAD_INPUT, main
+from scansnap.core.config import ConfigError
+from scansnap.paper.presets import get_preset
+from scansnap.service import grid
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 from tests.service.test_run_rows import TEXT_SMALL  # a small text model, seconds to train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -184,7 +184,7 @@ def test_bad_grids_exit_2_with_one_line(tmp_path, capsys, argv, message):
 
 
 def test_a_grid_with_one_cell_over_the_limits_stores_no_run(tmp_path, capsys, monkeypatch):
-    from engine.service.kinds.synthetic.budget import estimate
+    from scansnap.service.kinds.synthetic.budget import estimate
 
     base = get_preset("syn-small").config
     works = [estimate(base.with_overrides({"optim.steps": n})).work for n in (20, 200)]

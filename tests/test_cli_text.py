@@ -1,4 +1,4 @@
-"""``python -m engine run --preset text-... --out DIR`` end to end, as a subprocess on a fresh data
+"""``python -m scansnap run --preset text-... --out DIR`` end to end, as a subprocess on a fresh data
 directory with no network needed (the built-in corpus is a pip dependency): it writes the attention
 entropy per layer and the maps, and the lowest layer's entropy falls over training.
 
@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.cli import EXIT_BAD_INPUT, main
-from engine.core.text.metrics import uniform_causal_entropy
-from engine.paper.presets import load_presets
+from scansnap.cli import EXIT_BAD_INPUT, main
+from scansnap.core.text.metrics import uniform_causal_entropy
+from scansnap.paper.presets import load_presets
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = [
@@ -34,7 +34,12 @@ SHORT = [
 def run_cli(tmp_path: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SCANSNAP_DATA_DIR": str(tmp_path / "data")}
     return subprocess.run(
-        [sys.executable, "-m", "engine", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "scansnap", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 

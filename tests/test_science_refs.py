@@ -10,13 +10,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CITED = re.compile(r"science (§\d+[a-z]?(?:\.\d+)?(?:\s*(?:,|–|-|and)\s*§?\d+[a-z]?(?:\.\d+)?)*)")
 NUMBER = re.compile(r"\d+[a-z]?(?:\.\d+)?")
 HEADING = re.compile(r"^#{2,3} §(\d+[a-z]?(?:\.\d+)?) \S", re.MULTILINE)
-SOURCES = ("engine", "ui", "app_pages", "bench", "tests", "scripts")
+SOURCES = ("scansnap", "bench", "tests", "scripts")
 
 
 def cited() -> dict[str, list[str]]:
     """Each cited section, with the files that cite it."""
     out: dict[str, list[str]] = {}
-    files = [ROOT / "server.py", *(p for d in SOURCES for p in sorted((ROOT / d).rglob("*.py")))]
+    files = [*(p for d in SOURCES for p in sorted((ROOT / d).rglob("*.py")))]
     for path in files:
         if not path.is_file():
             continue

@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 from bench.raycluster import SECOND
-from engine.cli import main
-from engine.paper.presets import get_preset
-from engine.service.cluster import LOST, drive
-from engine.service.control import RunControl
-from engine.service.run_kinds import create_run
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.cli import main
+from scansnap.paper.presets import get_preset
+from scansnap.service.cluster import LOST, drive
+from scansnap.service.control import RunControl
+from scansnap.service.run_kinds import create_run
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 from tests.reproduction_help import assert_same_reproduction
 from tests.service.test_run_rows import TEXT_SMALL, assert_same_run
 
@@ -256,9 +256,9 @@ def test_the_server_follows_the_clusters_cpus_and_memory(cluster, tmp_path, monk
     memory per CPU, asked again while it runs: the second node killed, one slot; back, two."""
     import ray
 
-    from engine.service import budget, cluster_watch
-    from engine.service.cluster import connect
-    from engine.service.jobs import JobManager
+    from scansnap.service import budget, cluster_watch
+    from scansnap.service.cluster import connect
+    from scansnap.service.jobs import JobManager
 
     connect(cluster.address)
     monkeypatch.setattr(cluster_watch, "CHECK_S", 0.5)

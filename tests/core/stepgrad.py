@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.core.config import RunConfig
-from engine.core.train import Trainer
+from scansnap.core.config import RunConfig
+from scansnap.core.train import Trainer
 
 
 class Replay:

@@ -1,4 +1,4 @@
-"""Tests of engine.core.config: every validation rule, its message, JSON round trips, overrides, immutability.
+"""Tests of scansnap.core.config: every validation rule, its message, JSON round trips, overrides, immutability.
 
 Every rejected config must raise :class:`ConfigError` whose message names the field, the offending value
 and what is allowed (e.g. ``data.num_last = 0: Input should be greater than or equal to 1``).
@@ -18,7 +18,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from engine.core.config import (
+from scansnap.core.config import (
     MAX_T,
     ConfigError,
     DataConfig,
@@ -28,8 +28,8 @@ from engine.core.config import (
     RunConfig,
     SnapshotConfig,
 )
-from engine.core.data import build_problem
-from engine.paper.presets import load_presets
+from scansnap.core.data import build_problem
+from scansnap.paper.presets import load_presets
 
 SECTIONS: dict[str, type[BaseModel]] = {
     "data": DataConfig,

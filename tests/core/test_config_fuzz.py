@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.core.config import ConfigError, RunConfig
-from engine.service.kinds.synthetic.budget import check_budget
+from scansnap.core.config import ConfigError, RunConfig
+from scansnap.service.kinds.synthetic.budget import check_budget
 
 json_scalars = st.one_of(
     st.none(),
@@ -109,7 +109,7 @@ def test_an_integer_of_5000_digits_is_a_clear_error():
         RunConfig.from_json('{"optim": {"steps": ' + "9" * 5000 + "}}")
 
 
-# ------------------------------------------------------------------------------ uploads (engine.service.uploads)
+# ------------------------------------------------------------------------------ uploads (scansnap.service.uploads)
 @FAST
 @given(
     st.dictionaries(
@@ -117,7 +117,7 @@ def test_an_integer_of_5000_digits_is_a_clear_error():
     )
 )
 def test_uploaded_config_files(d):
-    from engine.service.facade import config_from_upload
+    from scansnap.service.facade import config_from_upload
 
     cfg = parse_or_clear_error(lambda: config_from_upload(json.dumps(d).encode()))
     if cfg is not None:
@@ -139,7 +139,7 @@ def test_uploaded_config_files(d):
     st.booleans(),
 )
 def test_table_csv_uploads(table, psi, header):
-    from engine.service.uploads import table_from_csv
+    from scansnap.service.uploads import table_from_csv
 
     lines = [["psi", *(f"l{j}" for j in range(len(table[0])))]] if header else []
     lines += [[str(q), *(repr(x) for x in row)] for q, row in zip(psi, table, strict=False)]

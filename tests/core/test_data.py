@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from engine.core.config import DataConfig
-from engine.core.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE, ContextSampler, build_problem
+from scansnap.core.config import DataConfig
+from scansnap.core.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE, ContextSampler, build_problem
 
 
 def test_syn_small_layout_and_probabilities():

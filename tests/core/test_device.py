@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core import device, train
-from engine.core.optim import ReplicaOptimizer
-from engine.core.train import Trainer
-from engine.paper.presets import get_preset
-from engine.service import runner
-from engine.service.kinds.synthetic import training as yz_training
-from engine.service.store import RunStore
+from scansnap.core import device, train
+from scansnap.core.optim import ReplicaOptimizer
+from scansnap.core.train import Trainer
+from scansnap.paper.presets import get_preset
+from scansnap.service import runner
+from scansnap.service.kinds.synthetic import training as yz_training
+from scansnap.service.store import RunStore
 
 
 def test_auto_is_cpu_without_a_gpu(monkeypatch):

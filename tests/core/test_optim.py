@@ -1,14 +1,14 @@
 """Per-replica SGD/Adam against torch.optim, replica by replica; the fused decoder update and the
-calibration's numpy stepper against it (one rule, :func:`engine.core.optim.finish_update_`)."""
+calibration's numpy stepper against it (one rule, :func:`scansnap.core.optim.finish_update_`)."""
 
 import numpy as np
 import pytest
 import torch
 
-from engine.core.calibration import _Stepper
-from engine.core.config import OptimConfig
-from engine.core.fused import BlockOptimizer, Workspace
-from engine.core.optim import ReplicaOptimizer
+from scansnap.core.calibration import _Stepper
+from scansnap.core.config import OptimConfig
+from scansnap.core.fused import BlockOptimizer, Workspace
+from scansnap.core.optim import ReplicaOptimizer
 
 CONFIGS = [
     OptimConfig(method="sgd", momentum=0.9),

@@ -1,4 +1,4 @@
-"""The decoder stored by token role (engine/core/roles.py): the token permutation, Y ⇄ blocks, mini-batches in
+"""The decoder stored by token role (scansnap/core/roles.py): the token permutation, Y ⇄ blocks, mini-batches in
 role coordinates, the padded slots, the replica groups and their chunks."""
 
 import math
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core.config import DataConfig, RunConfig
-from engine.core.data import ContextSampler, build_problem
-from engine.core.roles import ReplicaGroups, RoleLayout
-from engine.core.slots import padded_slots
-from engine.core.train import Trainer
+from scansnap.core.config import DataConfig, RunConfig
+from scansnap.core.data import ContextSampler, build_problem
+from scansnap.core.roles import ReplicaGroups, RoleLayout
+from scansnap.core.slots import padded_slots
+from scansnap.core.train import Trainer
 from tests.oracles.old_step import OldTrainer
 
 PROBLEMS = {

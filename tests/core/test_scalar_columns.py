@@ -1,10 +1,10 @@
-"""Tests of engine.core.scalar_columns: a snapshot's metrics as one block of rows per metric."""
+"""Tests of scansnap.core.scalar_columns: a snapshot's metrics as one block of rows per metric."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from engine.core.scalar_columns import NO_CLASS, blocks_from_rows, per_class, per_replica
+from scansnap.core.scalar_columns import NO_CLASS, blocks_from_rows, per_class, per_replica
 
 
 def test_per_replica_gives_one_row_per_replica_and_no_class():

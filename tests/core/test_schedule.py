@@ -1,4 +1,4 @@
-"""Tests of engine.core.schedule.snapshot_steps: ends kept, sorted/unique/in range, bounded count."""
+"""Tests of scansnap.core.schedule.snapshot_steps: ends kept, sorted/unique/in range, bounded count."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.core import schedule
-from engine.core.config import SnapshotConfig
-from engine.core.schedule import snapshot_steps
+from scansnap.core import schedule
+from scansnap.core.config import SnapshotConfig
+from scansnap.core.schedule import snapshot_steps
 
 
 def _check(s: np.ndarray, steps: int, cfg: SnapshotConfig) -> None:
@@ -78,7 +78,7 @@ def test_max_count_bounds_dense_linear():
 
 
 class _ArraySizeSpy:
-    """numpy as engine.core.schedule sees it, recording the size of the largest array any call returns."""
+    """numpy as scansnap.core.schedule sees it, recording the size of the largest array any call returns."""
 
     def __init__(self) -> None:
         self.largest = 0
@@ -149,7 +149,7 @@ def test_max_count_two_keeps_only_the_ends():
 def test_full_snapshots_bound_and_its_message():
     """The per-run size bound: full z and c_n while R·(Q+K)·M ≤ 1,000,000 floats, else top-k;
     the Lab's message states the numbers (syn-medium-10's 160 replicas are just over)."""
-    from engine.core.schedule import FULL_SNAPSHOT_FLOATS, TOPK, full_snapshots, topk_note
+    from scansnap.core.schedule import FULL_SNAPSHOT_FLOATS, TOPK, full_snapshots, topk_note
 
     # syn-medium-10 (science §1.3): 16 (η_Y, η_Z) pairs × 10 seeds, Q = num_last = 10 queries, K = 2Q classes,
     # M = M_ctx = 10 common + 10·K distinct contextual tokens (the snapshot's z rows and c_n span them)
@@ -179,11 +179,11 @@ def test_a_long_run_keeps_the_short_runs_start_and_spaces_the_rest_by_log():
 def test_the_snap_of_a_long_run_is_the_short_runs(tmp_path, one_torch_thread):
     """The snap measured on a 20,000-step Syn-Small run lies within 10 % of the 100-step run's (same
     preset, same seed): the schedule keeps the dynamics of a long run."""
-    from engine.paper.claims import measured_snap
-    from engine.paper.history import RunHistory, observed
-    from engine.paper.presets import get_preset
-    from engine.service.runner import RunJob
-    from engine.service.store import RunStore
+    from scansnap.paper.claims import measured_snap
+    from scansnap.paper.history import RunHistory, observed
+    from scansnap.paper.presets import get_preset
+    from scansnap.service.runner import RunJob
+    from scansnap.service.store import RunStore
 
     snaps = {}
     with RunStore(tmp_path) as store:

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core.config import RunConfig
-from engine.core.kinds import Lemma3YZ, StandardModel
-from engine.core.model import loss_and_grads_yz
-from engine.core.train import Trainer
-from engine.core.yz_kinds import MeanFieldYZ, SampledYZ
+from scansnap.core.config import RunConfig
+from scansnap.core.kinds import Lemma3YZ, StandardModel
+from scansnap.core.model import loss_and_grads_yz
+from scansnap.core.train import Trainer
+from scansnap.core.yz_kinds import MeanFieldYZ, SampledYZ
 from tests.oracles.old_step import OldTrainer
 
 TABLE = {  # token 0 in every class, 1 and 2 shared by two classes, 3–6 distinct (5 of class 1, 6 of class 2)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core.config import ConfigError
-from engine.core.text.config import check_corpus_fits
-from engine.core.text.data import batchify, window
-from engine.core.text.trainer import TextTrainer
+from scansnap.core.config import ConfigError
+from scansnap.core.text.config import check_corpus_fits
+from scansnap.core.text.data import batchify, window
+from scansnap.core.text.trainer import TextTrainer
 from tests.core.test_text_trainer import small_cfg, synthetic_corpus
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.core.config import ConfigError
-from engine.core.text.config import TextRunConfig
+from scansnap.core.config import ConfigError
+from scansnap.core.text.config import TextRunConfig
 
 
 def test_defaults_are_the_papers_fig7_run():

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core.text.config import TextModelConfig
-from engine.core.text.model import CausalLM, causal_mask, parameter_group, sinusoidal_table
+from scansnap.core.text.config import TextModelConfig
+from scansnap.core.text.model import CausalLM, causal_mask, parameter_group, sinusoidal_table
 
 V, T = 50, 9
 

@@ -1,4 +1,4 @@
-"""A real-text run's snapshot schedule (engine/core/text/schedule.py): its quarter points, within its cap."""
+"""A real-text run's snapshot schedule (scansnap/core/text/schedule.py): its quarter points, within its cap."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.core.config import ConfigError
-from engine.core.text.config import TextRunConfig
-from engine.core.text.schedule import schedule
-from engine.service.store import MAX_SNAPSHOTS_PER_RUN
+from scansnap.core.config import ConfigError
+from scansnap.core.text.config import TextRunConfig
+from scansnap.core.text.schedule import schedule
+from scansnap.service.store import MAX_SNAPSHOTS_PER_RUN
 
 
 def _cfg(steps: int, every: int | None, cap: int) -> TextRunConfig:

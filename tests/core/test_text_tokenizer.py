@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core.text.data import (
+from scansnap.core.text.data import (
     CorpusText,
     batchify,
     encode_corpus,
@@ -16,7 +16,7 @@ from engine.core.text.data import (
     window,
     windows_per_epoch,
 )
-from engine.core.text.tokenizer import UNK, basic_english, build_vocabulary
+from scansnap.core.text.tokenizer import UNK, basic_english, build_vocabulary
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core.config import ConfigError
-from engine.core.text import metrics as tm
-from engine.core.text.config import TextRunConfig
-from engine.core.text.data import EncodedCorpus
-from engine.core.text.tokenizer import Vocabulary
-from engine.core.text.trainer import TextTrainer, schedule
+from scansnap.core.config import ConfigError
+from scansnap.core.text import metrics as tm
+from scansnap.core.text.config import TextRunConfig
+from scansnap.core.text.data import EncodedCorpus
+from scansnap.core.text.tokenizer import Vocabulary
+from scansnap.core.text.trainer import TextTrainer, schedule
 
 V = 40
 
@@ -161,7 +161,7 @@ def test_too_small_corpora_are_refused_with_the_numbers():
 
 
 def test_divergence_is_reported():
-    from engine.core.text.trainer import TextDivergedError
+    from scansnap.core.text.trainer import TextDivergedError
 
     cfg = small_cfg(**{"optim.lr_other": 1e3, "optim.lr_attention": 1e3, "optim.lr_mlp": 1e3, "optim.clip_norm": None})
     tr = TextTrainer(cfg, synthetic_corpus())

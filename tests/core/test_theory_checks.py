@@ -1,16 +1,16 @@
-"""engine.core.theory_checks: theorem conditions on runs, the finite-T sign check, the measured snap."""
+"""scansnap.core.theory_checks: theorem conditions on runs, the finite-T sign check, the measured snap."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from engine.core import theory
-from engine.core import theory_checks as tc
-from engine.core.config import RunConfig, SnapshotConfig
-from engine.core.data import build_problem
-from engine.core.schedule import snapshot_steps
-from engine.paper.presets import get_preset
+from scansnap.core import theory
+from scansnap.core import theory_checks as tc
+from scansnap.core.config import RunConfig, SnapshotConfig
+from scansnap.core.data import build_problem
+from scansnap.core.schedule import snapshot_steps
+from scansnap.paper.presets import get_preset
 
 
 def facts(cfg: RunConfig) -> tc.RunFacts:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine.core.config import RunConfig
-from engine.core.train import Trainer
+from scansnap.core.config import RunConfig
+from scansnap.core.train import Trainer
 from tests.oracles.reference import paper_tokens, sample_sequences, train_reference
 
 

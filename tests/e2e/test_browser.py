@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from engine.paper.presets import get_preset
+from scansnap.paper.presets import get_preset
+from scansnap.ui.kinds.synthetic.chart_list import CHARTS
 from tests.e2e.watching import serve_watched
 from tests.service.test_health import damage_a_middle_page, store_with_runs
-from ui.kinds.synthetic.chart_list import CHARTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
@@ -378,7 +378,7 @@ def test_theory_page(server, page):
 
 def test_direct_link_to_a_page_right_after_start_gets_the_app_shell(tmp_path, page):
     """The first request to a fresh server is a link to /theory: it must open inside the app
-    (top navigation, header), not as a bare page script (ui/shell.py)."""
+    (top navigation, header), not as a bare page script (scansnap/ui/shell.py)."""
     with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
         page.goto(f"{srv.url}/theory")
         page.get_by_text("Scan & Snap lab").first.wait_for()
@@ -402,7 +402,7 @@ def _poll(done: Callable[[], bool], timeout: float, every: float = 0.2) -> None:
 def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
     """docs/operate.md: closing the tab does not stop a run; it finishes and is stored.  The
     server's thread count afterwards is no higher than with the tab open and no run."""
-    from engine.service.store import RunStore
+    from scansnap.service.store import RunStore
 
     steps = 600  # 6 s at 100 steps/s: the tab closes within a second of the first stored step, long before the end
     with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
@@ -434,7 +434,7 @@ def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
 def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
     """kill -9 of the server mid-run: after a restart the run is listed as interrupted with its
     snapshots intact, and "Resume from checkpoint" takes it to the end."""
-    from engine.service.store import RunStore
+    from scansnap.service.store import RunStore
 
     STEPS = 1000  # 20 s at 50 steps/s: the kill comes long before the end; the resumed run trains at full speed
     data = tmp_path / "data"
@@ -481,9 +481,9 @@ def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, 
     is 1,024 MB: the budget's estimate for it is ~1,529 MB (``budget.estimate``, the worker process and
     the checkpoint's packed copies counted; within the default 2,048 MB), so it refuses with its estimate
     and the limit before Run is pressed; Streamlit's generic error never shows."""
-    from engine.paper.presets import get_preset
-    from engine.service import budget
-    from engine.service.kinds.synthetic.budget import estimate
+    from scansnap.paper.presets import get_preset
+    from scansnap.service import budget
+    from scansnap.service.kinds.synthetic.budget import estimate
 
     cfg = get_preset("syn-medium-10").config.with_overrides({"replicas.seeds": list(range(1, 26))})
     assert 1024 < estimate(cfg).total_mb < budget.DEFAULT_MAX_RUN_MB  # refused here, not by default

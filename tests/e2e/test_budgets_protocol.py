@@ -17,9 +17,9 @@ import pytest
 
 from bench.st_client import StClient
 from bench.webserver import serve
-from engine.paper.presets import get_preset
-from engine.service.kinds.synthetic.budget import estimated_seconds
-from engine.service.store import RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service.kinds.synthetic.budget import estimated_seconds
+from scansnap.service.store import RunStore
 
 pytestmark = pytest.mark.server
 LINK = "/?preset=syn-small&optim.steps=100000&speed=1"  # 100,000 steps at 1 step/s: light, and never done

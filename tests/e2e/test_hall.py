@@ -25,10 +25,10 @@ import pytest
 
 from bench.st_client import StClient
 from bench.webserver import launch_chromium, serve
-from engine.core.config import RunConfig
-from engine.service.control import RunControl
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.core.config import RunConfig
+from scansnap.service.control import RunControl
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]

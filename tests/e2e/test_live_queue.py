@@ -1,4 +1,4 @@
-"""The browser side of the live charts (ui/live/figure.py's queue) in Chromium, on a blank page: the
+"""The browser side of the live charts (scansnap/ui/live/figure.py's queue) in Chromium, on a blank page: the
 component's own JavaScript with a fake ``Plotly.react`` that records which tick each chart shows, a
 ``setTimeout`` the test runs task by task, and ``navigator.scheduling.isInputPending`` set by the test.
 So the interleaving of ticks arriving, input waiting and charts being drawn is set by the test, not by
@@ -15,7 +15,7 @@ import json
 import pytest
 
 from bench.webserver import launch_chromium
-from ui.live.figure import _JS
+from scansnap.ui.live.figure import _JS
 
 pytestmark = pytest.mark.browser  # a blank page: no server
 CHARTS = 6
@@ -172,7 +172,7 @@ def test_an_unchanged_chart_is_not_drawn_again(page):
 
 def test_the_payload_is_what_the_server_sends(monkeypatch):
     """The harness speaks the server's format: ``live_plot_ui`` sends {tick, view, fig: live_payload JSON}."""
-    from ui.live import figure
+    from scansnap.ui.live import figure
 
     sent = {}
     monkeypatch.setattr(figure, "_live_plot", lambda data, key: sent.update(data=data, key=key))

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from bench.webserver import launch_chromium
-from engine.paper.presets import get_preset
-from engine.service.run_kinds import create_run
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service.run_kinds import create_run
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 from tests.e2e.watching import serve_watched
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]

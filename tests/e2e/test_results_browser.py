@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from bench.webserver import launch_chromium
-from engine.core.metrics import bare_label
-from engine.core.text.config import TextRunConfig
-from engine.paper.presets import get_preset
-from engine.service.kinds.text.runs import TEXT, store_rows
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.core.metrics import bare_label
+from scansnap.core.text.config import TextRunConfig
+from scansnap.paper.presets import get_preset
+from scansnap.service.kinds.text.runs import TEXT, store_rows
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
+from scansnap.ui.result_words import column_label
+from scansnap.ui.settings_words import setting_label
 from tests.e2e.watching import serve_watched
 from tests.figtext import CODE_NAMES
-from ui.result_words import column_label
-from ui.settings_words import setting_label
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +115,7 @@ def test_compare_names_text_runs_by_corpus_and_layers(site):
             f"{corpus} = moby dick.txt, {layers} = 2 · layer 1",
             f"{corpus} = built-in (World English Bible), {layers} = 1 · layer 0",
         ]
-        # a long entry is wrapped, at its " · " where one fits (the dot then left out: ui.chart_style.wrap_html)
+        # a long entry is wrapped at its " · " where one fits (the dot then left out: scansnap.ui.chart_style.wrap_html)
         assert sorted(map(_unwrapped, lines)) == sorted(map(_unwrapped, expected)), lines
         for line in lines:
             assert "None" not in line and "upload_name" not in line and "source" not in line, line

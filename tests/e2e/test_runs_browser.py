@@ -1,6 +1,6 @@
 """The Runs page in Debian's Chromium, as an operator: every button acts on its first click and says what it
 did.  A renamed run shows its new name in the picker at once; Resume from checkpoint, pressed once right
-after that rename, resumes it (the picker's label had changed: before ui/runs_manage.py, that click landed on
+after that rename, resumes it (the picker's label had changed: before scansnap/ui/runs_manage.py, that click landed on
 a page that had fallen back to another run and did nothing); Stop, once, stops it again; Delete says what it
 deleted and the run leaves the picker; a queued run's step reads "—".  Screenshots of the page after those
 actions (runs-resumed-1280x720.png, runs-deleted-1280x720.png, runs-deleted-1920x1080.png) go to
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from engine.paper.presets import get_preset
-from engine.service.run_kinds import create_run
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service.run_kinds import create_run
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 from tests.apphelp import stopped_run
 from tests.e2e.watching import serve_watched
 

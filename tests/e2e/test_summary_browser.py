@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from engine.paper.verdicts import judge, not_applicable
+from scansnap.paper.verdicts import judge, not_applicable
 from tests.e2e.conftest import ARTIFACTS
 from tests.e2e.watching import serve_watched
 from tests.stored_repro import store_reproduction

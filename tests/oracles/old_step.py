@@ -4,7 +4,7 @@ A verbatim copy of the engine's ``Trainer`` initialisation, step (class-grouped 
 gathered support rows of Y, hand-written softmax, separate optimiser pass), B̂ tracking and the model
 functions it used, as they were at commit babc72e.  ``tests/core/test_step_vs_old.py`` compares the engine's
 step with it on every model kind and layout, and ``bench/step_speed.py`` times both side by side.
-It imports only the problem definition, the config, the device choice and the snapshot schedule from ``engine/``.
+It imports only the problem definition, the config, the device choice and the snapshot schedule from ``scansnap/``.
 ``checkpoint()`` writes the format that runs stored before issue 16 have (tests restore it into the new trainer).
 """
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from engine.core.config import OptimConfig, RunConfig
-from engine.core.data import ContextSampler, Problem, build_problem
-from engine.core.device import resolve_device
-from engine.core.schedule import snapshot_steps
+from scansnap.core.config import OptimConfig, RunConfig
+from scansnap.core.data import ContextSampler, Problem, build_problem
+from scansnap.core.device import resolve_device
+from scansnap.core.schedule import snapshot_steps
 
 
 def _np(t: torch.Tensor) -> np.ndarray:

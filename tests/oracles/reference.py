@@ -8,7 +8,7 @@ optimisers. This module rebuilds that path with one-hot tensors, the slow way, a
 1. the speed baseline that the benchmarks compare the engine against;
 2. an independent correctness reference for the tests.
 
-It deliberately imports nothing from ``engine/``: torch and numpy only.
+It deliberately imports nothing from ``scansnap/``: torch and numpy only.
 
 RNG (kept simple on purpose):
 

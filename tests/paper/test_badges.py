@@ -15,7 +15,7 @@ the way the Lab reads them:
   (tests/paper/test_run_claims.py);
 * n/a: the ``lecture-finite-t`` preset (T = 128, ten common tokens, plain decoder, momentum: the issue's run)
   and a run with a random Y(0), outside Theorem 1's ξ_n > 0 on which Theorems 2–4 rest.
-And the Lab's badge, ``python -m engine run``'s summary, the run report and reproduce's path agree on
+And the Lab's badge, ``python -m scansnap run``'s summary, the run report and reproduce's path agree on
 the same stored run.
 """
 
@@ -27,22 +27,22 @@ import math
 
 import pytest
 
-from engine.cli import verdict_lines
-from engine.core import calibration as cal
-from engine.core.config import RunConfig
-from engine.core.data import build_problem
-from engine.paper import claims
-from engine.paper.claims import CURVE_TOL, verdict_text
-from engine.paper.history import RunHistory, observed, problem_from_statics
-from engine.paper.items.common import observed_from_snapshots, train
-from engine.paper.presets import get_preset
-from engine.paper.run_theory import failed_conditions, replica_curves
-from engine.paper.verdicts import Verdict
-from engine.service.kinds.synthetic.export import verdicts_json
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
-from ui.exports import html_report
-from ui.kinds.synthetic import live as area
+from scansnap.cli import verdict_lines
+from scansnap.core import calibration as cal
+from scansnap.core.config import RunConfig
+from scansnap.core.data import build_problem
+from scansnap.paper import claims
+from scansnap.paper.claims import CURVE_TOL, verdict_text
+from scansnap.paper.history import RunHistory, observed, problem_from_statics
+from scansnap.paper.items.common import observed_from_snapshots, train
+from scansnap.paper.presets import get_preset
+from scansnap.paper.run_theory import failed_conditions, replica_curves
+from scansnap.paper.verdicts import Verdict
+from scansnap.service.kinds.synthetic.export import verdicts_json
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
+from scansnap.ui.exports import html_report
+from scansnap.ui.kinds.synthetic import live as area
 
 SHORT = {"optim.steps": 200}  # theorem4: t_0 = 2K ln M/η_Y ≈ 63 steps, so 200 steps pass it
 FEW_DISTINCT = {**SHORT, "data.num_distinct_per_next": 3}
@@ -73,7 +73,7 @@ def runs(store):
 
 
 def lab(store: RunStore, rid: str) -> dict[str, Verdict]:
-    """The badges the Lab's live area shows for replica 0 of the stored run (its tick, ui/kinds/synthetic/live.py)."""
+    """The Lab's badges for replica 0 of the stored run (its tick: scansnap/ui/kinds/synthetic/live.py)."""
     hist = RunHistory(rid)
     hist.update(store)
     tick = area._tick(hist, store.statics(rid), store.get_run(rid)["config_json"], rid, (0, 0, 0, None, 15))
@@ -158,7 +158,7 @@ def test_a_random_decoder_start_is_outside_theorems_2_and_3(store, runs, one_tor
 # ------------------------------------------------------------------------------ one verdict everywhere
 @pytest.mark.parametrize(("preset", "over"), [("theorem4", SHORT), ("lecture-finite-t", None)])
 def test_lab_cli_report_and_reproduce_agree_on_a_stored_run(store, runs, one_torch_thread, preset, over):
-    """The Lab's badges, ``python -m engine run``'s summary (verdict_lines of verdicts.json), the run
+    """The Lab's badges, ``python -m scansnap run``'s summary (verdict_lines of verdicts.json), the run
     report and reproduce's path (the same config trained again, judged from its snapshots) give the
     same verdicts, state and text."""
     rid = runs(preset, over)

@@ -1,4 +1,4 @@
-"""Unit tests of the dashboard's data shaping (engine.paper.history, theory_view, sweeps), URL state and
+"""Unit tests of the dashboard's data shaping (scansnap.paper.history, theory_view, sweeps), URL state and
 figure builders."""
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.core.config import RunConfig
-from engine.core.data import build_problem
-from engine.paper.claims import run_claims
-from engine.paper.history import RunHistory, decimate, observed, rnd, token_info
-from engine.paper.presets import get_preset, load_presets
-from engine.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
-from engine.paper.theory_view import Snap, calibrated_overlay
-from ui import chart_style, charts, token_lines
-from ui.kinds.synthetic import charts as lab_charts
-from ui.kinds.synthetic.state import LAB
-from ui.url_state import encode
+from scansnap.core.config import RunConfig
+from scansnap.core.data import build_problem
+from scansnap.paper.claims import run_claims
+from scansnap.paper.history import RunHistory, decimate, observed, rnd, token_info
+from scansnap.paper.presets import get_preset, load_presets
+from scansnap.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
+from scansnap.paper.theory_view import Snap, calibrated_overlay
+from scansnap.ui import chart_style, charts, token_lines
+from scansnap.ui.kinds.synthetic import charts as lab_charts
+from scansnap.ui.kinds.synthetic.state import LAB
+from scansnap.ui.url_state import encode
 
 
 def test_decimate_keeps_ends_and_bounds_count():

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from engine.core.train import Snapshot, Trainer
-from engine.paper.presets import get_preset
+from scansnap.core.train import Snapshot, Trainer
+from scansnap.paper.presets import get_preset
 
 
 @cache

@@ -1,4 +1,4 @@
-"""engine.paper.items.costs: the Reproduce page's estimate (measured seconds per item) and its progress
+"""scansnap.paper.items.costs: the Reproduce page's estimate (measured seconds per item) and its progress
 (estimated work done, not optimiser steps)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.paper.items.catalog import ITEMS, total_work
-from engine.paper.items.costs import (
+from scansnap.paper.items.catalog import ITEMS, total_work
+from scansnap.paper.items.costs import (
     MEASURED_S,
     REPORT_S,
     TEXT_FULL_S_PER_STEP,
@@ -19,7 +19,7 @@ from engine.paper.items.costs import (
     longest_first,
     progress,
 )
-from engine.service.job_state import REPRODUCE, JobStatus
+from scansnap.service.job_state import REPRODUCE, JobStatus
 
 ALL = list(ITEMS)
 

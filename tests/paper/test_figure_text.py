@@ -8,16 +8,16 @@ import json
 import numpy as np
 import pytest
 
-from engine.core.metrics import METRICS, html_label, html_subscripts, is_log, label, metric_names
-from engine.core.text.config import TextRunConfig
-from engine.core.text.data import EncodedCorpus
-from engine.core.text.tokenizer import Vocabulary
-from engine.core.text.trainer import TextTrainer
-from engine.paper.items import fig4, fig5, fig6, fig9, joma, theorems
-from engine.paper.items.configs import fig6_config, theorems_applies_config, theorems_long_config
-from engine.paper.presets import get_preset
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.core.metrics import METRICS, html_label, html_subscripts, is_log, label, metric_names
+from scansnap.core.text.config import TextRunConfig
+from scansnap.core.text.data import EncodedCorpus
+from scansnap.core.text.tokenizer import Vocabulary
+from scansnap.core.text.trainer import TextTrainer
+from scansnap.paper.items import fig4, fig5, fig6, fig9, joma, theorems
+from scansnap.paper.items.configs import fig6_config, theorems_applies_config, theorems_long_config
+from scansnap.paper.presets import get_preset
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 from tests.figtext import LATEX, figure_texts, unreadable
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -1,5 +1,5 @@
 """The one sentence under a sweep's or a grid's results says what the numbers show, whichever way they go
-(engine/paper/findings.py): a value that rises, falls or stays flat along each axis (flat: within 5 % of
+(scansnap/paper/findings.py): a value that rises, falls or stays flat along each axis (flat: within 5 % of
 the largest value or two standard errors over seeds), a categorical axis by its highest and lowest value."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.paper.findings import (
+from scansnap.paper.findings import (
     REL_TOL,
     SWEEP_AXES,
     GridAxis,

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.core.config import RunConfig
-from engine.core.train import Trainer
-from engine.paper.items.common import collect
-from engine.paper.items.configs import fig6_config
-from engine.service.reproduction_run import StopRequestedError
+from scansnap.core.config import RunConfig
+from scansnap.core.train import Trainer
+from scansnap.paper.items.common import collect
+from scansnap.paper.items.configs import fig6_config
+from scansnap.service.reproduction_run import StopRequestedError
 from tests.core.test_text_trainer import small_cfg, synthetic_corpus
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -47,7 +47,7 @@ def test_yz_item_snapshots_are_the_trainers_and_every_step_is_told():
 
 
 def test_text_item_snapshots_are_the_trainers_and_every_step_is_told():
-    from engine.core.text.trainer import TextTrainer
+    from scansnap.core.text.trainer import TextTrainer
 
     cfg = small_cfg()
     told: list[int] = []

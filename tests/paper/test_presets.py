@@ -1,4 +1,4 @@
-"""Tests of engine.paper.presets and assets/presets/*.json against the paper's settings (science §1.3)."""
+"""Tests of scansnap.paper.presets and scansnap/assets/presets/*.json against the paper's settings (science §1.3)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.core import calibration as cal
-from engine.core.config import ConfigError, RunConfig
-from engine.core.data import build_problem
-from engine.core.schedule import snapshot_steps
-from engine.core.theory_checks import applicability, measured_snap_step, per_doubling_change, run_facts
-from engine.core.train import Trainer
-from engine.paper.presets import PRESET_DIR, get_preset, load_presets
+from scansnap.core import calibration as cal
+from scansnap.core.config import ConfigError, RunConfig
+from scansnap.core.data import build_problem
+from scansnap.core.schedule import snapshot_steps
+from scansnap.core.theory_checks import applicability, measured_snap_step, per_doubling_change, run_facts
+from scansnap.core.train import Trainer
+from scansnap.paper.presets import PRESET_DIR, get_preset, load_presets
 
 ROOT = Path(__file__).resolve().parents[2]
 SYN_MEDIUM = {"syn-medium-1": (1, 33), "syn-medium-3": (3, 79), "syn-medium-5": (5, 125), "syn-medium-10": (10, 240)}

@@ -1,4 +1,4 @@
-"""`python -m engine reproduce`: the --quick run end to end, the fig9 fast path, bad input."""
+"""`python -m scansnap reproduce`: the --quick run end to end, the fig9 fast path, bad input."""
 
 import json
 import re
@@ -6,8 +6,8 @@ import re
 import pandas as pd
 import pytest
 
-from engine.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_VERDICT_FAILED, main
-from engine.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, check_items
+from scansnap.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_VERDICT_FAILED, main
+from scansnap.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, check_items
 
 VERDICT_KEYS = {
     "id",
@@ -95,7 +95,7 @@ def test_rerun_replaces_stale_data(tmp_path):
 
 
 def test_failed_verdict_exits_4_and_still_writes_the_report(tmp_path, monkeypatch, capsys):
-    from engine.paper.items import joma
+    from scansnap.paper.items import joma
 
     monkeypatch.setattr(joma, "MIN_REBOUND", 10.0)  # an impossible rebound: that verdict must FAIL
     assert main(["reproduce", "--only", "joma", "--out", str(tmp_path)]) == EXIT_VERDICT_FAILED

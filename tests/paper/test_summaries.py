@@ -1,7 +1,7 @@
 """Every place that summarises verdicts counts pass, n/a and fail apart (issue 50: the Reproduce page said
 "39/39 verdicts pass" of 32 passes and 7 n/a): the CLI's last line, the HTML report's headline,
 verdicts.json, the Reproduce page's verdict line and its list of stored reproductions, a run's report and
-``python -m engine run``'s verdict lines."""
+``python -m scansnap run``'s verdict lines."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import json
 import plotly.graph_objects as go
 import pytest
 
-from engine import cli
-from engine.cli import EXIT_VERDICT_FAILED, main, verdict_lines
-from engine.paper.items.result import ItemResult
-from engine.paper.report import write_report
-from engine.paper.verdicts import Tally, judge, not_applicable, tally
+from scansnap import cli
+from scansnap.cli import EXIT_VERDICT_FAILED, main, verdict_lines
+from scansnap.paper.items.result import ItemResult
+from scansnap.paper.report import write_report
+from scansnap.paper.verdicts import Tally, judge, not_applicable, tally
 from tests.apphelp import run_app
 from tests.stored_repro import store_reproduction
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.core.text.data import EncodedCorpus
-from engine.core.text.tokenizer import Vocabulary
-from engine.paper.items import configs, fig7, joma_real
+from scansnap.core.text.data import EncodedCorpus
+from scansnap.core.text.tokenizer import Vocabulary
+from scansnap.paper.items import configs, fig7, joma_real
 
 V = 60
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from engine.core.config import ConfigError
-from engine.paper.presets import get_preset, load_presets
-from engine.service.kinds.text.budget import check_text_budget
+from scansnap.core.config import ConfigError
+from scansnap.paper.presets import get_preset, load_presets
+from scansnap.service.kinds.text.budget import check_text_budget
 
 EXPECTED = {
     "text-fig7-1layer",

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.core.metrics import METRICS, label, metric_names
-from engine.paper.items import configs, runner
-from engine.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, total_work
-from engine.paper.text_view import (
+from scansnap.core.metrics import METRICS, label, metric_names
+from scansnap.paper.items import configs, runner
+from scansnap.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, total_work
+from scansnap.paper.text_view import (
     MIN_REBOUND,
     across_seeds,
     drop_rebound,

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.core.train import Trainer
-from engine.paper.history import RunHistory
-from engine.paper.meanfield import meanfield_twin
-from engine.paper.presets import get_preset
-from engine.paper.theory_view import twin_agreement
-from ui.kinds.synthetic.charts import twin_flip
+from scansnap.core.train import Trainer
+from scansnap.paper.history import RunHistory
+from scansnap.paper.meanfield import meanfield_twin
+from scansnap.paper.presets import get_preset
+from scansnap.paper.theory_view import twin_agreement
+from scansnap.ui.kinds.synthetic.charts import twin_flip
 
 
 def finite_T_run(distinct: int, steps: int = 300) -> tuple[RunHistory, dict[str, np.ndarray]]:

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.paper import fig6_patterns as f6
-from engine.paper import verdicts as vd
+from scansnap.paper import fig6_patterns as f6
+from scansnap.paper import verdicts as vd
 
 P = np.array([[0.2, 0.1, 0.3, 0.4, 0.0], [0.2, 0.0, 0.0, 0.0, 0.8]])
 DISTINCT = np.array([[False, True, True, True, False], [False, False, False, False, True]])

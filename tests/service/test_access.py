@@ -1,4 +1,4 @@
-"""Access control (engine.service.access): runs belong to the browser that started them, the operator key,
+"""Access control (scansnap.service.access): runs belong to the browser that started them, the operator key,
 stable owner ids from the XSRF cookie; recovery of interrupted runs; safety of URL/UI input (paths, Markdown)."""
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service import access
-from engine.service.access import browser_owner, can_manage, operator_configured, operator_ok, owner_salt, xsrf_token
-from engine.service.export import zipped_export
-from engine.service.jobs import get_manager
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service import access
+from scansnap.service.access import browser_owner, can_manage, operator_configured, operator_ok, owner_salt, xsrf_token
+from scansnap.service.export import zipped_export
+from scansnap.service.jobs import get_manager
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
+from scansnap.ui.exports import html_report
+from scansnap.ui.text import WORD_JOINER, plain
 from tests.apphelp import run_app as app
-from ui.exports import html_report
-from ui.text import WORD_JOINER, plain
 
 QUICK = get_preset("syn-small").config.with_overrides({"optim.steps": "20"})
 
@@ -289,7 +289,7 @@ def test_a_guesser_cannot_lock_the_operator_out(monkeypatch):
     wait, the operator from another address is never refused, and an operator's cookie (it gave the right key
     once) is not held by the wait of the address it shares with the guesser; the guesser still gets at most
     as many compared guesses in T seconds as the doubling waits (capped at 60 s) leave room for."""
-    from engine.service.access import KeyGate, operator_delay
+    from scansnap.service.access import KeyGate, operator_delay
 
     monkeypatch.setenv("SCANSNAP_OPERATOR_KEY", "the-key")
     clock = [0.0]

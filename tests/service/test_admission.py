@@ -1,4 +1,4 @@
-"""The one admission rule (engine/service/jobs.py ``_admit``): every path that adds work re-checks the
+"""The one admission rule (scansnap/service/jobs.py ``_admit``): every path that adds work re-checks the
 server-wide queue (SCANSNAP_MAX_QUEUE_S) and the visitor's runs (SCANSNAP_MAX_PER_OWNER), and a run's
 estimated slot time counts from the moment it exists until it ends, paused or light included.
 
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.paper.items.costs import estimated_seconds as reproduction_seconds
-from engine.paper.presets import get_preset
-from engine.service.facade import Actor, LabService, ServiceError
-from engine.service.jobs import JobManager
-from engine.service.kinds.synthetic.budget import estimated_seconds
-from engine.service.limits import Limits
-from engine.service.store import RunStore
+from scansnap.paper.items.costs import estimated_seconds as reproduction_seconds
+from scansnap.paper.presets import get_preset
+from scansnap.service.facade import Actor, LabService, ServiceError
+from scansnap.service.jobs import JobManager
+from scansnap.service.kinds.synthetic.budget import estimated_seconds
+from scansnap.service.limits import Limits
+from scansnap.service.store import RunStore
 
 FULL = r"min of training queued or running.*SCANSNAP_MAX_QUEUE_S"
 OPERATOR = Actor("browser-operator", operator=True)

@@ -14,15 +14,15 @@ from contextlib import closing
 import numpy as np
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service import health, runner
-from engine.service.control import RunControl
-from engine.service.export import export_size, zip_export
-from engine.service.facade import Actor, LabService, ServiceError
-from engine.service.jobs import JobManager
-from engine.service.kinds.synthetic import export as syn_export
-from engine.service.kinds.text.export import maps_npz, write_maps
-from engine.service.store import DB_NAME, RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service import health, runner
+from scansnap.service.control import RunControl
+from scansnap.service.export import export_size, zip_export
+from scansnap.service.facade import Actor, LabService, ServiceError
+from scansnap.service.jobs import JobManager
+from scansnap.service.kinds.synthetic import export as syn_export
+from scansnap.service.kinds.text.export import maps_npz, write_maps
+from scansnap.service.store import DB_NAME, RunStore
 from tests.service.test_health import damage_a_middle_page, store_with_runs
 from tests.service.test_text_runs import SMALL
 
@@ -106,7 +106,7 @@ def test_the_dashboard_refuses_an_export_over_its_limit_and_says_how_to_get_it(t
         svc = LabService(jobs)
         plan = svc.export_plan(rid, "parquet")
         assert plan.bytes == size and plan.refused is not None
-        assert "SCANSNAP_MAX_EXPORT_MB" in plan.refused and f"python -m engine export {rid}" in plan.refused
+        assert "SCANSNAP_MAX_EXPORT_MB" in plan.refused and f"python -m scansnap export {rid}" in plan.refused
         with pytest.raises(ServiceError, match="SCANSNAP_MAX_EXPORT_MB"):
             svc.export_zip(rid, "parquet")
         svc.max_export_bytes = 2 * size

@@ -3,12 +3,12 @@ training takes: bench/estimates.py)."""
 
 import pytest
 
-from engine.core.config import ConfigError, RunConfig
-from engine.paper.presets import get_preset
-from engine.service.budget import WORKER_MB
-from engine.service.kinds.synthetic.budget import check_budget, estimate
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.core.config import ConfigError, RunConfig
+from scansnap.paper.presets import get_preset
+from scansnap.service.budget import WORKER_MB
+from scansnap.service.kinds.synthetic.budget import check_budget, estimate
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 
 
 def test_refusal_states_estimate_and_limit(monkeypatch, tmp_path):

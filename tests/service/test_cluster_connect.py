@@ -1,4 +1,4 @@
-"""Joining a Ray cluster (engine.service.cluster.connect, check_address): the addresses allowed, and Ray
+"""Joining a Ray cluster (scansnap.service.cluster.connect, check_address): the addresses allowed, and Ray
 Client's joins tried again when the head could not start its per-client server, and only then.  Ray itself
 is replaced by a recorder: what is tested is what ``connect`` asks of it (the real joins: tests/cluster)."""
 
@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-from engine.service import cluster
-from engine.service.cluster import CLIENT_SERVER_FAILED, CLIENT_TRIES, check_address, connect
+from scansnap.service import cluster
+from scansnap.service.cluster import CLIENT_SERVER_FAILED, CLIENT_TRIES, check_address, connect
 
 # Ray Client's error when its head answered but its server process for this client exited (seen here)
 SERVER_FAILED = (

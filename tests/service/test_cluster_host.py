@@ -1,4 +1,4 @@
-"""A cluster node's run host (engine/service/cluster_node.py: RunHost, without Ray): the server's long
+"""A cluster node's run host (scansnap/service/cluster_node.py: RunHost, without Ray): the server's long
 poll (``take``) gets a run's messages in order with END last, and an error the run's messages raised on
 the node after the messages before it (the server's Ray call then fails: the run is lost there).  A host
 sets torch to one thread, as on a node: ``one_torch_thread`` restores this process's count after."""
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.service.cluster_node import END, IDLE, RunHost
+from scansnap.service.cluster_node import END, IDLE, RunHost
 
 
 class _Run:

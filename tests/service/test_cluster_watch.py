@@ -1,17 +1,17 @@
-"""The server's view of a Ray cluster's capacity (engine.service.cluster_watch): slots from the live
+"""The server's view of a Ray cluster's capacity (scansnap.service.cluster_watch): slots from the live
 nodes' CPUs, the per-run memory budget from the smallest memory per CPU, applied to a live manager."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.core.config import ConfigError
-from engine.paper.presets import get_preset
-from engine.service import budget
-from engine.service.cluster_watch import Capacity, apply, capacity_of
-from engine.service.jobs import JobManager
-from engine.service.kinds.synthetic.budget import check_budget
-from engine.service.store import RunStore
+from scansnap.core.config import ConfigError
+from scansnap.paper.presets import get_preset
+from scansnap.service import budget
+from scansnap.service.cluster_watch import Capacity, apply, capacity_of
+from scansnap.service.jobs import JobManager
+from scansnap.service.kinds.synthetic.budget import check_budget
+from scansnap.service.store import RunStore
 
 GB = 2**30
 

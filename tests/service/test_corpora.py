@@ -6,9 +6,9 @@ import importlib.util
 
 import pytest
 
-from engine.core.config import ConfigError
-from engine.core.text.config import TextDataConfig
-from engine.service import corpora
+from scansnap.core.config import ConfigError
+from scansnap.core.text.config import TextDataConfig
+from scansnap.service import corpora
 
 WIKI_TRAIN = " = Valkyria Chronicles III = \n\n Senjō no Valkyria 3 : <unk> Chronicles is a game . \n" * 50
 WIKI_VALID = " = Tower Building = \n\n The tower is 30 @.@ 5 m high , and <unk> . \n" * 10
@@ -147,8 +147,8 @@ def test_short_training_on_the_builtin_corpus_lowers_layer1_entropy():
     """50 SGD steps of the paper's 1-layer model (vocabulary capped at 2,000 words, one thread)."""
     import torch
 
-    from engine.core.text.config import TextRunConfig
-    from engine.core.text.trainer import TextTrainer
+    from scansnap.core.text.config import TextRunConfig
+    from scansnap.core.text.trainer import TextTrainer
 
     cfg = TextRunConfig().with_overrides({"data.vocab_size": 2000, "model.device": "cpu", "optim.steps": 50})
     old = torch.get_num_threads()

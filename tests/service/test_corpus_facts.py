@@ -8,13 +8,13 @@ import signal
 
 import pytest
 
-from engine.core.config import ConfigError
-from engine.core.text.config import TextDataConfig, TextRunConfig
-from engine.service import corpora, corpus_facts
-from engine.service.corpus_access import save_upload
-from engine.service.kinds.text.runs import check_text_run
-from engine.service.run_kinds import create_run
-from engine.service.store import RunStore
+from scansnap.core.config import ConfigError
+from scansnap.core.text.config import TextDataConfig, TextRunConfig
+from scansnap.service import corpora, corpus_facts
+from scansnap.service.corpus_access import save_upload
+from scansnap.service.kinds.text.runs import check_text_run
+from scansnap.service.run_kinds import create_run
+from scansnap.service.store import RunStore
 from tests.service.test_corpora import prose
 
 

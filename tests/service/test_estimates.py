@@ -9,17 +9,17 @@ import math
 
 import pytest
 
-from engine.core.config import ConfigError
-from engine.core.schedule import snapshot_steps
-from engine.paper.presets import get_preset
-from engine.service import budget, runner
-from engine.service.control import RunControl
-from engine.service.jobs import JobManager
-from engine.service.kinds.synthetic import budget as syn
-from engine.service.kinds.text import runs as text_runs
-from engine.service.limits import Limits
-from engine.service.run_kinds import run_disk_bytes
-from engine.service.store import RunStore
+from scansnap.core.config import ConfigError
+from scansnap.core.schedule import snapshot_steps
+from scansnap.paper.presets import get_preset
+from scansnap.service import budget, runner
+from scansnap.service.control import RunControl
+from scansnap.service.jobs import JobManager
+from scansnap.service.kinds.synthetic import budget as syn
+from scansnap.service.kinds.text import runs as text_runs
+from scansnap.service.limits import Limits
+from scansnap.service.run_kinds import run_disk_bytes
+from scansnap.service.store import RunStore
 from tests.service.test_text_runs import SMALL  # a small text model, seconds to train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -159,7 +159,7 @@ def test_the_synthetic_slot_seconds_count_the_checkpoints_of_a_large_decoder():
 def test_the_synthetic_slot_seconds_count_every_element_of_each_steps_batch(over, monkeypatch):
     """The sampled model builds one grouped batch a stream each step, U × K × G × (s + 1) elements (zeroed,
     scattered into, its log taken): the estimate counts at least what the trainer builds, for every step."""
-    from engine.core.train import Trainer
+    from scansnap.core.train import Trainer
 
     cfg = get_preset("syn-small").config.with_overrides(over | {"optim.steps": 4})
     trainer = Trainer(cfg)
@@ -190,7 +190,7 @@ def test_the_synthetic_slot_seconds_count_every_element_of_each_steps_batch(over
 )
 def test_the_role_columns_are_the_fused_steps_own(over):
     """S counted from the config equals the columns the trainer's role layout gives a class's context."""
-    from engine.core.train import Trainer
+    from scansnap.core.train import Trainer
 
     cfg = get_preset("syn-small").config.with_overrides(over | {"optim.steps": 1})
     assert syn.role_columns(cfg) == Trainer(cfg).kind.layout.S

@@ -1,4 +1,4 @@
-"""Tests of engine.service.export: tidy trajectory/scalars frames and atomic file exports."""
+"""Tests of scansnap.service.export: tidy trajectory/scalars frames and atomic file exports."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.service.export import export_run
-from engine.service.kinds.synthetic.export import scalars_frame, trajectory_frame
-from engine.service.store import RunStore
+from scansnap.service.export import export_run
+from scansnap.service.kinds.synthetic.export import scalars_frame, trajectory_frame
+from scansnap.service.store import RunStore
 
 K, M, Q, R = 3, 8, 2, 2
 DTYPES = {

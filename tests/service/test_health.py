@@ -1,4 +1,4 @@
-"""/healthz's store check (engine.service.health): a damaged b-tree page is found by quick_check even while the
+"""/healthz's store check (scansnap.service.health): a damaged b-tree page is found by quick_check even while the
 runs table still answers; the verdict is cached and the check bounded in time."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from contextlib import closing
 import numpy as np
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service import health
-from engine.service.health import CHECK_TTL_S, store_health
-from engine.service.run_kinds import create_run
-from engine.service.store import DB_NAME, RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service import health
+from scansnap.service.health import CHECK_TTL_S, store_health
+from scansnap.service.run_kinds import create_run
+from scansnap.service.store import DB_NAME, RunStore
 
 
 def store_with_runs(folder, runs: int = 30):

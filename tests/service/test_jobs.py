@@ -1,4 +1,4 @@
-"""Tests of engine.service.jobs.JobManager: queueing, pause/step/resume/stop, owner caps, throttling, shutdown.
+"""Tests of scansnap.service.jobs.JobManager: queueing, pause/step/resume/stop, owner caps, throttling, shutdown.
 
 No assertion here is on elapsed time.  A change of a job's status is awaited on the manager's condition
 variable (``JobManager.changed``, notified on every change); a step count lives in memory shared with the
@@ -29,15 +29,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.core.config import RunConfig
-from engine.paper.presets import get_preset
-from engine.service import runner
-from engine.service.control import RunControl
-from engine.service.jobs import TERMINAL, JobManager
-from engine.service.runner import CHUNK_SECONDS, RunJob
-from engine.service.store import RunStore
-from engine.service.worker import parse_cpus
-from engine.service.writers import pid_alive
+from scansnap.core.config import RunConfig
+from scansnap.paper.presets import get_preset
+from scansnap.service import runner
+from scansnap.service.control import RunControl
+from scansnap.service.jobs import TERMINAL, JobManager
+from scansnap.service.runner import CHUNK_SECONDS, RunJob
+from scansnap.service.store import RunStore
+from scansnap.service.worker import parse_cpus
+from scansnap.service.writers import pid_alive
 
 DEADLINE = float(os.environ.get("TEST_DEADLINE_S", "120"))  # a hang detector: a loaded machine only makes it slower
 USABLE = sorted(os.sched_getaffinity(0))
@@ -353,10 +353,10 @@ def test_killed_worker_leaves_run_interrupted_and_resumable(manager, store):
 
 SERVER_SCRIPT = textwrap.dedent("""
     import sys, time
-    from engine.service.jobs import JobManager
-    from engine.paper.presets import get_preset
-    from engine.service.store import RunStore
-    from engine.service.writers import pid_alive
+    from scansnap.service.jobs import JobManager
+    from scansnap.paper.presets import get_preset
+    from scansnap.service.store import RunStore
+    from scansnap.service.writers import pid_alive
 
     if __name__ == "__main__":
         m = JobManager(RunStore(sys.argv[1]), max_concurrent=1)
@@ -468,7 +468,7 @@ def test_a_guarded_main_module_is_not_rerun_by_workers(manager, tmp_path):
 def test_app_py_keeps_everything_under_the_main_guard():
     """What a worker imports of app.py (see the test above) is its docstring and the guard only."""
     root = Path(__file__).resolve().parents[2]
-    tree = ast.parse((root / "app.py").read_text())
+    tree = ast.parse((root / "scansnap" / "app.py").read_text())
     body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
     assert len(body) == 1 and isinstance(body[0], ast.If)
     assert ast.unparse(body[0].test) == "__name__ == '__main__'"
@@ -535,7 +535,7 @@ STEP_COST = 1e-3
 
 
 class _FakeClock:
-    """``time`` as engine.service.runner sees it; sleeping on the stop event advances it too."""
+    """``time`` as scansnap.service.runner sees it; sleeping on the stop event advances it too."""
 
     def __init__(self) -> None:
         self.now = 0.0
@@ -666,7 +666,7 @@ def test_first_step_does_not_wait_for_the_mean_field_twin(tmp_path, monkeypatch,
     """The twin (1–3 s of training on 2 cores) is computed beside a run that trains on one torch thread:
     with a twin that cannot finish until the test lets it, the run still trains; it reports ``finished``
     only once the twin is stored."""
-    from engine.service import twin
+    from scansnap.service import twin
 
     release, computing = threading.Event(), threading.Event()
     real = twin.train_twin
@@ -697,7 +697,7 @@ def test_first_step_does_not_wait_for_the_mean_field_twin(tmp_path, monkeypatch,
 def test_stop_does_not_wait_for_the_twin_and_a_resumed_run_computes_it(tmp_path, monkeypatch, one_torch_thread):
     """Stopped while its twin is still being computed (a twin that would wait for the test forever): the
     run is ``stopped`` at once, without a twin; resumed from its checkpoint, it computes the twin."""
-    from engine.service import twin
+    from scansnap.service import twin
 
     computing, real = threading.Event(), twin.train_twin
 

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service.facade import Actor, LabService, ServiceError
-from engine.service.jobs import TERMINAL, JobManager
-from engine.service.kinds.synthetic.budget import estimated_seconds
-from engine.service.limits import IDLE_PAUSE_FLOOR_S, REFRESH_S, SLOWEST_REFRESH_S, Limits, live_refresh_s
-from engine.service.store import RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service.facade import Actor, LabService, ServiceError
+from scansnap.service.jobs import TERMINAL, JobManager
+from scansnap.service.kinds.synthetic.budget import estimated_seconds
+from scansnap.service.limits import IDLE_PAUSE_FLOOR_S, REFRESH_S, SLOWEST_REFRESH_S, Limits, live_refresh_s
+from scansnap.service.store import RunStore
 
 DEADLINE = 60.0
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.core.text.config import TextRunConfig
-from engine.paper.history import RunHistory, problem_from_statics
-from engine.paper.theory_view import THEORY_STATICS, calibrated_overlay, stored_overlay
-from engine.service.export import zipped_export
-from engine.service.run_kinds import stored_config
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.core.text.config import TextRunConfig
+from scansnap.paper.history import RunHistory, problem_from_statics
+from scansnap.paper.theory_view import THEORY_STATICS, calibrated_overlay, stored_overlay
+from scansnap.service.export import zipped_export
+from scansnap.service.run_kinds import stored_config
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 from tests.service.test_theory_overlay import assert_same_overlay
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "store-2026-11-26"
@@ -57,7 +57,7 @@ def test_the_old_runs_open_with_their_configs_and_histories(old_store):
 def test_the_old_runs_compare_on_their_shared_metric(old_store, monkeypatch):
     from types import SimpleNamespace
 
-    from ui import page_data
+    from scansnap.ui import page_data
 
     monkeypatch.setattr(page_data, "service", lambda: SimpleNamespace(stored=old_store))
     runs = _by_name(old_store)
@@ -103,8 +103,8 @@ def test_an_old_synthetic_run_gets_its_theorem4_overlay_once(old_store, monkeypa
     """The old release stored no overlay (its charts computed it on every view, from the run's first
     stored logits): the first read through the facade computes it from those, stores it, and the next
     read finds it stored.  A text run has none to derive."""
-    from engine.service.facade import StoredRuns
-    from engine.service.kinds.synthetic import theory as yz_theory
+    from scansnap.service.facade import StoredRuns
+    from scansnap.service.kinds.synthetic import theory as yz_theory
 
     runs = _by_name(old_store)
     rid = runs["finished synthetic"]["id"]
@@ -178,7 +178,7 @@ def test_the_old_text_run_moves_to_its_own_table_with_every_value(tmp_path):
 def test_a_move_cut_short_goes_on_at_the_next_open(tmp_path, monkeypatch):
     """Two old text runs: the move of the second fails (a kill); the first moved whole, the second is
     still whole in the shared table, and the next open moves it."""
-    from engine.service import scalar_table
+    from scansnap.service import scalar_table
 
     data = tmp_path / "data"
     shutil.copytree(FIXTURE, data, ignore=shutil.ignore_patterns("*.py"))

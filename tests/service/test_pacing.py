@@ -1,4 +1,4 @@
-"""engine.service.pacing: a throttled run follows a wall-clock schedule (simulated clocks, no real time).
+"""scansnap.service.pacing: a throttled run follows a wall-clock schedule (simulated clocks, no real time).
 
 ``simulate`` plays a run the way ``RunJob._advance_to`` drives it: a chunk of n steps trains for
 ``train_s`` seconds, the worker waits what :func:`pace` returns (and oversleeps by ``oversleep_s``, as a
@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from engine.service.pacing import MAX_LAG_S, STORY_K0, STORY_S, Anchor, pace, seconds_between, steps_per_s, story_rate
+from scansnap.service.pacing import MAX_LAG_S, STORY_K0, STORY_S, Anchor, pace, seconds_between, steps_per_s, story_rate
 
 
 def simulate(steps: int, chunk: int, cap: float, train_s: float, write_s: float, oversleep_s: float) -> float:

@@ -10,13 +10,13 @@ import signal
 
 import pytest
 
-from engine.paper.verdicts import Tally
-from engine.service import reproduction_run
-from engine.service.control import RunControl
-from engine.service.jobs import JobManager, get_manager
-from engine.service.reproductions import DamagedError, Reproductions, check_id
-from engine.service.store import RunStore
-from engine.service.writers import pid_alive
+from scansnap.paper.verdicts import Tally
+from scansnap.service import reproduction_run
+from scansnap.service.control import RunControl
+from scansnap.service.jobs import JobManager, get_manager
+from scansnap.service.reproductions import DamagedError, Reproductions, check_id
+from scansnap.service.store import RunStore
+from scansnap.service.writers import pid_alive
 from tests.apphelp import wait_for
 from tests.stored_repro import setting, store_reproduction, without
 

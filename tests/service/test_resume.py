@@ -9,10 +9,10 @@ import time
 
 import numpy as np
 
-from engine.core.train import Trainer
-from engine.paper.presets import get_preset
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.core.train import Trainer
+from scansnap.paper.presets import get_preset
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 
 
 def test_restore_continues_bit_for_bit(one_torch_thread):
@@ -36,9 +36,9 @@ def test_restore_continues_bit_for_bit(one_torch_thread):
 
 WRITER = """
 import sys
-from engine.paper.presets import get_preset
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 cfg = get_preset("syn-small").config.with_overrides({"optim.steps": "1500", "snapshots.linear_every": "10",
                                                       "snapshots.max_count": "400"})
 job = RunJob(cfg, RunStore(sys.argv[1]), name="killed")
@@ -83,9 +83,9 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_result(tmp_path):
 def test_checkpoints_are_kept_while_a_run_can_resume_and_dropped_when_it_finishes(tmp_path, monkeypatch):
     """Every snapshot but the last carries a checkpoint when one is due; a stopped run keeps its
     latest (it can resume); a finished run keeps none (nothing resumes it: facade.RECOVERABLE)."""
-    from engine.service import runner
-    from engine.service.control import RunControl
-    from engine.service.facade import RECOVERABLE
+    from scansnap.service import runner
+    from scansnap.service.control import RunControl
+    from scansnap.service.facade import RECOVERABLE
 
     assert "finished" not in RECOVERABLE
     monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint is due at every snapshot
@@ -119,8 +119,8 @@ def test_a_run_stopped_between_snapshots_says_the_step_its_row_shows(tmp_path, o
     """Stopped a step after a snapshot (the trainer is past it, the next snapshot not reached): its message,
     its control's step (what its job's status says) and its stored ``last_step`` are all the last
     snapshot's step, the step it shows and that Resume from checkpoint gets back to."""
-    from engine.service.control import RunControl
-    from engine.service.store import stopped_message
+    from scansnap.service.control import RunControl
+    from scansnap.service.store import stopped_message
 
     cfg = get_preset("syn-small").config.with_overrides({"optim.steps": "60", "snapshots.linear_every": "7"})
     store = RunStore(tmp_path)
@@ -152,8 +152,8 @@ def test_a_run_that_fills_the_disk_is_interrupted_and_resumes_exactly_once_there
     so; its resume from the last checkpoint ends as an uninterrupted run would, to the bit."""
     import sqlite3
 
-    from engine.service import runner
-    from engine.service.facade import RECOVERABLE
+    from scansnap.service import runner
+    from scansnap.service.facade import RECOVERABLE
 
     monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint with every snapshot
     cfg = get_preset("syn-small").config.with_overrides({"optim.steps": "60", "replicas.seeds": "[1]"})

@@ -1,4 +1,4 @@
-"""The run-kind registry (engine/service/run_kinds.py): each kind registered once, found by its config's
+"""The run-kind registry (scansnap/service/run_kinds.py): each kind registered once, found by its config's
 class or the store's ``kind`` column; a toy third kind (tests/service/toy_kind.py, registered from the
 test suite) trains through the job manager, a worker process and the store with no change elsewhere."""
 
@@ -11,15 +11,15 @@ import zipfile
 import numpy as np
 import pytest
 
-from engine.core.config import RunConfig
-from engine.core.text.config import TextRunConfig
-from engine.paper.presets import get_preset
-from engine.service.facade import get_service
-from engine.service.jobs import get_manager
-from engine.service.kinds import RunKind
-from engine.service.run_kinds import KINDS, create_run, kind_named, kind_of, register, run_seconds, stored_config
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.core.config import RunConfig
+from scansnap.core.text.config import TextRunConfig
+from scansnap.paper.presets import get_preset
+from scansnap.service.facade import get_service
+from scansnap.service.jobs import get_manager
+from scansnap.service.kinds import RunKind
+from scansnap.service.run_kinds import KINDS, create_run, kind_named, kind_of, register, run_seconds, stored_config
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 from tests.apphelp import run_app
 from tests.service import toy_kind
 

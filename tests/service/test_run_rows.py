@@ -1,4 +1,4 @@
-"""engine.service.replication (read_rows / write_rows): a run's rows copied into another store (what a cluster node
+"""scansnap.service.replication (read_rows / write_rows): a run's rows copied into another store (what a cluster node
 streams back to the server) hold every value the original holds, and a replay changes nothing."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service.replication import read_rows, write_rows
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service.replication import read_rows, write_rows
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 
 TEXT_SMALL = {
     "optim.steps": 12,

@@ -1,4 +1,4 @@
-"""Tests of the store's scalar table (engine.service.scalar_table): blocks in, the same tidy frame
+"""Tests of the store's scalar table (scansnap.service.scalar_table): blocks in, the same tidy frame
 out, and the conversion of databases that kept one row per value."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.core.scalar_columns import ScalarColumns, per_class, per_replica
-from engine.service.blobs import pack_npz
-from engine.service.store import RunStore
+from scansnap.core.scalar_columns import ScalarColumns, per_class, per_replica
+from scansnap.service.blobs import pack_npz
+from scansnap.service.store import RunStore
 
 # The schema of the releases before the block table (commit 3ca53d2), verbatim.
 OLD_SCHEMA = """
@@ -125,7 +125,7 @@ def test_an_older_database_is_converted_run_by_run_and_reads_the_same(tmp_path):
 
 
 def test_a_conversion_cut_short_goes_on_at_the_next_open(tmp_path, monkeypatch):
-    from engine.service import scalar_table
+    from scansnap.service import scalar_table
 
     rows = [(0, 0, None, "loss", 1.0)]
     _old_database(tmp_path, {"runa": rows, "runb": rows, "runc": rows})

@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.service.control import LIGHT_DUTY, RunControl, is_light
-from engine.service.job_state import REPRODUCE, TRAIN, Job
-from engine.service.jobs import JobManager
-from engine.service.kinds.synthetic.budget import STEP_OVERHEAD_S
-from engine.service.limits import Limits
-from engine.service.scheduling import expected_wait, queue_sentence
-from engine.service.store import RunStore
+from scansnap.service.control import LIGHT_DUTY, RunControl, is_light
+from scansnap.service.job_state import REPRODUCE, TRAIN, Job
+from scansnap.service.jobs import JobManager
+from scansnap.service.kinds.synthetic.budget import STEP_OVERHEAD_S
+from scansnap.service.limits import Limits
+from scansnap.service.scheduling import expected_wait, queue_sentence
+from scansnap.service.store import RunStore
 from tests.service.test_jobs import DEADLINE, _cfg, _step, _wait_for, _wait_status
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,7 +172,7 @@ def test_a_running_run_says_its_time_left_at_its_own_pace():
     assert j.time_left() is None
     r = Job("q", REPRODUCE, 1000, 0, None, ((), True))
     r.status = "running"
-    assert r.time_left() is None  # a reproduction says its own (engine.paper.items.costs)
+    assert r.time_left() is None  # a reproduction says its own (scansnap.paper.items.costs)
 
 
 def test_a_throttled_run_that_needs_a_sliver_of_a_core_holds_no_slot(sched):
@@ -256,14 +256,14 @@ def test_a_run_waiting_for_a_slot_is_stored_queued(sched):
 
 
 def test_a_killed_command_line_run_is_marked_interrupted_by_the_live_server(sched, tmp_path):
-    """``python -m engine run`` stopped by SIGTERM writes no final status; the live server's janitor
+    """``python -m scansnap run`` stopped by SIGTERM writes no final status; the live server's janitor
     finds its writer gone and marks the run ``interrupted`` (resumable) without a restart."""
     _, store = sched()
     cli = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "engine",
+            "scansnap",
             "--data-dir",
             str(tmp_path),
             "run",
@@ -304,8 +304,8 @@ def test_a_parked_run_survives_another_worker_opening_the_store(sched):
 SLOTS_SCRIPT = textwrap.dedent("""
     import os, sys
     os.sched_setaffinity(0, {int(c) for c in sys.argv[2].split(",")})
-    from engine.service.jobs import JobManager
-    from engine.service.store import RunStore
+    from scansnap.service.jobs import JobManager
+    from scansnap.service.store import RunStore
 
     m = JobManager(RunStore(sys.argv[1]))
     print(m.max_concurrent, m.torch_threads, flush=True)

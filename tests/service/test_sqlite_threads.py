@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from engine.service.sqlite import SqliteDB
+from scansnap.service.sqlite import SqliteDB
 
 
 def _read_in_threads(db: SqliteDB, n: int) -> None:

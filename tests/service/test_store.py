@@ -1,4 +1,4 @@
-"""Tests of engine.service.store: round trips, WAL, crash recovery, caps, locking, concurrency."""
+"""Tests of scansnap.service.store: round trips, WAL, crash recovery, caps, locking, concurrency."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.service.store import (
+from scansnap.service.store import (
     MAX_SNAPSHOT_BYTES,
     MAX_SNAPSHOTS_PER_RUN,
     RunStore,
@@ -198,7 +198,7 @@ def test_disk_full_rolls_back(store):
 _CHILD = textwrap.dedent("""
     import os, sys, time
     import numpy as np
-    from engine.service.store import RunStore
+    from scansnap.service.store import RunStore
     s = RunStore(sys.argv[1])
     rid = s.create_run("child", "{}", "cpu", {"numpy": np.__version__})
     print(rid, flush=True)
@@ -315,7 +315,7 @@ def test_queued_run_of_a_dead_server_is_interrupted(tmp_path):
     """A server killed with runs still queued leaves them to no one: on reopen they are
     ``interrupted`` (resumable from the start), not ``queued`` forever; this process's stay queued."""
     script = (
-        "import sys; from engine.service.store import RunStore; "
+        "import sys; from scansnap.service.store import RunStore; "
         "print(RunStore(sys.argv[1]).create_run('q', '{}', 'cpu', {}, status='queued'))"
     )
     out = subprocess.run(

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from engine.core.config import ConfigError
-from engine.core.text import contexts
-from engine.core.text.config import TextRunConfig
-from engine.core.text.model import CausalLM
-from engine.service.kinds.text import budget
-from engine.service.kinds.text.budget import check_text_budget, count_parameters, estimate
+from scansnap.core.config import ConfigError
+from scansnap.core.text import contexts
+from scansnap.core.text.config import TextRunConfig
+from scansnap.core.text.model import CausalLM
+from scansnap.service.kinds.text import budget
+from scansnap.service.kinds.text.budget import check_text_budget, count_parameters, estimate
 
 
 @pytest.mark.parametrize(

@@ -9,19 +9,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service import runner
-from engine.service.control import RunControl
-from engine.service.export import export_run
-from engine.service.kinds.text.runs import (
+from scansnap.paper.presets import get_preset
+from scansnap.service import runner
+from scansnap.service.control import RunControl
+from scansnap.service.export import export_run
+from scansnap.service.kinds.text.runs import (
     MAP_MAX_T,
     MAX_HEAD_MAPS,
     TEXT_SCALARS,
     store_rows,
     stored_maps,
 )
-from engine.service.run_kinds import create_run, kind_named
-from engine.service.store import RunStore
+from scansnap.service.run_kinds import create_run, kind_named
+from scansnap.service.store import RunStore
 
 # A small model on the built-in corpus: seconds, not minutes (2 layers × 2 heads, vocabulary 500).
 SMALL = {
@@ -118,7 +118,7 @@ def _all(store: RunStore, rid: str) -> tuple[list[int], dict[int, dict], pd.Data
 def test_stopped_then_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
     """Checkpoint at every snapshot; stop after step 15; resume from the store: every stored number
     equals the uninterrupted run's, bit for bit (dropout 0.3 draws from the trainer's own RNG)."""
-    from engine.service.runner import RunJob
+    from scansnap.service.runner import RunJob
 
     monkeypatch.setattr(runner, "CHECKPOINT_SECONDS", 0.0)
     cfg = small_cfg()
@@ -145,7 +145,7 @@ def test_stopped_then_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypa
 
 
 def test_export_of_a_text_run(tmp_path):
-    from engine.service.runner import RunJob
+    from scansnap.service.runner import RunJob
 
     job = RunJob(small_cfg(), RunStore(tmp_path / "data"), name="export")
     assert job.run() == "finished"
@@ -170,9 +170,9 @@ def test_a_typed_sentence_is_read_with_the_weights_kept_at_or_before_the_step_on
     a step between two kept ones reads the earlier; rewinding and deleting drop them."""
     import torch
 
-    from engine.core.text.tokenizer import basic_english
-    from engine.service.facade import ServiceError, StoredRuns
-    from engine.service.runner import RunJob
+    from scansnap.core.text.tokenizer import basic_english
+    from scansnap.service.facade import ServiceError, StoredRuns
+    from scansnap.service.runner import RunJob
 
     store = RunStore(tmp_path)
     job = RunJob(small_cfg(), store, name="typed")

@@ -10,21 +10,21 @@ import numpy as np
 import psutil
 import pytest
 
-from engine.core.data import build_problem, run_statics
-from engine.paper.presets import get_preset
-from engine.paper.run_theory import replica_theory
-from engine.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, step_grid, stored_overlay
-from engine.service.kinds.synthetic import theory as yz_theory
-from engine.service.kinds.synthetic import training as yz_training
-from engine.service.kinds.synthetic.theory import (
+from scansnap.core.data import build_problem, run_statics
+from scansnap.paper.presets import get_preset
+from scansnap.paper.run_theory import replica_theory
+from scansnap.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, step_grid, stored_overlay
+from scansnap.service.kinds.synthetic import theory as yz_theory
+from scansnap.service.kinds.synthetic import training as yz_training
+from scansnap.service.kinds.synthetic.theory import (
     BACKGROUND_NICE,
     INLINE_WORK,
     OverlayProcess,
     backfill_overlay,
     curve_work,
 )
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
 
 # Theorem 4's own preset (solid) with a second (η_Y, η_Z) pair, and an Adam run (no theory): 30 steps
 SOLID = get_preset("theorem4").config.with_overrides({"optim.steps": 30, "replicas.lr_pairs": [[0.2, 0.2], [0.5, 0.1]]})

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.paper.meanfield import meanfield_twin
-from engine.paper.presets import get_preset
-from engine.service import twin, twin_cache
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
-from engine.service.twin_cache import TwinCache
+from scansnap.paper.meanfield import meanfield_twin
+from scansnap.paper.presets import get_preset
+from scansnap.service import twin, twin_cache
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
+from scansnap.service.twin_cache import TwinCache
 
 
 def _cfg(**over):

@@ -1,4 +1,4 @@
-"""Uploads (engine.service.uploads): size limits, UTF-8, JSON/CSV schema errors with clear messages, the
+"""Uploads (scansnap.service.uploads): size limits, UTF-8, JSON/CSV schema errors with clear messages, the
 CSV round trip, property tests over arbitrary bytes and CSV-like text, and the Lab's uploaders."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.core.config import ConfigError, RunConfig
-from engine.paper.presets import get_preset
-from engine.service.facade import config_from_upload
-from engine.service.uploads import (
+from scansnap.core.config import ConfigError, RunConfig
+from scansnap.paper.presets import get_preset
+from scansnap.service.facade import config_from_upload
+from scansnap.service.uploads import (
     MAX_CONFIG_BYTES,
     MAX_CSV_BYTES,
     MAX_CSV_ROWS,
@@ -66,7 +66,7 @@ def test_csv_with_and_without_header():
 
 
 def test_csv_round_trip_of_a_preset_table():
-    from engine.core.data import build_problem
+    from scansnap.core.data import build_problem
 
     pb = build_problem(get_preset("syn-small").config.data)
     table, psi = pb.P.tolist(), pb.psi.tolist()
@@ -164,10 +164,10 @@ def test_csv_round_trip_is_exact(table, data):
 
 def test_uploads_never_unpickle():
     """The parsers use json and csv only: no pickle, numpy.load or torch.load anywhere near them."""
-    tree = ast.parse((ROOT / "engine" / "service" / "uploads.py").read_text())
+    tree = ast.parse((ROOT / "scansnap" / "service" / "uploads.py").read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"__future__", "csv", "io", "math", "typing", "engine.service.budget", "engine.core.config"}
+    assert imported <= {"__future__", "csv", "io", "math", "typing", "scansnap.service.budget", "scansnap.core.config"}
     calls = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     assert "load" not in calls  # json.loads is fine; np.load / torch.load / pickle.load are not
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from multiprocessing.connection import Connection
 
-from engine.service.worker import worker_context
+from scansnap.service.worker import worker_context
 
 
 def _modules_imported_by_a_first_optimizer(out: Connection) -> None:

@@ -16,10 +16,10 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict
 
-from engine.service.files import atomic_write, write_table
-from engine.service.kinds import RunKind
-from engine.service.run_kinds import KINDS, register
-from engine.service.store import RunStore
+from scansnap.service.files import atomic_write, write_table
+from scansnap.service.kinds import RunKind
+from scansnap.service.run_kinds import KINDS, register
+from scansnap.service.store import RunStore
 
 NAME = "toy"
 EVERY = 5

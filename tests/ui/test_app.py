@@ -9,12 +9,12 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.core.config import RunConfig
-from engine.paper.presets import get_preset
-from engine.service.jobs import get_manager
+from scansnap.core.config import RunConfig
+from scansnap.paper.presets import get_preset
+from scansnap.service.jobs import get_manager
+from scansnap.ui.kinds.synthetic.state import LAB
 from tests.apphelp import live_figure, open_share_box, wait_for
 from tests.apphelp import run_app as app
-from ui.kinds.synthetic.state import LAB
 
 PAGES = [f"app_pages/{name}.py" for name in ("lab", "text", "compare", "sweep", "theory", "reproduce", "runs")]
 
@@ -212,7 +212,9 @@ def test_compare_runs_and_sweep(data_dir):
 def test_lecture_mode_and_show_limit_the_knobs(data_dir):
     at = app({"lecture": "1"})
     assert at.session_state["lab.preset"] == "lecture"  # ?lecture=1 alone opens the Lecture preset
-    assert at.session_state["lab.speed"] == "story"  # … in story time, its narrated pace (assets/presets/lecture.json)
+    assert (
+        at.session_state["lab.speed"] == "story"
+    )  # … in story time, its narrated pace (scansnap/assets/presets/lecture.json)
     sidebar = [w.label for w in at.sidebar.number_input]
     assert "momentum" in sidebar and "weight decay" not in sidebar  # advanced knobs hidden
     assert any(".st-key-lab-story" in h.proto.body for h in at.get("html"))  # the lecture style sheet

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from engine.service.follow import code_problem, follow_code, followed
-from engine.service.jobs import get_manager
-from engine.service.store import RunStore
+from scansnap.service.follow import code_problem, follow_code, followed
+from scansnap.service.jobs import get_manager
+from scansnap.service.store import RunStore
+from scansnap.ui.follow import join_link, page_path, qr_png
 from tests.apphelp import run_app as app
-from ui.follow import join_link, page_path, qr_png
 
 
 # ------------------------------------------------------------------------------ store

@@ -11,17 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.core.metrics import html_label, label, metric_names
-from engine.paper.presets import get_preset
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.core.metrics import html_label, label, metric_names
+from scansnap.paper.presets import get_preset
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
+from scansnap.ui import charts_pages
+from scansnap.ui.chart_style import plain_title
+from scansnap.ui.exports import MF_NOTE, html_report, run_figures
 from tests.apphelp import run_app
 from tests.figtext import figure_texts, unreadable
-from ui import charts_pages
-from ui.chart_style import plain_title
-from ui.exports import MF_NOTE, html_report, run_figures
 
-MF_NAME = "mean-field (T→∞)"  # the twin's legend entry (ui.token_lines)
+MF_NAME = "mean-field (T→∞)"  # the twin's legend entry (scansnap.ui.token_lines)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -1,4 +1,4 @@
-"""The shared chart layout (ui/chart_style.py): titles wrapped to the narrowest chart and kept below the
+"""The shared chart layout (scansnap/ui/chart_style.py): titles wrapped to the narrowest chart and kept below the
 toolbar, the legend right under the title and above the plot.  The browser test
 (tests/e2e/test_chart_layout.py) checks what plotly draws; these check the numbers it is given."""
 
@@ -9,8 +9,8 @@ import re
 
 import numpy as np
 
-from ui import chart_style, charts
-from ui.chart_style import (
+from scansnap.ui import chart_style, charts
+from scansnap.ui.chart_style import (
     CHAR_EM,
     LEGEND_EM,
     LEGEND_ICON_PX,

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.core.metrics import label, metric_names
-from engine.core.text.config import TextRunConfig
-from engine.paper.presets import get_preset
-from engine.service.jobs import get_manager
-from engine.service.kinds.text.runs import TEXT, store_rows
-from engine.service.runner import RunJob
+from scansnap.core.metrics import label, metric_names
+from scansnap.core.text.config import TextRunConfig
+from scansnap.paper.presets import get_preset
+from scansnap.service.jobs import get_manager
+from scansnap.service.kinds.text.runs import TEXT, store_rows
+from scansnap.service.runner import RunJob
 from tests.apphelp import open_page, shown_text
 
 PAGE = "app_pages/compare.py"

@@ -7,8 +7,8 @@ import hashlib
 
 import pytest
 
-from engine.service import health
-from engine.service.store import RunStore
+from scansnap.service import health
+from scansnap.service.store import RunStore
 from tests.apphelp import run_app
 from tests.service.test_bounded_outputs import damage_the_last_pages
 from tests.service.test_health import damage_a_middle_page, store_with_runs
@@ -38,7 +38,11 @@ def _errors(at) -> list[str]:
 
 @pytest.mark.parametrize(
     "page, params",
-    [("app_pages/runs.py", {}), ("app_pages/compare.py", {}), ("app_pages/lab.py", {"run": "FIRST"})],
+    [
+        ("app_pages/runs.py", {}),
+        ("app_pages/compare.py", {}),
+        ("app_pages/lab.py", {"run": "FIRST"}),
+    ],
 )
 def test_every_page_says_the_one_message_once_and_writes_nothing(damaged, page, params):
     path, first = damaged

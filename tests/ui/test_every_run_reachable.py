@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service.jobs import get_manager
-from engine.service.store import RunStore
+from scansnap.paper.presets import get_preset
+from scansnap.service.jobs import get_manager
+from scansnap.service.store import RunStore
 from tests.apphelp import open_page, run_app
 
 FLOOD = 205

@@ -1,4 +1,4 @@
-"""ui/gc_freeze.py: after a script run that imported modules, the garbage is collected and the rest frozen."""
+"""scansnap/ui/gc_freeze.py: after a script run that imported modules, the garbage is collected and the rest frozen."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ui import gc_freeze
-from ui.gc_freeze import freeze_imports
+from scansnap.ui import gc_freeze
+from scansnap.ui.gc_freeze import freeze_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,7 +76,7 @@ def test_a_process_that_did_not_start_it_never_freezes(monkeypatch):
 def test_the_server_freezes_once_its_imports_are_done(tmp_path):
     """server.py (what ``make run`` and the Docker image serve) starts the freezing: loading it in a fresh
     interpreter leaves the imports' objects frozen."""
-    code = "import gc, runpy; runpy.run_path('server.py'); print(gc.get_freeze_count())"
+    code = "import gc, runpy; runpy.run_path('scansnap/server.py'); print(gc.get_freeze_count())"
     env = {**os.environ, "SCANSNAP_PREWARM": "0", "SCANSNAP_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""The Sweep page's "Any knob" tab (ui/grid_view.py): a grid over any config key × seeds, one stored
+"""The Sweep page's "Any knob" tab (scansnap/ui/grid_view.py): a grid over any config key × seeds, one stored
 run per cell, its final metrics side by side, reopened by its link; the open questions fill the form
 in one click; a bad axis or seed list is said, and nothing starts."""
 
@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import json
 
-from engine.core.metrics import bare_label, label, unit
-from engine.paper.findings import GridAxis, grid_finding
-from engine.paper.items.costs import about
-from engine.paper.presets import get_preset
-from engine.service.facade import get_service
-from engine.service.jobs import get_manager
+from scansnap.core.metrics import bare_label, label, unit
+from scansnap.paper.findings import GridAxis, grid_finding
+from scansnap.paper.items.costs import about
+from scansnap.paper.presets import get_preset
+from scansnap.service.facade import get_service
+from scansnap.service.jobs import get_manager
+from scansnap.ui import grid_form
+from scansnap.ui.result_words import RunProgress, grid_left_s
+from scansnap.ui.settings_words import setting_label
 from tests.apphelp import open_page, shown_text
-from ui import grid_form
-from ui.result_words import RunProgress, grid_left_s
-from ui.settings_words import setting_label
 
 PAGE = "app_pages/sweep.py"
 
@@ -83,7 +83,7 @@ def test_a_link_with_a_bad_grid_is_said_and_left_out(data_dir):
 def test_more_axes_than_the_cap_are_said_as_the_cap_not_as_bad_keys(data_dir):
     """Nine good dotted keys: the form's error and the link's warning say the cap (8 axes) and how many
     were given; neither blames the keys."""
-    from engine.service.grid import MAX_AXES
+    from scansnap.service.grid import MAX_AXES
 
     assert grid_form.MAX_URL_AXES == MAX_AXES  # the link holds every axis a grid may have
     keys = [f"optim.k{i}" for i in range(MAX_AXES + 1)]

@@ -1,4 +1,4 @@
-"""Lab callbacks ignore events from widgets of an earlier rev (ui/session.py ``stale``).
+"""Lab callbacks ignore events from widgets of an earlier rev (scansnap/ui/session.py ``stale``).
 
 Found by bench/ui_latency.py in Chromium: after a few ratio-lock toggles (each bumps the rev,
 renaming every Lab widget), the browser re-sent the previous rev's preset selectbox, its
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from engine.paper.presets import get_preset
-from ui import session, url_state
-from ui.kinds.synthetic import actions as lab_actions
-from ui.kinds.synthetic import state as lab_state
+from scansnap.paper.presets import get_preset
+from scansnap.ui import session, url_state
+from scansnap.ui.kinds.synthetic import actions as lab_actions
+from scansnap.ui.kinds.synthetic import state as lab_state
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_current_lock_event_locks_the_ratio(state: dict[str, Any]) -> None:
 
 
 def test_stale_knob_event_does_not_revert_a_value(state: dict[str, Any]) -> None:
-    from ui.knobs import KNOBS
+    from scansnap.ui.knobs import KNOBS
 
     knob = next(k for k in KNOBS if k.key == "optim.eta_z")
     state["lab.cfg"]["optim"]["eta_z"] = 2.0  # changed in the current rev

@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service.jobs import get_manager
+from scansnap.paper.presets import get_preset
+from scansnap.service.jobs import get_manager
+from scansnap.ui.kinds.synthetic.chart_list import CHART_KEYS
+from scansnap.ui.knobs import SPEEDS, speed_label
 from tests.apphelp import live_figure, open_page, open_share_box
 from tests.apphelp import run_app as app
 from tests.ui.test_app import figure, start_and_finish, widget
-from ui.kinds.synthetic.chart_list import CHART_KEYS
-from ui.knobs import SPEEDS, speed_label
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ the preset's values are kept for them."""
 
 from __future__ import annotations
 
-from engine.core.text.config import TextModelConfig
-from engine.paper.presets import get_preset
+from scansnap.core.text.config import TextModelConfig
+from scansnap.paper.presets import get_preset
 from tests.apphelp import run_app
 from tests.ui.test_text_page import open_text_page
 

@@ -1,4 +1,4 @@
-"""The live frame reruns the page when the control bar drawn no longer matches the run (ui/live/frame.py).
+"""The live frame reruns the page when the control bar drawn no longer matches the run (scansnap/ui/live/frame.py).
 
 Found in a full run of the hall test (issue 24's stop 47): on /text, ▶ Start then ⏸ Pause at once; the
 Pause click's rerun drew the bar while the worker was still starting ("⏸ Pause"), the worker reported
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from engine.service.job_state import JobStatus
-from ui import run_actions
-from ui.live import frame
+from scansnap.service.job_state import JobStatus
+from scansnap.ui import run_actions
+from scansnap.ui.live import frame
 
 RID = "r1"
 

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from engine.service.jobs import get_manager
+from scansnap.service.jobs import get_manager
 from tests.apphelp import live_figure, run_app
 
 # symbol (as a regular expression) → the words one of which must stand in the same text

@@ -9,9 +9,9 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.paper.items.catalog import ITEMS
-from engine.paper.items.costs import about, estimated_seconds
-from engine.service.jobs import get_manager
+from scansnap.paper.items.catalog import ITEMS
+from scansnap.paper.items.costs import about, estimated_seconds
+from scansnap.service.jobs import get_manager
 from tests.apphelp import run_app, wait_for
 from tests.stored_repro import setting, store_reproduction, without
 

@@ -1,4 +1,4 @@
-"""The Sweep page's results in words (ui/result_words.py): a grid's metric columns by their registered labels
+"""The Sweep page's results in words (scansnap/ui/result_words.py): a grid's metric columns by their registered labels
 and units, compact learning-rate ticks that never crowd a log axis, and the time a grid still trains from
 its runs' estimates and progress."""
 
@@ -9,11 +9,10 @@ import math
 
 import pytest
 
-from engine.core.metrics import METRICS, bare_label, label, unit
-from engine.paper.items.costs import about
-from tests.figtext import CODE_NAMES
-from ui.charts_pages import MAX_X_TICKS, MAX_Y_TICKS, grid_chart, sweep_heatmap
-from ui.result_words import (
+from scansnap.core.metrics import METRICS, bare_label, label, unit
+from scansnap.paper.items.costs import about
+from scansnap.ui.charts_pages import MAX_X_TICKS, MAX_Y_TICKS, grid_chart, sweep_heatmap
+from scansnap.ui.result_words import (
     RunProgress,
     column_label,
     grid_left_s,
@@ -24,6 +23,7 @@ from ui.result_words import (
     summary_labels,
     tick_text,
 )
+from tests.figtext import CODE_NAMES
 
 
 def test_a_per_layer_column_reads_as_its_label_the_layer_and_the_unit():

@@ -1,4 +1,4 @@
-"""One history per run for every session showing it (ui/live/run_data.py: ``run_history``): a hall
+"""One history per run for every session showing it (scansnap/ui/live/run_data.py: ``run_history``): a hall
 watching a run reads each new snapshot from the store once, not once per student."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.paper.history import RunHistory
-from engine.paper.presets import get_preset
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
-from ui.live import run_data
+from scansnap.paper.history import RunHistory
+from scansnap.paper.presets import get_preset
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
+from scansnap.ui.live import run_data
 
 
 class _Growing:

@@ -1,10 +1,10 @@
-"""How a run reads in the Runs page's lists and what the page says after an action (ui/run_list.py): pure."""
+"""How a run reads in the Runs page's lists and what the page says after an action (scansnap/ui/run_list.py): pure."""
 
 from __future__ import annotations
 
 import pytest
 
-from ui.run_list import (
+from scansnap.ui.run_list import (
     MAX_NAME,
     NO_STEP,
     chosen_run,

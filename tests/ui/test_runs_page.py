@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.paper.presets import get_preset
-from engine.service.jobs import get_manager
-from engine.service.run_kinds import create_run
-from engine.service.runner import RunJob
+from scansnap.paper.presets import get_preset
+from scansnap.service.jobs import get_manager
+from scansnap.service.run_kinds import create_run
+from scansnap.service.runner import RunJob
 from tests.apphelp import run_app, stopped_run, wait_for
 
 LONG = {"optim.steps": 100_000, "optim.batch": 8, "data.T": 16}

@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.core.config import MAX_SEEDS, MAX_TABLE_CELLS, MAX_VOCAB, RunConfig
-from engine.paper.presets import get_preset
-from engine.service import access
-from engine.service.health import store_health
-from engine.service.jobs import get_manager
-from engine.service.run_kinds import create_run
-from engine.service.store import DB_NAME, RunStore, StoreError
+from scansnap.core.config import MAX_SEEDS, MAX_TABLE_CELLS, MAX_VOCAB, RunConfig
+from scansnap.paper.presets import get_preset
+from scansnap.service import access
+from scansnap.service.health import store_health
+from scansnap.service.jobs import get_manager
+from scansnap.service.run_kinds import create_run
+from scansnap.service.store import DB_NAME, RunStore, StoreError
+from scansnap.ui import page_data, session, url_state
+from scansnap.ui.text import WORD_JOINER, plain, quoted_words
 from tests.apphelp import APP, run_app
-from ui import page_data, session, url_state
-from ui.text import WORD_JOINER, plain, quoted_words
 
 GENERIC = "This app has encountered an error"
 
@@ -66,8 +66,8 @@ def test_number_widgets_carry_the_schemas_bounds(data_dir):
 
 def test_a_replica_count_past_the_maximum_builds_no_list(data_dir, monkeypatch):
     """A client can send any number for a widget: the callback clamps before building the seed list."""
-    from ui.kinds.synthetic import actions as lab_actions
-    from ui.knobs import KNOBS
+    from scansnap.ui.kinds.synthetic import actions as lab_actions
+    from scansnap.ui.knobs import KNOBS
 
     ss = {"lab.rev": 1, "lab.cfg": get_preset("syn-small").config.to_dict(), "lab.lock": None}
     monkeypatch.setattr(lab_actions, "ss", ss)
@@ -103,7 +103,7 @@ def test_a_published_run_name_is_never_markdown(data_dir):
     ],
 )
 def test_plain_text_leaves_markdown_nothing_to_link_or_format(name):
-    """What :func:`ui.text.plain` gives Markdown shows the name as typed once Markdown undoes the escapes (the
+    """What :func:`scansnap.ui.text.plain` gives Markdown shows the name as typed once Markdown undoes the escapes (the
     word joiners are invisible), and leaves none of what GitHub's autolinks and Streamlit's directives and
     emoji find in the text after the escapes are undone: no scheme, www., e-mail address or :name."""
     out = plain(name)
@@ -234,8 +234,8 @@ def test_fresh_sessions_get_no_extra_operator_key_guesses(data_dir, monkeypatch,
 def test_uploads_that_once_broke_the_trainer_are_refused_with_the_field(doc, says):
     import json
 
-    from engine.core.config import ConfigError
-    from engine.service.facade import config_from_upload
+    from scansnap.core.config import ConfigError
+    from scansnap.service.facade import config_from_upload
 
     with pytest.raises(ConfigError, match=says):
         config_from_upload(json.dumps(doc).encode())

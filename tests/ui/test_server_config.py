@@ -7,7 +7,10 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "app.py", *sorted(p for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")]
+PAGES = [
+    ROOT / "scansnap" / "app.py",
+    *sorted(p for p in (ROOT / "scansnap" / "app_pages").glob("*.py") if p.name != "__init__.py"),
+]
 
 
 def _bare_expressions(path: Path) -> list[int]:
@@ -25,6 +28,6 @@ def test_magic_is_off_and_no_page_relies_on_it():
     """Magic parses each page with ``ast`` on its first visit, which is not thread-safe in CPython 3.11
     (cpython#106905: "AST constructor recursion depth mismatch" under the hall's load); with it off, a
     bare expression in a page would show nothing, so there is none."""
-    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((ROOT / "scansnap" / ".streamlit" / "config.toml").read_text())
     assert config["runner"]["magicEnabled"] is False
     assert {p.name: _bare_expressions(p) for p in PAGES if _bare_expressions(p)} == {}

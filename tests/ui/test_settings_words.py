@@ -1,7 +1,7 @@
 """Compare's legends name each run by the settings that differ among the chosen runs, in words (issue: a
 real-text run read "P(l|n) source=upload, upload_name=None"): knob labels, never a dotted key where a label
 exists, never Python's None; a real-text run's corpus by its file's name; the run's name when nothing
-differs; the kind when both kinds are chosen (ui/settings_words.py)."""
+differs; the kind when both kinds are chosen (scansnap/ui/settings_words.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from engine.core.config import flatten_dotted
-from engine.core.text.config import TextRunConfig
-from engine.paper.presets import get_preset, load_presets
-from ui.kinds.text.state import TEXT_KNOBS
-from ui.knobs import KNOBS
-from ui.settings_words import (
+from scansnap.core.config import flatten_dotted
+from scansnap.core.text.config import TextRunConfig
+from scansnap.paper.presets import get_preset, load_presets
+from scansnap.ui.kinds.text.state import TEXT_KNOBS
+from scansnap.ui.knobs import KNOBS
+from scansnap.ui.settings_words import (
     BUILTIN_CORPUS,
     CORPUS_KEYS,
     LABELS,

@@ -1,8 +1,8 @@
-"""Server-wide render slots (ui/slots.py): bounded, re-entrant per thread."""
+"""Server-wide render slots (scansnap/ui/slots.py): bounded, re-entrant per thread."""
 
 import threading
 
-from ui.live.slots import RenderSlots
+from scansnap.ui.live.slots import RenderSlots
 
 DEADLINE = 20.0  # generous: the CI machine may be busy
 

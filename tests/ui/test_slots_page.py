@@ -4,9 +4,9 @@ Runs page and from the Sweep page by its owner."""
 
 from __future__ import annotations
 
-from engine.paper.presets import get_preset
-from engine.paper.sweeps import sweep_config
-from engine.service.jobs import get_manager
+from scansnap.paper.presets import get_preset
+from scansnap.paper.sweeps import sweep_config
+from scansnap.service.jobs import get_manager
 from tests.apphelp import run_app, wait_for
 
 LONG = {"optim.steps": 100_000, "optim.batch": 8, "data.T": 16}
@@ -67,7 +67,7 @@ def _pause_then_resume_each_twice() -> None:
 
     import streamlit as st
 
-    from ui.kinds.synthetic.actions import RUN
+    from scansnap.ui.kinds.synthetic.actions import RUN
 
     action = st.session_state["do"]
     getattr(RUN, action)()

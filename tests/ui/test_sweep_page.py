@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 
-from engine.core.metrics import bare_label, html_label, label, unit
-from engine.paper.findings import sweep_finding
-from engine.paper.presets import get_preset
-from engine.paper.sweeps import final_values, per_replica, sweep_config
-from engine.service.jobs import get_manager
-from engine.service.run_kinds import create_run
-from engine.service.runner import RunJob
+from scansnap.core.metrics import bare_label, html_label, label, unit
+from scansnap.paper.findings import sweep_finding
+from scansnap.paper.presets import get_preset
+from scansnap.paper.sweeps import final_values, per_replica, sweep_config
+from scansnap.service.jobs import get_manager
+from scansnap.service.run_kinds import create_run
+from scansnap.service.runner import RunJob
 from tests.apphelp import open_page, shown_text
 from tests.ui.test_app import widget
 

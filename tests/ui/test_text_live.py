@@ -1,4 +1,4 @@
-"""The Real text page's live charts (ui/kinds/text/live.py): every chart of one tick shows the same step."""
+"""The Real text page's live charts (scansnap/ui/kinds/text/live.py): every chart of one tick shows the same step."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine.service.runner import RunJob
-from engine.service.store import RunStore
+from scansnap.service.runner import RunJob
+from scansnap.service.store import RunStore
+from scansnap.ui.kinds.text import live as text_live
 from tests.service.test_text_runs import small_cfg
-from ui.kinds.text import live as text_live
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -12,14 +12,14 @@ from multiprocessing import forkserver
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from engine.paper.items.costs import about
-from engine.paper.presets import load_presets
-from engine.service.facade import get_service
-from engine.service.jobs import get_manager
-from engine.service.store import RunStore
+from scansnap.paper.items.costs import about
+from scansnap.paper.presets import load_presets
+from scansnap.service.facade import get_service
+from scansnap.service.jobs import get_manager
+from scansnap.service.store import RunStore
+from scansnap.ui.chart_style import plain_title
+from scansnap.ui.kinds.text.history import TextHistory
 from tests.apphelp import APP, live_figure
-from ui.chart_style import plain_title
-from ui.kinds.text.history import TextHistory
 
 PAGE = "app_pages/text.py"
 SMALL = {

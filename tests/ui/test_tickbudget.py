@@ -1,8 +1,8 @@
-"""The live area's refresh budget (ui/tickbudget.py): ticks stretch with the number of watchers."""
+"""The live area's refresh budget (scansnap/ui/tickbudget.py): ticks stretch with the number of watchers."""
 
 import pytest
 
-from ui.live.tickbudget import TickBudget
+from scansnap.ui.live.tickbudget import TickBudget
 
 
 class Clock:
@@ -68,8 +68,8 @@ def test_a_session_that_declared_its_tick_is_not_asked_to_change_it_again():
 def test_the_servers_budget_never_stretches_a_refresh_past_the_idle_pauses_bound():
     """The idle pause (SCANSNAP_IDLE_PAUSE_S, at least two of these) counts on a watched page refreshing at
     least every SLOWEST_REFRESH_S, however many watch and however slow a tick."""
-    from engine.service.facade import SLOWEST_REFRESH_S
-    from ui.live.frame import tick_budget
+    from scansnap.service.facade import SLOWEST_REFRESH_S
+    from scansnap.ui.live.frame import tick_budget
 
     assert tick_budget().max_tick == SLOWEST_REFRESH_S  # the server's one budget (shared: not loaded here)
     b = TickBudget(base=tick_budget().base, max_tick=tick_budget().max_tick, first_cost=2.0, clock=Clock())

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.core.config import RunConfig, flatten_dotted
+from scansnap.core.config import RunConfig, flatten_dotted
+from scansnap.ui.knobs import UI_PARAMS
 from tests.apphelp import run_app
-from ui.knobs import UI_PARAMS
 
 BAD = {
     "empty": "",

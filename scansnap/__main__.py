@@ -1,0 +1,5 @@
+import sys
+
+from scansnap.cli import main
+
+sys.exit(main())

@@ -1,0 +1,377 @@
+"""``python -m scansnap``: run, presets, theory, list, export, reproduce, sweep (:mod:`scansnap.cli_sweep`).
+
+Exit codes: 0 success; 2 bad input (one clear line on stderr, traceback only with
+``--debug``; for ``reproduce``, an unknown item name lists the allowed ones); 3 the run
+diverged; 4 ``reproduce`` finished but at least one verdict FAILED (the report is still
+written); 1 anything else.
+
+``python -m scansnap reproduce [--quick] [--only ITEM ...] --out DIR`` re-runs the paper's
+figures and theorems fresh (items fig4, fig5, fig6, fig9, theorems, joma, and on real text fig7,
+joma-real) and writes
+DIR/report.html, DIR/verdicts.json and DIR/data/*.parquet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DIVERGED, EXIT_VERDICT_FAILED = 0, 1, 2, 3, 4
+
+
+class BadInputError(Exception):
+    """User error: printed as one line, exit code 2."""
+
+
+def parse_sets(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise BadInputError(f"--set expects key=value (e.g. optim.eta_y=10), got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _load_config(args: argparse.Namespace) -> Any:
+    from scansnap.core.config import RunConfig
+    from scansnap.paper.presets import get_preset
+
+    if bool(args.config) == bool(args.preset):
+        raise BadInputError("give exactly one of --config FILE or --preset NAME (see `python -m scansnap presets`)")
+    if args.config:
+        path = Path(args.config)
+        if not path.is_file():
+            raise BadInputError(f"config file {path} does not exist")
+        cfg = RunConfig.from_json(path.read_text())
+    else:
+        cfg = get_preset(args.preset).config
+    return cfg.with_overrides(parse_sets(args.set or []))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from scansnap.cli_text import is_text_request
+
+    if is_text_request(args):
+        return cmd_run_text(args)
+    from tqdm import tqdm
+
+    from scansnap.service.runner import RunJob
+    from scansnap.service.store import RunStore
+
+    cfg = _load_config(args)
+    store = RunStore(args.data_dir)
+    job = RunJob(cfg, store, name=args.name)
+    bar = tqdm(total=cfg.optim.steps, unit="step", disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr)
+    first: dict[str, np.ndarray] = {}
+    last_step = [0]
+    last: dict[str, np.ndarray] = {}
+
+    def on_snapshot(s: Any) -> None:
+        if not first:
+            first.update(s.scalars)
+        last.clear()
+        last.update(s.scalars)
+        last_step[0] = s.step
+        bar.update(s.step - bar.n)
+
+    t0 = time.perf_counter()
+    status = job.run(on_snapshot=on_snapshot)
+    wall = time.perf_counter() - t0
+    bar.close()
+    if args.out or not args.quiet:  # pandas, pyarrow and scipy: a second of imports a quiet run does without
+        from scansnap.service.export import export_run
+        from scansnap.service.kinds.synthetic.export import verdicts_json
+    files = export_run(store, job.run_id, args.out, args.format) if args.out else []
+    if not args.quiet:
+        print(summary(job, status, wall, first, last, files, last_step[0]))
+        print(verdict_lines(json.loads(verdicts_json(store, job.run_id))))
+    return EXIT_DIVERGED if status == "diverged" else EXIT_OK
+
+
+def cmd_run_text(args: argparse.Namespace) -> int:
+    """A real-text preset or config (scansnap/cli_text.py)."""
+    from scansnap.cli_text import run_text, text_summary
+
+    job, status, wall, first, last, files = run_text(args, parse_sets(args.set or []))
+    if not args.quiet:
+        print(text_summary(job, status, wall, first, last, files))
+    return EXIT_DIVERGED if status == "diverged" else EXIT_OK
+
+
+def summary(
+    job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path], last_step: int | None = None
+) -> str:
+    from scansnap.core import theory
+    from scansnap.core.metrics import METRICS
+
+    cfg, pb = job.cfg, job.trainer.problem
+    steps = job.step
+    lines = [
+        f"run {job.run_id}  {cfg.name or ''}  status={status}" + (f"  ({job.message})" if job.message else ""),
+        f"device {job.device}  replicas {job.trainer.R}  steps {steps}  wall {wall:.2f}s  "
+        f"{steps / wall if wall > 0 else float('inf'):.0f} steps/s",
+        f"data: K={pb.K} classes, Q={pb.Q} queries, M={pb.M} tokens ({pb.M_ctx} contextual), T={cfg.data.T}",
+    ]
+    shown = last_step if last_step is not None else steps
+    if first and last:
+        lines.append(f"{'metric':<20}{'step 0':>12}{f'step {shown}':>12}   (mean over replicas and classes)")
+        for k in (name for name in METRICS if name in first):
+            lines.append(f"{k:<20}{np.nanmean(first[k]):>12.4g}{np.nanmean(last[k]):>12.4g}")
+    eta_y = cfg.lr_pairs[0][0]
+    lines.append(
+        f"theory (M={pb.M}, K={pb.K}, η_Y={eta_y:g}): t'_0 = {theory.t0_prime(pb.M, pb.K, eta_y):.2f}, "
+        f"t_0 = {theory.t0(pb.M, pb.K, eta_y):.2f} (batch-size-1 gradient-flow time, science §2.8)"
+    )
+    lines += [f"wrote {p}" for p in files]
+    return "\n".join(lines)
+
+
+def verdict_lines(verdicts: list[dict[str, Any]]) -> str:
+    """One line a verdict: replica, badge label and the text under the Lab's badge (PASS / FAIL /
+    N/A, the number and what was measured beside it; for n/a why, and the failed conditions)."""
+    from scansnap.paper.claims import verdict_text
+    from scansnap.paper.verdicts import Tally, Verdict
+
+    lines = ["verdicts (the claims of Theorems 2–4; pass or fail only where the theorem applies):"]
+    for d in verdicts:
+        v = Verdict.from_dict(d)
+        lines.append(f"  r{d['replica']}  {v.label:<34} {verdict_text(v)}")
+    lines.append(f"  {Tally.of(d['status'] for d in verdicts).sentence}")
+    return "\n".join(lines)
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    from scansnap.cli_text import describe_text_presets
+    from scansnap.paper.presets import load_presets
+
+    for p in load_presets().values():
+        print(f"{p.name:<26}{p.title}\n{'':<26}{p.description}")
+    print("\n# real text (python -m scansnap run --preset NAME --out DIR):")
+    print("\n".join(describe_text_presets()))
+    return EXIT_OK
+
+
+def cmd_theory(args: argparse.Namespace) -> int:
+    from scansnap.core import theory
+
+    for name in ("M", "K"):
+        if getattr(args, name) < (2 if name == "M" else 1):
+            raise BadInputError(f"--{name} must be ≥ {2 if name == 'M' else 1}")
+    t = np.asarray(args.t, dtype=float)
+    if (t < 0).any():
+        raise BadInputError("--t values must be ≥ 0")
+    kw = dict(M=args.M, K=args.K, eta_y=args.eta_y, eta_z=args.eta_z, C0=args.C0)
+    B = theory.B_exact(t, **kw)
+    out = {
+        "M": args.M,
+        "K": args.K,
+        "eta_y": args.eta_y,
+        "eta_z": args.eta_z,
+        "C0": args.C0,
+        "t": t.tolist(),
+        "B_n": np.atleast_1d(B).tolist(),
+        "t0_prime": theory.t0_prime(args.M, args.K, args.eta_y),
+        "t0": theory.t0(args.M, args.K, args.eta_y),
+    }
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"t'_0 = {out['t0_prime']:.4f}   t_0 = {out['t0']:.4f}")
+        for ti, bi in zip(out["t"], out["B_n"], strict=True):
+            print(f"t = {ti:<12g} B_n = {bi:.6f}")
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from scansnap.service.store import RunStore
+
+    runs = RunStore(args.data_dir).list_runs()
+    if not runs:
+        print("no runs stored yet")
+    for r in runs:
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created"]))
+        print(
+            f"{r['id']}  {stamp}  {r['status']:<11} step {r['last_step'] if r['last_step'] is not None else '-':<8} "
+            f"{r['name']}"
+        )
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from scansnap.service.export import export_run
+    from scansnap.service.store import RunStore
+
+    store = RunStore(args.data_dir)
+    if store.get_run(args.run_id) is None:
+        raise BadInputError(f"no stored run {args.run_id!r} (see `python -m scansnap list`)")
+    for p in export_run(store, args.run_id, args.out, args.format):
+        print(f"wrote {p}")
+    return EXIT_OK
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from scansnap.core.device import describe_device, resolve_device
+    from scansnap.paper.items.catalog import check_items
+    from scansnap.paper.items.costs import about, estimated_seconds
+    from scansnap.paper.report import text_table, write_report
+    from scansnap.paper.verdicts import tally
+
+    try:
+        names = check_items(args.only)
+    except ValueError as e:
+        raise BadInputError(str(e)) from None
+    if args.seeds is not None and args.seeds < 1:
+        raise BadInputError(f"--seeds {args.seeds}: the real-text items train seeds 1..N, N at least 1")
+    t0 = time.perf_counter()
+    if args.cluster:
+        results = reproduce_on_cluster(args.cluster, names, args.quick, args.seeds)
+    else:
+        workers = local_slots(names)
+        said = about(estimated_seconds(names, args.quick, workers))
+        mode, procs = "quick" if args.quick else "full", f"process{'es' if workers > 1 else ''}"
+        print(f"reproducing {len(names)} items, {mode} mode: {said} on {workers} {procs}", file=sys.stderr)
+        results = reproduce_here(names, args.quick, args.seeds)
+    doc = write_report(results, args.out, args.quick, describe_device(resolve_device("auto")))
+    print(text_table(results))
+    counts = tally(v for r in results for v in r.verdicts)
+    na = " (n/a: not judged, see their reasons)" if counts.na else ""
+    print(
+        f"{counts.sentence}{na}  ({'quick' if args.quick else 'full'}, {time.perf_counter() - t0:.1f} s)  "
+        f"→ {Path(args.out) / 'report.html'}"
+    )
+    return EXIT_OK if doc["all_passed"] else EXIT_VERDICT_FAILED
+
+
+def local_slots(names: list[str]) -> int:
+    """How many processes ``reproduce`` trains its items in here: one per CPU it may use, at most one per item."""
+    return min(len(names), len(os.sched_getaffinity(0)))
+
+
+def reproduce_here(names: list[str], quick: bool, seeds: int | None) -> list[Any]:
+    """Every item a task of this machine's worker pool (a process per core; each item on one torch thread,
+    as one after the other and on the cluster): the same numbers, in a fraction of the time.  The pool
+    takes the items longest first; the results come back in the order of ``names``."""
+    from functools import partial
+
+    from tqdm import tqdm
+
+    from scansnap.paper.items.costs import in_order_of, longest_first
+    from scansnap.paper.items.runner import run_item
+    from scansnap.service.corpora import encoded_corpus
+    from scansnap.service.executors import LocalExecutor
+
+    item = partial(run_item, quick=quick, corpus_loader=encoded_corpus, seeds=seeds)
+    slots = local_slots(names)
+    if slots == 1:  # one item, or one core: nothing runs beside it, no pool to start
+        return [item(name) for name in names]
+    pool = LocalExecutor(slots)
+    try:
+        order = longest_first(names, quick)
+        done = pool.map(item, order)
+        bar = tqdm(done, total=len(names), unit="item", disable=not sys.stderr.isatty(), file=sys.stderr)
+        return in_order_of(names, order, list(bar))
+    finally:
+        pool.close()
+
+
+def reproduce_on_cluster(address: str, names: list[str], quick: bool, seeds: int | None) -> list[Any]:
+    """Every item a task on the Ray cluster at ``address`` (Fig. 6's panels too)."""
+    from scansnap.service.cluster import connect, reproduce_items
+
+    try:
+        connect(address)
+    except ValueError as e:
+        raise BadInputError(str(e)) from None
+    print(f"reproducing {len(names)} items on the cluster at {address}", file=sys.stderr)
+    return reproduce_items(names, quick, seeds)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from scansnap.cli_sweep import run_sweep
+
+    return run_sweep(args, parse_sets(args.set or []))
+
+
+def add_reproduce_parser(sub: Any) -> None:
+    """``reproduce``: the paper's figures and theorems, with their verdicts and a report."""
+    rp = sub.add_parser("reproduce", help="re-run the paper's figures and theorems with verdicts and a report")
+    rp.add_argument("--quick", action="store_true", help="CI mode: Fig. 6 with 3 seeds, no 10^4-step snap runs")
+    rp.add_argument("--only", nargs="+", metavar="ITEM", help="items: fig4 fig5 fig6 fig9 theorems joma fig7 joma-real")
+    rp.add_argument("--out", required=True, help="output directory (report.html, verdicts.json, data/)")
+    rp.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="real-text items train seeds 1..N (default: the authors' 1-3; 1 with --quick)",
+    )
+    rp.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="run every item (and Fig. 6's panels) as a task on this Ray cluster",
+    )
+    rp.set_defaults(func=cmd_reproduce)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from scansnap.cli_sweep import add_parser as add_sweep_parser
+
+    ap = argparse.ArgumentParser(prog="python -m scansnap", description="Scan & Snap lab engine")
+    ap.add_argument("--debug", action="store_true", help="show tracebacks")
+    ap.add_argument("--data-dir", default=None, help="run store directory (default $SCANSNAP_DATA_DIR or ./data)")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="train a config or preset (synthetic or real text) and store it")
+    r.add_argument("--config", help="config JSON file")
+    r.add_argument("--preset", help="preset name")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override, e.g. optim.eta_y=10")
+    r.add_argument("--out", help="also export config.json, trajectory and scalars here (text: scalars, attn_maps.npz)")
+    r.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    r.add_argument("--name")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_run)
+    sub.add_parser("presets", help="list presets").set_defaults(func=cmd_presets)
+    t = sub.add_parser("theory", help="Theorem 4's B_n(t), t'_0 and t_0")
+    t.add_argument("--M", type=int, required=True)
+    t.add_argument("--K", type=int, default=1)
+    t.add_argument("--eta-y", type=float, default=1.0)
+    t.add_argument("--eta-z", type=float, default=1.0)
+    t.add_argument("--C0", type=float, default=1.0)
+    t.add_argument("--t", type=float, nargs="+", required=True)
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=cmd_theory)
+    sub.add_parser("list", help="list stored runs").set_defaults(func=cmd_list)
+    e = sub.add_parser("export", help="export a stored run")
+    e.add_argument("run_id")
+    e.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    e.add_argument("--out", required=True)
+    e.set_defaults(func=cmd_export)
+    add_reproduce_parser(sub)
+    add_sweep_parser(sub).set_defaults(func=cmd_sweep)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    from scansnap.core.config import ConfigError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (BadInputError, ConfigError, ValueError) as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as e:
+        if args.debug:
+            raise
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_ERROR

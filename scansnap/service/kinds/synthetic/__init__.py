@@ -1,0 +1,40 @@
+"""The synthetic kind: the paper's (Y, Z) model on a token distribution (the Lab's runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from scansnap.core.config import RunConfig
+from scansnap.core.data import build_problem, run_statics
+from scansnap.service.kinds import RunKind
+from scansnap.service.kinds.synthetic.budget import SyntheticEstimate, check_budget, estimated_seconds
+
+
+def _seconds(_data_dir: str | Path, cfg: RunConfig) -> float:
+    return estimated_seconds(cfg)
+
+
+def _check(_data_dir: str | Path, cfg: RunConfig) -> SyntheticEstimate:
+    return check_budget(cfg)
+
+
+def _statics(cfg: RunConfig) -> dict[str, np.ndarray]:
+    """P(l|n), the query and support of each class, and each replica's (η_Y, η_Z) and seed."""
+    return run_statics(cfg.lr_pairs, list(cfg.replicas.seeds), build_problem(cfg.data))
+
+
+SYNTHETIC = RunKind(
+    "synthetic",
+    RunConfig,
+    _seconds,
+    "scansnap.service.kinds.synthetic.training:YZTraining",
+    "scansnap.service.kinds.synthetic.export:export_synthetic_run",
+    check=_check,
+    statics=_statics,
+    backfill="scansnap.service.kinds.synthetic.theory:backfill_overlay",
+    seed_key="replicas.seeds",
+    seed_list=True,
+    export_size="scansnap.service.kinds.synthetic.export:export_size",
+)

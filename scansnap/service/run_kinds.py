@@ -1,0 +1,111 @@
+"""The registry of run kinds: each kind registered once (its package: ``scansnap/service/kinds/<kind>``,
+the protocol: :class:`scansnap.service.kinds.RunKind`), and what every kind's run goes through.
+
+A kind is found by its config's class (a new run) or by the store's ``kind`` column (a stored run);
+nothing outside this module and the kinds' packages branches on the kind.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from scansnap.paper.environment import environment
+from scansnap.service.budget import Estimate
+from scansnap.service.kinds import PENDING_DEVICE, RunKind, Training
+from scansnap.service.kinds.synthetic import SYNTHETIC
+from scansnap.service.kinds.text import TEXT_KIND
+from scansnap.service.store import RunStore
+
+KINDS: dict[str, RunKind] = {}
+
+
+def register(kind: RunKind) -> RunKind:
+    """Add a kind (a name and a config class used by no other kind)."""
+    if kind.name in KINDS or any(k.config is kind.config for k in KINDS.values()):
+        raise ValueError(f"run kind {kind.name!r} or its config class is registered already")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def kind_named(name: str) -> RunKind:
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ValueError(f"unknown run kind {name!r}; allowed: {', '.join(KINDS)}") from None
+
+
+def kind_of(cfg: Any) -> RunKind:
+    """The kind whose config class ``cfg`` is."""
+    for kind in KINDS.values():
+        if type(cfg) is kind.config:
+            return kind
+    raise ValueError(f"no run kind takes a {type(cfg).__name__}; registered: {', '.join(KINDS)}")
+
+
+def stored_config(info: dict[str, Any]) -> Any:
+    """A stored run's config, read with its kind's config class."""
+    return kind_named(info["kind"]).config.from_json(info["config_json"])
+
+
+def run_seconds(data_dir: str | Path, cfg: Any) -> float:
+    """Slot seconds of a whole run of any kind, for the queue."""
+    return kind_of(cfg).seconds(data_dir, cfg)
+
+
+def stored_cost(data_dir: str | Path, info: dict[str, Any]) -> tuple[int, float]:
+    """(steps, estimated seconds) of a stored run of any kind."""
+    cfg = stored_config(info)
+    return cfg.optim.steps, run_seconds(data_dir, cfg)
+
+
+def check_run(data_dir: str | Path, cfg: Any) -> Estimate | None:
+    """The run's memory and work estimate (its kind's ``check``); ConfigError when over the limits."""
+    return kind_of(cfg).check(data_dir, cfg)
+
+
+def run_disk_bytes(data_dir: str | Path, cfg: Any) -> float:
+    """The bytes the run will store (its kind's estimate; 0 for a kind that estimates none)."""
+    est = check_run(data_dir, cfg)
+    return est.disk_bytes if est is not None else 0.0
+
+
+def create_run(
+    store: RunStore, cfg: Any, name: str | None = None, owner: str | None = None, status: str = "queued"
+) -> str:
+    """Check the run against the limits (before anything is allocated), then write its row and what
+    its kind stores from the config alone in one transaction; returns the run id.  The device is
+    recorded by whoever trains it."""
+    kind = kind_of(cfg)
+    kind.check(store.data_dir, cfg)
+    versions = environment(PENDING_DEVICE)["versions"]
+    name = name or cfg.name or kind.default_name
+    statics = kind.statics(cfg)
+    return store.create_run(
+        name, cfg.to_json(), PENDING_DEVICE, versions, owner=owner, statics=statics, status=status, kind=kind.name
+    )
+
+
+def resolve(ref: str) -> Any:
+    """The object a ``"module:name"`` reference names (its module imported now)."""
+    module, name = ref.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def completed_statics(store: RunStore, run_id: str) -> dict[str, Any]:
+    """A stored run's statics, completed by its kind's ``backfill`` where it has one."""
+    statics = store.statics(run_id)
+    info = store.get_run(run_id)
+    backfill = KINDS[info["kind"]].backfill if info is not None and info["kind"] in KINDS else None
+    return resolve(backfill)(store, info, statics) if backfill else statics
+
+
+def open_training(cfg: Any, store: RunStore) -> Training:
+    """The worker side of ``cfg``'s kind, built for ``cfg`` (imports the kind's trainer: torch)."""
+    training: Training = resolve(kind_of(cfg).training)(cfg, store)
+    return training
+
+
+for _kind in (SYNTHETIC, TEXT_KIND):  # the built-in kinds: a new kind is one package and one name here
+    register(_kind)
