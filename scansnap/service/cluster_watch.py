@@ -1,6 +1,7 @@
 """The server's view of the Ray cluster its runs train on (``SCANSNAP_CLUSTER``): its capacity, asked
 at start and again every :data:`CHECK_S` by a short-lived process (the web server never joins Ray), so
-that a node lost or added changes the training slots and the per-run memory budget of the next run.
+that a node lost or added changes the training slots and the per-run memory budget of the next run
+(:meth:`scansnap.service.jobs.JobManager.use_capacity`).
 
 Slots = the cluster's CPUs (a run takes one).  Memory: a node of ``C`` CPUs and ``M`` bytes of Ray
 memory runs at most ``C`` runs at once, so a run may hold ``M / C``; the budget is the smallest such
@@ -11,21 +12,14 @@ share over the live nodes, so a run fits wherever Ray places it.  An operator's
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from scansnap.service import budget
 from scansnap.service.worker import CLUSTER_ENV, ROOT
 
-if TYPE_CHECKING:
-    from scansnap.service.jobs import JobManager
-
-CHECK_S = 60.0  # how often the server asks again
-LOG = logging.getLogger(__name__)
+CHECK_S = 60.0  # how often the server asks again (the job manager's cluster watch)
 
 
 @dataclass(frozen=True)
@@ -64,30 +58,3 @@ def ask(address: str, timeout_s: float = 120.0) -> Capacity:
         last = (out.stderr.strip().splitlines() or ["no message"])[-1]
         raise ValueError(f"{CLUSTER_ENV}={address}: {last}")
     return capacity_of(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
-def apply(m: JobManager, cap: Capacity, fixed_slots: bool) -> None:
-    """Use ``cap``: the budget of the next run checked, and the slots unless the operator fixed them."""
-    budget.CLUSTER.run_mb = cap.run_mb
-    if not fixed_slots and cap.cpus != m.scheduler.slots:
-        with m.changed:
-            LOG.info("the Ray cluster now has %d CPUs (was %d): as many training slots", cap.cpus, m.scheduler.slots)
-            m.max_concurrent = cap.cpus
-            m.scheduler.resize(cap.cpus)
-            m.changed.notify_all()
-
-
-def watch_cluster(m: JobManager, first: Capacity, fixed_slots: bool) -> None:
-    """Use ``first`` (asked before the manager made its scheduler), then ask again in a thread."""
-    apply(m, first, fixed_slots=True)
-    threading.Thread(target=watch, args=(m, fixed_slots), name="cluster-watch", daemon=True).start()
-
-
-def watch(m: JobManager, fixed_slots: bool) -> None:
-    """Ask again every :data:`CHECK_S` until the manager shuts down; an unreachable cluster keeps the last answer."""
-    assert m.cluster is not None
-    while not m.stopping.wait(CHECK_S):
-        try:
-            apply(m, ask(m.cluster), fixed_slots)
-        except (ValueError, json.JSONDecodeError) as e:
-            LOG.warning("the Ray cluster did not say its capacity: %s (the last answer stays)", e)

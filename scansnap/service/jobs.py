@@ -19,23 +19,26 @@ checkpoint.  Reproductions: one at a time per manager, outside the slots; starti
 runs returns the running one.  ``shutdown()`` stops and joins every worker; it runs at exit.
 ``SCANSNAP_CLUSTER=ADDRESS``: each run's worker relays it to a Ray cluster (:mod:`scansnap.service.cluster`),
 whose CPUs are the slots and whose nodes' memory the per-run budget (asked again every minute:
-:mod:`scansnap.service.cluster_watch`); everything else works as here.  Reproductions stay on this machine.
+:mod:`scansnap.service.cluster_watch` tells them); everything else works as here.  Reproductions stay on this machine.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import json
+import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.process import BaseProcess
 from typing import Any
 
 from scansnap.paper.items.catalog import check_items, total_work
 from scansnap.paper.items.costs import estimated_seconds as reproduction_seconds
-from scansnap.service.cluster_watch import ask, watch_cluster
-from scansnap.service.janitor import abandoned, run_janitor
+from scansnap.service import budget, cluster_watch
+from scansnap.service.cluster_watch import Capacity, ask
 from scansnap.service.job_state import IDLE_PAUSE_NOTE, REPRODUCE, TERMINAL, TRAIN, Job, JobStatus, Schedule
 from scansnap.service.limits import Limits, check_visitor_disk, check_visitor_run
 from scansnap.service.pacing import Speed
@@ -51,8 +54,19 @@ from scansnap.service.run_kinds import (
 )
 from scansnap.service.scheduling import FULL, IDLE, Scheduler
 from scansnap.service.store import RunStore, StoreError, stopped_message
-from scansnap.service.supervision import supervise
-from scansnap.service.worker import CLUSTER_ENV, parse_cpus, warm_up
+from scansnap.service.worker import (
+    CLUSTER_ENV,
+    parse_cpus,
+    reproduce,
+    train_on_cluster,
+    train_stored_run,
+    warm_up,
+    worker_context,
+)
+
+JANITOR_S = 1.0  # how often the janitor looks for unwatched runs
+DEAD_WRITER_S = 5.0  # how often it looks for dead writers
+LOG = logging.getLogger(__name__)
 
 
 class JobManager:
@@ -80,9 +94,11 @@ class JobManager:
         self._closed = False
         self.stopping = threading.Event()  # set at shutdown: the janitor ends
         threading.Thread(target=warm_up, name="worker-warm-up", daemon=True).start()
-        threading.Thread(target=run_janitor, args=(self,), name="job-janitor", daemon=True).start()
+        threading.Thread(target=self._janitor, name="job-janitor", daemon=True).start()
         if capacity is not None:  # the cluster's slots and memory budget, asked again now and then
-            watch_cluster(self, capacity, fixed_slots=max_concurrent is not None)
+            self.use_capacity(capacity, fixed_slots=True)  # asked before the scheduler was made
+            fixed = max_concurrent is not None
+            threading.Thread(target=self._watch_cluster, args=(fixed,), name="cluster-watch", daemon=True).start()
 
     # ----------------------------------------------------------------- submit
     def submit(
@@ -239,9 +255,72 @@ class JobManager:
     def _launch(self, j: Job) -> None:
         self.set_job_status(j, "running", None)  # stored too: not paused or queued while its worker starts
         j.parked, j.worker_alive = False, True
-        j.thread = threading.Thread(target=supervise, args=(self, j), name=f"{j.kind}-{j.id}", daemon=True)
+        j.thread = threading.Thread(target=self._supervise, args=(j,), name=f"{j.kind}-{j.id}", daemon=True)
         j.thread.start()
         self.changed.notify_all()
+
+    def _supervise(self, j: Job) -> None:
+        """Run ``j``'s worker to its end (the body of the job's supervisor thread)."""
+        try:
+            ctx = worker_context()
+            receive, send = ctx.Pipe(duplex=False)
+            target, args = self._worker_args(j, send)
+            j.process = ctx.Process(target=target, args=args, name=f"{j.kind}-{j.id}", daemon=True)
+            j.process.start()
+            send.close()  # the worker holds the only writing end: its exit reads as EOF here
+            with receive:
+                self._mirror(j, receive)
+            j.process.join()
+            code = j.process.exitcode
+            j.process.close()  # its pipes to the fork server (2 fds) would stay open for the server's life
+            if j.status not in TERMINAL and not j.parked:
+                self.set_job_status(j, *lost(j, code))
+        except Exception as e:  # e.g. no process could be started: say so on the run
+            self.set_job_status(j, "failed", f"could not run the worker: {type(e).__name__}: {e}")
+        finally:
+            self.worker_ended(j)
+
+    def _worker_args(self, j: Job, send: Any) -> tuple[Callable[..., None], tuple]:
+        """The worker's entry function and its arguments: a run here or on the cluster, or a reproduction."""
+        data_dir, me = str(self.store.data_dir.resolve()), os.getpid()
+        if j.kind == TRAIN and self.cluster:
+            return train_on_cluster, (data_dir, j.id, j.control, send, me, self.limits.park_after_s, self.cluster)
+        if j.kind == TRAIN:  # args: the module of the run kind's worker side
+            park = self.limits.park_after_s
+            return train_stored_run, (
+                data_dir,
+                j.id,
+                j.control,
+                send,
+                self.torch_threads,
+                me,
+                self.worker_cpus,
+                park,
+                *j.args,
+            )
+        names, quick = j.args
+        return reproduce, (data_dir, j.id, names, quick, j.control, send, me, self.worker_cpus)
+
+    def _mirror(self, j: Job, receive: Any) -> None:
+        """What the worker reports, into the job: its status, its demand on the scheduler, parked, its item."""
+        while True:
+            try:
+                kind, *rest = receive.recv()
+            except EOFError:
+                return
+            with self.changed:
+                if kind == "status":
+                    j.status, j.message = rest
+                    if rest[0] == "paused" and j.idle_paused:  # the worker stored no reason: the server's note
+                        with contextlib.suppress(StoreError, KeyError):
+                            self.store.set_status(j.id, "paused", IDLE_PAUSE_NOTE)
+                elif kind == "demand":
+                    self.want(j, rest[0])
+                elif kind == "parked":
+                    j.parked = True
+                elif kind == "item":
+                    j.current, j.items_done = rest
+                self.changed.notify_all()
 
     def _drop(self, j: Job) -> None:
         """End a job stopped while it waited for a slot (also by a shutdown)."""
@@ -283,6 +362,40 @@ class JobManager:
         with self.changed:
             j.status, j.message = status, message
             self.changed.notify_all()
+
+    def _janitor(self) -> None:
+        """Pause the runs no page shows and mark ``interrupted`` this host's runs whose writer died, until
+        the manager shuts down."""
+        checked = time.monotonic()
+        while not self.stopping.wait(JANITOR_S):
+            for job_id in self.unwatched():
+                with contextlib.suppress(KeyError):  # ended meanwhile
+                    self.idle_pause(job_id)
+            if time.monotonic() - checked >= DEAD_WRITER_S:
+                checked = time.monotonic()
+                with contextlib.suppress(StoreError):
+                    self.store.recover_interrupted(keep=self.active())
+
+    def use_capacity(self, cap: Capacity, fixed_slots: bool) -> None:
+        """Use the cluster's ``cap``: the budget of the next run checked, and the slots unless the operator
+        fixed them."""
+        budget.CLUSTER.run_mb = cap.run_mb
+        if not fixed_slots and cap.cpus != self.scheduler.slots:
+            with self.changed:
+                LOG.info("the Ray cluster now has %d CPUs (was %d): as many slots", cap.cpus, self.scheduler.slots)
+                self.max_concurrent = cap.cpus
+                self.scheduler.resize(cap.cpus)
+                self.changed.notify_all()
+
+    def _watch_cluster(self, fixed_slots: bool) -> None:
+        """Ask the cluster again every :data:`~scansnap.service.cluster_watch.CHECK_S` until the manager
+        shuts down; an unreachable cluster keeps the last answer."""
+        assert self.cluster is not None
+        while not self.stopping.wait(cluster_watch.CHECK_S):
+            try:
+                self.use_capacity(ask(self.cluster), fixed_slots)
+            except (ValueError, json.JSONDecodeError) as e:
+                LOG.warning("the Ray cluster did not say its capacity: %s (the last answer stays)", e)
 
     def unwatched(self) -> list[str]:
         """The live runs that want to compute and that no page has shown for the idle limit."""
@@ -441,6 +554,23 @@ class JobManager:
             with self.changed:
                 if not j.has_worker and j.status not in TERMINAL:
                     self._drop(j)
+
+
+def abandoned(j: Job, idle_pause_s: float, now: float) -> bool:
+    """A live training run that wants to compute and that no page has shown for ``idle_pause_s``."""
+    if j.kind != TRAIN or j.ended or j.status in TERMINAL or not j.control.wants_steps():
+        return False
+    return now - j.watched_at > idle_pause_s
+
+
+def lost(j: Job, code: int | None) -> tuple[str, str]:
+    """The status and message of a job whose worker ended (exit ``code``) without a final status."""
+    if j.kind == REPRODUCE:
+        return "failed", f"the worker process ended (exit code {code}) before the reproduction was stored"
+    return "interrupted", (
+        f"the worker process ended (exit code {code}) without finishing the run, at step {j.control.step}; "
+        "snapshots up to the last checkpoint are intact: resume or re-run it"
+    )
 
 
 def slower(pace: tuple[str, float | None], speed: Speed) -> bool:

@@ -8,7 +8,7 @@ import pytest
 from scansnap.core.config import ConfigError
 from scansnap.paper.presets import get_preset
 from scansnap.service import budget
-from scansnap.service.cluster_watch import Capacity, apply, capacity_of
+from scansnap.service.cluster_watch import Capacity, capacity_of
 from scansnap.service.jobs import JobManager
 from scansnap.service.kinds.synthetic.budget import check_budget
 from scansnap.service.store import RunStore
@@ -41,13 +41,13 @@ def manager(tmp_path, monkeypatch):
 def test_the_cluster_sets_the_slots_and_the_memory_budget_of_the_next_run(manager, monkeypatch):
     cfg = get_preset("syn-medium-10").config
     need = check_budget(cfg).total_mb
-    apply(manager, Capacity(cpus=5, run_mb=need / 2), fixed_slots=False)
+    manager.use_capacity(Capacity(cpus=5, run_mb=need / 2), fixed_slots=False)
     assert manager.scheduler.slots == manager.max_concurrent == 5 and manager.scheduler.max_light > 0
     with pytest.raises(ConfigError) as e:
         check_budget(cfg)
     said = str(e.value)
     assert f"limit of {need / 2:,.0f} MB" in said and "the Ray cluster's smallest memory per CPU" in said
-    apply(manager, Capacity(cpus=1, run_mb=need * 2), fixed_slots=False)  # a node lost, a bigger one joined
+    manager.use_capacity(Capacity(cpus=1, run_mb=need * 2), fixed_slots=False)  # a node lost, a bigger one joined
     assert manager.scheduler.slots == 1
     assert check_budget(cfg).total_mb == need  # fits now
     monkeypatch.setenv(budget.MAX_RUN_MB_ENV, str(need / 4))  # the operator's limit wins
@@ -56,5 +56,5 @@ def test_the_cluster_sets_the_slots_and_the_memory_budget_of_the_next_run(manage
 
 
 def test_slots_the_operator_fixed_stay(manager):
-    apply(manager, Capacity(cpus=7, run_mb=1000.0), fixed_slots=True)
+    manager.use_capacity(Capacity(cpus=7, run_mb=1000.0), fixed_slots=True)
     assert manager.scheduler.slots == 2 and budget.max_run_mb() == 1000.0
