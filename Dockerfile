@@ -20,8 +20,10 @@ COPY requirements.txt .
 RUN pip install --index-url "${TORCH_INDEX}" "torch==2.13.0" \
     && pip install -r requirements.txt
 
-COPY . .
-RUN useradd --create-home --uid 1000 lab \
+COPY pyproject.toml README.md ./
+COPY scansnap ./scansnap
+RUN pip install --no-deps . \
+    && useradd --create-home --uid 1000 lab \
     && mkdir -p /data \
     && chown -R lab:lab /data
 USER 1000
@@ -29,4 +31,4 @@ USER 1000
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["curl", "--fail", "http://localhost:8501/healthz"]
-ENTRYPOINT ["streamlit", "run", "scansnap/server.py", "--server.port=8501", "--server.address=0.0.0.0"]
+ENTRYPOINT ["scansnap", "lab", "--server.port=8501", "--server.address=0.0.0.0"]

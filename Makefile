@@ -10,7 +10,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 run:
 	@bash scripts/setup_venv.sh runtime
-	.venv/bin/python -m streamlit run scansnap/server.py --server.port $(PORT)
+	.venv/bin/python -m scansnap lab --server.port $(PORT)
 
 check:
 	@bash scripts/setup_venv.sh dev

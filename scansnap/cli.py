@@ -1,4 +1,8 @@
-"""``python -m scansnap``: run, presets, theory, list, export, reproduce, sweep (:mod:`scansnap.cli_sweep`).
+"""``scansnap`` (or ``python -m scansnap``): lab, run, presets, theory, list, export, reproduce, sweep
+(:mod:`scansnap.cli_sweep`).
+
+``scansnap lab [STREAMLIT OPTIONS]`` starts the dashboard (``streamlit run scansnap/server.py`` with them,
+e.g. ``--server.port 8502``), storing its runs in ``--data-dir`` ($SCANSNAP_DATA_DIR, or ./data).
 
 Exit codes: 0 success; 2 bad input (one clear line on stderr, traceback only with
 ``--debug``; for ``reproduce``, an unknown item name lists the allowed ones); 3 the run
@@ -322,13 +326,32 @@ def add_reproduce_parser(sub: Any) -> None:
     rp.set_defaults(func=cmd_reproduce)
 
 
+SERVER = Path(__file__).with_name("server.py")  # the dashboard's Streamlit script
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    """Replace this process with the dashboard's server: ``streamlit run`` of :data:`SERVER` with the
+    options given after ``lab`` (Streamlit's own: ``streamlit run --help``)."""
+    if args.data_dir:
+        os.environ["SCANSNAP_DATA_DIR"] = args.data_dir
+    command = [sys.executable, "-m", "streamlit", "run", str(SERVER), *args.streamlit_options]
+    os.execv(sys.executable, command)
+    return EXIT_ERROR  # not reached: execv returns only by raising
+
+
 def build_parser() -> argparse.ArgumentParser:
     from scansnap.cli_sweep import add_parser as add_sweep_parser
 
-    ap = argparse.ArgumentParser(prog="python -m scansnap", description="Scan & Snap lab engine")
+    ap = argparse.ArgumentParser(prog="scansnap", description="Scan & Snap lab: the dashboard and its engine")
     ap.add_argument("--debug", action="store_true", help="show tracebacks")
     ap.add_argument("--data-dir", default=None, help="run store directory (default $SCANSNAP_DATA_DIR or ./data)")
     sub = ap.add_subparsers(dest="command", required=True)
+    lab = sub.add_parser(
+        "lab",
+        help="start the dashboard; options after it go to `streamlit run` (e.g. --server.port 8502)",
+        description="Start the dashboard. Options after `lab` go to `streamlit run` (e.g. --server.port 8502).",
+    )
+    lab.set_defaults(func=cmd_lab, streamlit_options=[])
     r = sub.add_parser("run", help="train a config or preset (synthetic or real text) and store it")
     r.add_argument("--config", help="config JSON file")
     r.add_argument("--preset", help="preset name")
@@ -362,7 +385,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from scansnap.core.config import ConfigError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.streamlit_options = rest if args.command == "lab" else []
     try:
         return int(args.func(args))
     except (BadInputError, ConfigError, ValueError) as e:

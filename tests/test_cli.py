@@ -409,3 +409,35 @@ def test_the_readmes_divergence_example_is_the_run_tested_to_diverge():
     runs (issue 50: the README's η = 10⁴ did not diverge)."""
     readme = " ".join((ROOT / "docs" / "explore.md").read_text(encoding="utf-8").split())
     assert "python -m scansnap run --preset syn-small " + " ".join(DIVERGE) in readme
+
+
+def test_lab_hands_its_options_to_streamlit_run_of_the_packaged_server(monkeypatch, tmp_path):
+    """``scansnap --data-dir D lab --server.port P`` becomes ``python -m streamlit run <package>/server.py
+    --server.port P`` in this process (execv), with SCANSNAP_DATA_DIR=D."""
+    import scansnap.cli as cli
+
+    called = []
+    monkeypatch.setattr(cli.os, "execv", lambda path, argv: called.append((path, argv)))
+    monkeypatch.delenv("SCANSNAP_DATA_DIR", raising=False)
+    main(["--data-dir", str(tmp_path), "lab", "--server.port", "8765", "--server.headless=true"])
+    ((path, argv),) = called
+    server = Path(cli.__file__).with_name("server.py")
+    assert server.is_file()
+    assert path == sys.executable
+    assert argv == [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(server),
+        "--server.port",
+        "8765",
+        "--server.headless=true",
+    ]
+    assert os.environ["SCANSNAP_DATA_DIR"] == str(tmp_path)
+
+
+def test_options_only_lab_passes_on_are_refused_elsewhere(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["presets", "--server.port", "8765"])
+    assert e.value.code == 2 and "unrecognized arguments: --server.port 8765" in capsys.readouterr().err
