@@ -31,6 +31,7 @@ SMALL = {
     "snapshots.log_count": "0",
 }
 ME, OTHER = Actor("me"), Actor("other")
+GUARD_S = 300  # a hang detector for a worker's run, not a claim: a loaded 2-core host is only slower
 
 
 def cfg(**extra: str):
@@ -69,19 +70,19 @@ def test_a_corpus_too_short_for_the_windows_is_refused_before_queueing(svc):
 
 
 def test_submit_trains_in_a_worker_then_stop_resume_rerun_publish_delete(svc):
-    rid = svc.submit(cfg(**{"optim.steps": "400"}), ME, name="text", paused=True)
+    rid = svc.submit(cfg(**{"optim.steps": "120"}), ME, name="text", paused=True)
     info = svc.run(rid)
     assert info["kind"] == "text" and info["owner"] == "me"
     svc.step(rid, 25, ME)  # a paused run takes the granted steps only
-    wait_for(lambda: svc.status(rid).step >= 25, 60)
+    wait_for(lambda: svc.status(rid).step >= 25, GUARD_S)
     with pytest.raises(ServiceError, match="only the browser that started"):
         svc.stop(rid, OTHER)
     svc.stop(rid, ME)
-    assert svc.jobs.wait(rid, 60) == "stopped"
+    assert svc.jobs.wait(rid, GUARD_S) == "stopped"
     stopped_at = svc.run(rid)["last_step"]
     again = svc.resume_stored(rid, ME)
-    assert again == rid and svc.jobs.wait(rid, 120) == "finished"
-    assert svc.run(rid)["last_step"] == 400 and stopped_at < 400
+    assert again == rid and svc.jobs.wait(rid, GUARD_S) == "finished"
+    assert svc.run(rid)["last_step"] == 120 and stopped_at < 120
     assert svc.store.statics(rid)["probe_window_tokens"].shape == (8,)
     copy = svc.rerun(rid, OTHER)
     assert svc.run(copy)["kind"] == "text" and svc.run(copy)["owner"] == "other"
