@@ -1,6 +1,8 @@
 """How the pages show a run of each kind, registered once per kind (the service side of a kind is
 :mod:`scansnap.service.run_kinds`): the page that opens it, how many models it trains side by side,
-whether it has an HTML report, and what its export holds.  A kind with no view registered is listed
+whether it has an HTML report, what its export holds, and its figures outside the dashboard (``figure``:
+``"module:function"`` taking the facade's stored runs, the run id, a name of ``figure_names`` and the view's
+options, returning the page's Plotly figure).  A kind with no view registered is listed
 and exported, with nothing to open it in."""
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class KindView:
     report: bool = False  # an HTML report of its charts
     sweep: Callable[[dict[str, Any]], bool] = no_sweep  # a sweep the Sweep page opens, from the config
     export_note: str = "The zips hold the run's config and tables (docs/explore.md: export schema)."
+    figure: str | None = None
+    figure_names: tuple[str, ...] = ()
 
     def models(self, info: dict[str, Any]) -> int:
         return self.replicas(json.loads(info["config_json"]))
@@ -74,6 +78,8 @@ register_view(
         sweep=_sweep,
         export_note="The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera "
         "button.",
+        figure="scansnap.ui.kinds.synthetic.notebook:lab_figure",
+        figure_names=("c_n", "snap", "entropy", "c_n_heatmap", "z", "bracket", "loss"),
     )
 )
 register_view(
@@ -85,5 +91,7 @@ register_view(
         "open it on the Real text page",
         export_note="A real-text run's zip holds config.json, scalars (step, layer, head, metric, value) and "
         "attn_maps.npz (docs/explore.md: export schema).",
+        figure="scansnap.ui.kinds.text.notebook:text_figure",
+        figure_names=("attn_entropy", "groups", "loss", "attn_map"),
     )
 )

@@ -70,7 +70,10 @@ class RunKind:
     returning them completed); ``seed_key``: the dotted key of a run's seed (a list of seeds where
     ``seed_list``: a grid's seeds, :mod:`scansnap.service.grid`); ``export_size``: an estimate of the bytes of
     its zipped export tables, at least their size (``"module:function"`` taking the store, the run's row and
-    the format; reading the store's counts only, :meth:`~scansnap.service.store.RunStore.export_counts`)."""
+    the format; reading the store's counts only, :meth:`~scansnap.service.store.RunStore.export_counts`);
+    ``tables``: its export's tables as data frames (``"module:function"`` taking the store, the run id and a
+    table name; ``table_names``, the first of them the scalars, as the API's ``run.scalars()``); ``verdicts``:
+    what is judged of a stored run, JSON-ready (``"module:function"`` taking the store and the run id)."""
 
     name: str
     config: type[Any]
@@ -85,6 +88,9 @@ class RunKind:
     seed_key: str = "optim.seed"
     seed_list: bool = False
     export_size: str | None = None
+    tables: str | None = None
+    table_names: tuple[str, ...] = ()
+    verdicts: str | None = None
 
     def with_seed(self, cfg: Any, seed: int) -> Any:
         """``cfg`` trained at ``seed``."""

@@ -37,4 +37,7 @@ SYNTHETIC = RunKind(
     seed_key="replicas.seeds",
     seed_list=True,
     export_size="scansnap.service.kinds.synthetic.export:export_size",
+    tables="scansnap.service.kinds.synthetic.export:table",
+    table_names=("scalars", "trajectory"),
+    verdicts="scansnap.service.kinds.synthetic.export:run_verdicts_of",
 )

@@ -277,3 +277,15 @@ def export_synthetic_run(store: Any, run_id: str, out: Path, config: str, fmt: s
             map(_typed_scalars, scalar_parts(store, run_id)), _typed_scalars(_NO_SCALARS), out / f"scalars.{fmt}", fmt
         ),
     ]
+
+
+def table(store: Any, run_id: str, name: str) -> pd.DataFrame:
+    """The export's table ``name`` as one frame: ``scalars`` (:func:`scalars_frame`) or ``trajectory``
+    (:func:`trajectory_frame`)."""
+    return {"scalars": scalars_frame, "trajectory": trajectory_frame}[name](store, run_id)
+
+
+def run_verdicts_of(store: Any, run_id: str) -> list[dict[str, Any]]:
+    """verdicts.json of the run, as a list: the claims of Theorems 2–4 per replica."""
+    verdicts: list[dict[str, Any]] = json.loads(verdicts_json(store, run_id))
+    return verdicts

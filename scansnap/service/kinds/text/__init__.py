@@ -23,4 +23,7 @@ TEXT_KIND = RunKind(
     default_name="text run",
     admit=_offered_corpus,
     export_size="scansnap.service.kinds.text.export:export_size",
+    tables="scansnap.service.kinds.text.export:table",
+    table_names=("scalars",),
+    verdicts="scansnap.service.kinds.text.export:layer_readings",
 )

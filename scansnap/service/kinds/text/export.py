@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from scansnap.paper.text_view import live_verdict
 from scansnap.service.files import atomic_write, scalar_parts, write_tables
 
 MAPS_FILE = "attn_maps.npz"
@@ -128,3 +129,42 @@ def export_size(store: Any, run: dict[str, Any], fmt: str) -> int:
     uncompressed: the npz deflates them)."""
     _, blob_bytes, values = store.export_counts(run["id"])
     return values * SCALAR_ROW_BYTES[fmt] + blob_bytes
+
+
+def table(store: Any, run_id: str, name: str) -> pd.DataFrame:
+    """The export's table ``name``: ``scalars`` (step, layer, head, metric, value) is the kind's only one."""
+    if name != "scalars":
+        raise KeyError(name)
+    return text_scalars_frame(store, run_id)
+
+
+def layer_readings(store: Any, run_id: str) -> list[dict[str, Any]]:
+    """JoMA's sparser-then-denser of each layer, as the Real text page reads it
+    (:func:`scansnap.paper.text_view.live_verdict` on the layer's entropy, mean over heads): whether the
+    entropy dropped and rebounded (``measured``, ``too early`` while the run trains, ``not measured``), the
+    figures, and the page's sentence."""
+    run = store.get_run(run_id)
+    if run is None:
+        raise KeyError(f"no run {run_id!r}")
+    rows = store.scalars(run_id, metrics=["attn_entropy"])
+    layers = rows[rows["head"].isna() & rows["layer"].notna()]
+    if layers.empty:
+        return []
+    wide = layers.pivot_table(index="step", columns="layer", values="value", aggfunc="first").sort_index()
+    steps, H, finished = wide.index.to_numpy(np.int64), wide.to_numpy(np.float64), run["status"] == "finished"
+    out = []
+    for k in range(H.shape[1]):
+        v = live_verdict(steps, H[:, k], finished)
+        d = v.reading
+        out.append(
+            {
+                "layer": k,
+                "drop": v.drop,
+                "rebound": v.rebound,
+                "drop_nats": d.drop,
+                "rebound_nats": d.rebound,
+                "min_step": d.min_step,
+                "sentence": v.sentence(k),
+            }
+        )
+    return out

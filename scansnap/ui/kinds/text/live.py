@@ -25,9 +25,10 @@ from cachetools import LRUCache
 from scansnap.core.text.config import TextRunConfig
 from scansnap.core.text.contexts import WINDOW as CONTEXT_WINDOW
 from scansnap.paper.items.costs import about
-from scansnap.paper.text_view import drop_rebound, groups_sentence, live_verdict, story
+from scansnap.paper.text_view import groups_sentence, live_verdict, story
 from scansnap.ui.caches import BOUNDS_MB, byte_lru
 from scansnap.ui.kinds.text import charts as text_charts
+from scansnap.ui.kinds.text import figures
 from scansnap.ui.kinds.text.history import TextHistory
 from scansnap.ui.kinds.text.sentence import sentence_ui
 from scansnap.ui.live.figure import live_payload, live_plot_ui, plotly_loader_ui
@@ -135,38 +136,14 @@ def _charts(rid: str, last: int, fs: int, cursor: int | None, finished: bool) ->
     hist.update(service().stored, upto=last)  # the step the page shows, read once per tick (_area)
     st_ = _statics_of(rid) or {}
     steps, H = hist.layer_metric("attn_entropy")
-    marks = [drop_rebound(steps, H[:, k]) for k in range(H.shape[1])]
     uniform = float(st_.get("uniform_entropy", np.nan))
     figs = [
-        ("H", text_charts.entropy_chart(steps, H, uniform, marks, fs, cursor)),
-        ("groups", _groups(hist, st_, fs, cursor)),
-        ("loss", _loss(hist, fs, cursor)),
+        ("H", figures.entropy_figure(hist, st_, fs, cursor)),
+        ("groups", figures.groups_figure(hist, st_, fs, cursor)),
+        ("loss", figures.loss_figure(hist, fs, cursor)),
     ]
     charts = tuple((k, p, len(p)) for k, p in ((k, live_payload(f, f"scansnap-{rid}-{k}")) for k, f in figs))
     return View(story(steps, H, uniform), measured(hist, steps, H, uniform, st_, finished), charts)
-
-
-GROUP_NAMES = {"distinct": "distinct words", "common": "common words", "frequent": "{n} most frequent"}
-
-
-def _groups(hist: TextHistory, st_: dict, fs: int, cursor: int | None) -> dict:
-    """Layer 0's share on each word group the run measured (runs stored before the groups: frequent only)."""
-    shares, uniform, names = {}, {}, {}
-    for group in ("distinct", "common", "frequent"):
-        steps, share = hist.layer_metric(f"attn_share_{group}")
-        if share.size and f"uniform_share_{group}" in st_:
-            shares[group] = share[:, 0]
-            uniform[group] = float(st_[f"uniform_share_{group}"])
-            names[group] = GROUP_NAMES[group].format(n=len(st_.get("frequent_tokens", ())))
-    steps = hist.layer_metric("attn_entropy")[0]
-    return text_charts.groups_chart(steps, shares, uniform, names, fs, cursor)
-
-
-def _loss(hist: TextHistory, fs: int, cursor: int | None) -> dict:
-    steps, val = hist.run_metric("val_loss")
-    train = hist.run_metric("train_loss")[1]
-    ppl = hist.run_metric("val_ppl")[1]
-    return text_charts.loss_chart(steps, train, val, ppl, fs, cursor)
 
 
 def measured(hist: TextHistory, steps: np.ndarray, H: np.ndarray, uniform: float, st_: dict, finished: bool) -> str:
@@ -203,9 +180,9 @@ def measured(hist: TextHistory, steps: np.ndarray, H: np.ndarray, uniform: float
 def _map(rid: str, step: int, layer: int, fs: int, title: str, scale: bool, labels: int) -> str:
     """One stored attention map (head mean) as a live payload (KeyError when the step is not stored:
     an error is not cached)."""
-    a = service().stored.snapshot(rid, step)["attn_map_mean"][layer]
+    maps = service().stored.snapshot(rid, step)["attn_map_mean"]
     words = (_statics_of(rid) or {}).get("probe_window_tokens", np.array([], dtype=str))
-    fig = text_charts.attention_map(a, list(words[: a.shape[0]]), title, fs, f"text-map-{layer}", scale, labels)
+    fig = figures.map_figure(maps, layer, list(words), title, fs, scale, labels)
     return live_payload(fig, f"scansnap-{rid}-attention-L{layer}-step{step}")
 
 
