@@ -11,6 +11,8 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import UnknownElement
 
+from tests.guards import GUARD_S
+
 APP = str(Path(__file__).resolve().parents[1] / "scansnap" / "app.py")
 
 
@@ -43,7 +45,7 @@ def shown_text(elements) -> str:
     return " ".join(e.value for e in elements).replace("\\", "")
 
 
-def wait_for(cond: Callable[[], object], timeout: float = 30.0) -> None:
+def wait_for(cond: Callable[[], object], timeout: float = GUARD_S) -> None:
     """Poll ``cond`` until it holds; fail after a generous ``timeout`` (never a timing assertion)."""
     deadline = time.monotonic() + timeout
     while not cond():

@@ -23,9 +23,9 @@ from scansnap.core import theory
 from scansnap.core.schedule import snapshot_steps
 from scansnap.paper.presets import get_preset, load_presets
 from scansnap.service.store import RunStore
+from tests.guards import GUARD_S
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMEOUT = 120
 
 # Settings that make the loss/parameters overflow float32 within a few steps: SGD with η = 1e6 and
 # weight decay 10 multiplies the (random, non-zero) parameters by (1 − 1e7) every step.
@@ -72,7 +72,7 @@ def _start(args: list[str], data_dir: Path) -> subprocess.Popen:
 
 def _finish(args: list[str], p: subprocess.Popen) -> Result:
     try:
-        out, err = p.communicate(timeout=TIMEOUT)
+        out, err = p.communicate(timeout=GUARD_S)
     except subprocess.TimeoutExpired:
         p.kill()
         out, err = p.communicate()

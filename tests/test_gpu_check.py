@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.guards import GUARD_S
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gpu_check.sh"
 
@@ -38,6 +40,6 @@ def test_the_gpu_check_runs_every_step_on_the_cpu_and_writes_its_figures(tmp_pat
 
 
 def test_a_device_other_than_cuda_or_cpu_is_refused_with_what_is_allowed(tmp_path):
-    done = _check(tmp_path, "--device", "tpu", timeout=60)
+    done = _check(tmp_path, "--device", "tpu", timeout=GUARD_S)
     assert done.returncode == 2 and "allowed cuda or cpu" in done.stderr
     assert not (tmp_path / "gpu_check.json").exists()

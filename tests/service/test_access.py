@@ -26,6 +26,7 @@ from scansnap.service.store import RunStore
 from scansnap.ui.exports import html_report
 from scansnap.ui.text import WORD_JOINER, plain
 from tests.apphelp import run_app as app
+from tests.guards import GUARD_S
 
 QUICK = get_preset("syn-small").config.with_overrides({"optim.steps": "20"})
 
@@ -179,7 +180,7 @@ def test_resume_an_interrupted_run_from_the_runs_page(data_dir):
     assert not at.exception
     assert any(s.value.startswith("Resumed 'crashed' from step") for s in at.success), at.success
     assert at.session_state["runs.pick"] == rid  # still on screen, with "Open in the Lab"
-    assert mgr.wait(rid, 60) == "finished"
+    assert mgr.wait(rid, GUARD_S) == "finished"
     assert mgr.store.steps(rid)[-1] == QUICK.optim.steps
 
 
@@ -190,7 +191,7 @@ def test_rerun_from_scratch_is_a_new_run_of_ones_own(data_dir):
     assert _disabled(at, "runs.ckpt")
     at.button(key="runs.rerun").click().run()
     new = at.session_state["runs.pick"]  # the new run is the one on screen
-    assert new != rid and mgr.wait(new, 60) == "finished"
+    assert new != rid and mgr.wait(new, GUARD_S) == "finished"
     assert mgr.store.get_run(new)["owner"] == at.session_state["owner"]
     assert mgr.store.get_run(new)["config_json"] == mgr.store.get_run(rid)["config_json"]
     assert mgr.store.get_run(rid)["status"] == "interrupted"  # the other browser's run is untouched
@@ -210,7 +211,7 @@ def test_lab_offers_recovery_of_the_interrupted_run_on_screen(data_dir):
     assert not _disabled(at, "lab.resume")
     at.button(key="lab.resume").click().run()
     assert not at.exception and at.session_state["lab.run"] == rid
-    assert mgr.wait(rid, 60) == "finished"
+    assert mgr.wait(rid, GUARD_S) == "finished"
     at.run()
     assert not any("was interrupted" in w.value for w in at.warning)
 
@@ -230,7 +231,7 @@ def test_lab_controls_of_an_unpublished_run_belong_to_its_owner(data_dir):
         assert mgr.status(rid).status == "running"
     finally:
         mgr.stop(rid)
-        mgr.wait(rid, 10)
+        mgr.wait(rid, GUARD_S)
 
 
 # ------------------------------------------------------------------------------ path safety

@@ -18,6 +18,7 @@ from scansnap.service.jobs import JobManager
 from scansnap.service.kinds.synthetic.budget import estimated_seconds
 from scansnap.service.limits import Limits
 from scansnap.service.store import RunStore
+from tests.guards import GUARD_S
 
 FULL = r"min of training queued or running.*SCANSNAP_MAX_QUEUE_S"
 OPERATOR = Actor("browser-operator", operator=True)
@@ -100,7 +101,7 @@ def test_a_stored_runs_resume_is_admitted_like_a_new_run(service):
     visitor = Actor("browser-1")
     rid = service.submit(_cfg(), visitor, paused=True)
     service.stop(rid, visitor)
-    service.jobs.wait(rid, 30)
+    service.jobs.wait(rid, GUARD_S)
     service.submit(_cfg(), Actor("browser-2"), paused=True)
     with pytest.raises(ServiceError, match=FULL):
         service.resume_stored(rid, visitor)
@@ -131,10 +132,10 @@ def test_a_visitors_quick_reproduction_counts_in_the_queue(tmp_path):
         with pytest.raises(ServiceError, match="only the operator starts it"):  # finding 7: hours, any visitor
             service.start_reproduction(["fig5"], False, Actor("browser-2"))
         service.stop(rid, OPERATOR)
-        jobs.wait(rid, 30)
+        jobs.wait(rid, GUARD_S)
         rep = service.start_reproduction(["fig5"], True, Actor("browser-2"))
         assert jobs.queued_seconds() > 0  # until it ends
-        assert jobs.wait(rep, 120) == "finished"
+        assert jobs.wait(rep, GUARD_S) == "finished"
         assert jobs.queued_seconds() == 0.0
     finally:
         jobs.shutdown()

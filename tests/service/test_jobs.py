@@ -38,8 +38,9 @@ from scansnap.service.runner import CHUNK_SECONDS, RunJob
 from scansnap.service.store import RunStore
 from scansnap.service.worker import parse_cpus
 from scansnap.service.writers import pid_alive
+from tests.guards import GUARD_S
 
-DEADLINE = float(os.environ.get("TEST_DEADLINE_S", "120"))  # a hang detector: a loaded machine only makes it slower
+DEADLINE = float(os.environ.get("TEST_DEADLINE_S", GUARD_S))  # a hang detector: a loaded machine only makes it slower
 USABLE = sorted(os.sched_getaffinity(0))
 
 
@@ -289,7 +290,7 @@ def test_set_speed_none_removes_the_throttle(manager):
 
 def test_stop_cuts_a_throttle_sleep_short(manager):
     """Capped at one step per 1000 s, the worker sleeps 1000 s after its first step (or is about to): a stop
-    acknowledged within DEADLINE (20 s) can only have cut that sleep short."""
+    acknowledged within DEADLINE (GUARD_S, 300 s: well under the 1000 s) can only have cut that sleep short."""
     rid = manager.submit(_cfg(10**6), paused=True)
     manager.set_speed(rid, SLOW_CAP)
     manager.resume(rid)
@@ -384,13 +385,13 @@ def test_worker_dies_with_a_killed_server(tmp_path):
         env={**os.environ, "PYTHONPATH": str(root)},
     )
     try:
-        ready, _, _ = select.select([server.stdout], [], [], 60)
-        assert ready, "the server script did not start its worker within 60 s"
+        ready, _, _ = select.select([server.stdout], [], [], DEADLINE)
+        assert ready, f"the server script did not start its worker within {DEADLINE:.0f} s"
         rid, pid = server.stdout.readline().split()
         assert pid_alive(int(pid))
     finally:
         server.kill()
-        server.wait(10)
+        server.wait(DEADLINE)
     _wait_for(lambda: not pid_alive(int(pid)), "the worker to die with the server")
     with RunStore(tmp_path) as reopened:
         run = reopened.get_run(rid)

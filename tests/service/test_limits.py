@@ -13,8 +13,7 @@ from scansnap.service.jobs import TERMINAL, JobManager
 from scansnap.service.kinds.synthetic.budget import estimated_seconds
 from scansnap.service.limits import IDLE_PAUSE_FLOOR_S, REFRESH_S, SLOWEST_REFRESH_S, Limits, live_refresh_s
 from scansnap.service.store import RunStore
-
-DEADLINE = 60.0
+from tests.guards import GUARD_S
 
 
 def _cfg(steps: int):
@@ -51,7 +50,7 @@ def test_new_cookies_do_not_get_around_the_servers_queue(tmp_path):
             service.submit(_cfg(20_000), Actor("browser-paused"), paused=True)
         for rid in started:
             service.stop(rid, Actor("", operator=True))
-            service.jobs.wait(rid, DEADLINE)
+            service.jobs.wait(rid, GUARD_S)
         assert service.jobs.queued_seconds() == 0.0
         service.stop(service.submit(_cfg(20_000), Actor("browser-new")), Actor("browser-new"))
     finally:
@@ -62,7 +61,7 @@ def test_deleting_a_training_run_stops_its_worker_and_frees_its_place(service):
     me = Actor("browser-a")
     rid = service.submit(_cfg(1000), me)
     service.jobs.changed.acquire()
-    service.jobs.changed.wait_for(lambda: service.jobs.status(rid).step > 0, DEADLINE)
+    service.jobs.changed.wait_for(lambda: service.jobs.status(rid).step > 0, GUARD_S)
     service.jobs.changed.release()
     service.delete(rid, me)
     assert service.run(rid) is None and not service.is_live(rid)
@@ -76,7 +75,7 @@ def test_a_run_that_vanishes_from_the_store_ends_its_job(service):
     store write: the job ends, with a status, and counts no more."""
     rid = service.submit(_cfg(1000), Actor("browser-a"))
     service.store.delete(rid)
-    assert service.jobs.wait(rid, DEADLINE) in TERMINAL
+    assert service.jobs.wait(rid, GUARD_S) in TERMINAL
     assert service.jobs.active() == [] and service.jobs.queued_seconds() == 0.0
 
 
@@ -128,7 +127,7 @@ def test_a_grid_counts_as_one_of_a_visitors_runs_and_is_queued_whole_or_not_at_a
             service.submit(_cfg(200), visitor, paused=True)
         for rid in [*grid, single]:
             service.stop(rid, visitor)
-            jobs.wait(rid, 60)
+            jobs.wait(rid, GUARD_S)
         before = len(jobs.store.list_runs())
         with pytest.raises(ServiceError, match="SCANSNAP_MAX_QUEUE_S"):
             service.submit_grid([_cfg(200)] * 11, [str(i) for i in range(11)], visitor)

@@ -18,6 +18,7 @@ from scansnap.service.reproductions import DamagedError, Reproductions, check_id
 from scansnap.service.store import RunStore
 from scansnap.service.writers import pid_alive
 from tests.apphelp import wait_for
+from tests.guards import GUARD_S
 from tests.stored_repro import setting, store_reproduction, without
 
 BAD_IDS = [
@@ -47,7 +48,7 @@ def stored(m: JobManager) -> Reproductions:
 def test_start_wait_stores_report_figures_and_lists(mgr):
     rid = mgr.start_reproduction(["joma", "fig9"])
     check_id(rid)
-    assert mgr.wait(rid, 60) == "finished"
+    assert mgr.wait(rid, GUARD_S) == "finished"
     s = mgr.status(rid)
     assert (s.kind, s.items, s.items_done, s.current, s.message) == ("reproduce", ("fig9", "joma"), 2, None, None)
     assert s.fraction == 1.0
@@ -81,20 +82,20 @@ def test_second_start_while_running_returns_the_running_id(mgr):
     rid = mgr.start_reproduction([LONG])
     assert mgr.start_reproduction(["joma"], quick=True) == rid
     assert mgr.running_reproduction().run_id == rid and mgr.status(rid).status == "running"
-    wait_for(lambda: mgr.status(rid).step >= 2, 60)
+    wait_for(lambda: mgr.status(rid).step >= 2)
     s = mgr.status(rid)
     assert s.current == LONG and s.total_steps == 400 and 0 < s.fraction < 1
     mgr.stop(rid)
-    assert mgr.wait(rid, 30) == "stopped"
+    assert mgr.wait(rid, GUARD_S) == "stopped"
     assert stored(mgr).stored() == [] and not list(stored(mgr).root.glob("*"))  # nothing half-written
 
 
 def test_a_killed_worker_fails_the_reproduction_and_stores_nothing(mgr):
     rid = mgr.start_reproduction([LONG])
-    wait_for(lambda: mgr.status(rid).step >= 1, 60)
+    wait_for(lambda: mgr.status(rid).step >= 1)
     [pid] = mgr.worker_pids()
     os.kill(pid, signal.SIGKILL)
-    assert mgr.wait(rid, 30) == "failed"
+    assert mgr.wait(rid, GUARD_S) == "failed"
     assert "worker process ended" in mgr.status(rid).message
     assert stored(mgr).stored() == [] and not pid_alive(pid)
 
@@ -159,7 +160,7 @@ def test_shutdown_stops_and_joins_the_worker(tmp_path):
     m = get_manager(str(tmp_path))
     assert get_manager(str(tmp_path)) is m
     rid = m.start_reproduction([LONG])
-    wait_for(lambda: m.status(rid).step > 0, 60)
+    wait_for(lambda: m.status(rid).step > 0)
     [pid] = m.worker_pids()
     m.shutdown()
     assert not pid_alive(pid) and m.status(rid).status == "stopped"

@@ -13,6 +13,7 @@ from scansnap.core.train import Trainer
 from scansnap.paper.presets import get_preset
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
+from tests.guards import GUARD_S
 
 
 def test_restore_continues_bit_for_bit(one_torch_thread):
@@ -52,7 +53,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_result(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
     run_id = proc.stdout.readline().strip()
     reader = RunStore(tmp_path)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + GUARD_S
     while time.monotonic() < deadline:
         ck = reader.checkpoint(run_id)
         if ck is not None and ck[0] >= 100:

@@ -21,9 +21,8 @@ from scansnap.service.run_kinds import KINDS, create_run, kind_named, kind_of, r
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from tests.apphelp import run_app
+from tests.guards import GUARD_S
 from tests.service import toy_kind
-
-DEADLINE_S = 60
 
 
 def test_the_built_in_kinds_are_registered_once_each():
@@ -64,7 +63,7 @@ def test_a_toy_kind_trains_through_the_job_manager_in_a_worker_and_shows_on_the_
     to open it in) and shows no error."""
     m = get_manager(data_dir)
     rid = m.submit(toy_kind.ToyConfig(rate=0.5, optim={"steps": 20}), name="toy")
-    assert m.wait(rid, timeout=DEADLINE_S) == "finished", m.store.get_run(rid)["message"]
+    assert m.wait(rid, timeout=GUARD_S) == "finished", m.store.get_run(rid)["message"]
     store = m.store
     info = store.get_run(rid)
     assert info["kind"] == "toy" and info["last_step"] == 20 and info["status"] == "finished"

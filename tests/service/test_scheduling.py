@@ -277,12 +277,12 @@ def test_a_killed_command_line_run_is_marked_interrupted_by_the_live_server(sche
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
-        _wait_for(lambda: any(r["status"] == "running" for r in store.list_runs()), "the CLI run to start", 60)
+        _wait_for(lambda: any(r["status"] == "running" for r in store.list_runs()), "the CLI run to start")
         [run] = store.list_runs()
-        _wait_for(lambda: store.get_run(run["id"])["last_step"] is not None, "a first snapshot", 60)
+        _wait_for(lambda: store.get_run(run["id"])["last_step"] is not None, "a first snapshot")
     finally:
         cli.send_signal(signal.SIGTERM)
-        cli.wait(30)
+        cli.wait(DEADLINE)
     _wait_for(lambda: store.get_run(run["id"])["status"] == "interrupted", "the janitor to mark it interrupted")
     assert f"writer process {cli.pid}" in store.get_run(run["id"])["message"]
 
@@ -324,7 +324,7 @@ def test_the_default_slots_are_the_cpus_the_server_may_use(tmp_path):
             cwd=root,
             text=True,
             capture_output=True,
-            timeout=120,
+            timeout=DEADLINE,
             env={**os.environ, "PYTHONPATH": str(root)},
         )
         assert out.returncode == 0, out.stderr[-2000:]

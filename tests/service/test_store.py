@@ -25,6 +25,7 @@ from scansnap.service.store import (
     StoreError,
     default_data_dir,
 )
+from tests.guards import GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -226,7 +227,7 @@ def test_interrupted_detection(tmp_path, how):
         rid = proc.stdout.readline().strip()
         assert rid, "child did not create a run"
         reader = RunStore(tmp_path)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + GUARD_S
         while len(reader.steps(rid)) < 3:
             assert time.monotonic() < deadline, "child wrote no snapshots"
             time.sleep(0.01)
@@ -240,9 +241,9 @@ def test_interrupted_detection(tmp_path, how):
             assert RunStore(tmp_path).get_run(rid)["status"] == "interrupted"
     finally:
         if proc.poll() is None and how == "exit":
-            proc.wait(timeout=30)
+            proc.wait(timeout=GUARD_S)
         proc.kill()
-        proc.wait(timeout=30)  # reap, so the pid is gone rather than a zombie
+        proc.wait(timeout=GUARD_S)  # reap, so the pid is gone rather than a zombie
         proc.stdout.close()
     reader.close()
     store = RunStore(tmp_path)
@@ -306,7 +307,7 @@ def test_concurrent_reader_and_writer(store):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=GUARD_S)
     assert not errors, errors
     assert finals == [150, 150, 150] and store.steps(rid) == list(range(150))
 
@@ -324,7 +325,7 @@ def test_queued_run_of_a_dead_server_is_interrupted(tmp_path):
         text=True,
         check=True,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        timeout=60,
+        timeout=GUARD_S,
     )
     orphan = out.stdout.strip()
     with RunStore(tmp_path) as s:

@@ -17,6 +17,7 @@ from scansnap.service.jobs import JobManager
 from scansnap.service.store import RunStore
 from scansnap.service.worker import worker_context
 from tests.apphelp import wait_for
+from tests.guards import GUARD_S
 
 SMALL = {
     "data.vocab_size": "500",
@@ -31,7 +32,6 @@ SMALL = {
     "snapshots.log_count": "0",
 }
 ME, OTHER = Actor("me"), Actor("other")
-GUARD_S = 300  # a hang detector for a worker's run, not a claim: a loaded 2-core host is only slower
 
 
 def cfg(**extra: str):

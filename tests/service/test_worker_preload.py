@@ -7,6 +7,7 @@ import sys
 from multiprocessing.connection import Connection
 
 from scansnap.service.worker import worker_context
+from tests.guards import GUARD_S
 
 
 def _modules_imported_by_a_first_optimizer(out: Connection) -> None:
@@ -23,9 +24,9 @@ def test_a_worker_builds_its_first_optimizer_without_importing_anything():
     proc = ctx.Process(target=_modules_imported_by_a_first_optimizer, args=(theirs,))
     proc.start()
     try:
-        assert ours.poll(120), "the worker sent nothing"
+        assert ours.poll(GUARD_S), "the worker sent nothing"
         imported = ours.recv()
     finally:
-        proc.join(60)
+        proc.join(GUARD_S)
     assert proc.exitcode == 0
     assert not [m for m in imported if m.startswith("torch")], imported[:20]

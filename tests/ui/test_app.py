@@ -15,6 +15,7 @@ from scansnap.service.jobs import get_manager
 from scansnap.ui.kinds.synthetic.state import LAB
 from tests.apphelp import live_figure, open_share_box, wait_for
 from tests.apphelp import run_app as app
+from tests.guards import GUARD_S
 
 PAGES = [f"app_pages/{name}.py" for name in ("lab", "text", "compare", "sweep", "theory", "reproduce", "runs")]
 
@@ -36,7 +37,7 @@ def start_and_finish(at: AppTest, data_dir: str) -> str:
     at.button(key="btn.start").click().run()
     assert not at.exception
     rid = at.session_state["lab.run"]
-    assert get_manager(data_dir).wait(rid, 30) == "finished"
+    assert get_manager(data_dir).wait(rid, GUARD_S) == "finished"
     at.run()
     return rid
 
@@ -168,7 +169,7 @@ def test_pause_and_resume_are_two_buttons(data_dir):
         assert at.button(key="btn.pause").label == "⏸ Pause" and "btn.resume" not in _button_keys(at)
     finally:
         mgr.stop(rid)
-        mgr.wait(rid, 10)
+        mgr.wait(rid, GUARD_S)
 
 
 def _button_keys(at: AppTest) -> set[str]:
@@ -180,7 +181,7 @@ def test_step_n_takes_exactly_n_steps(data_dir):
     at.button(key="btn.step").click().run()
     rid = at.session_state["lab.run"]
     mgr = get_manager(data_dir)
-    wait_for(lambda: mgr.status(rid).step >= 10 and mgr.status(rid).status == "paused", 120)  # a slow worker start
+    wait_for(lambda: mgr.status(rid).step >= 10 and mgr.status(rid).status == "paused")  # a slow worker start
     assert mgr.status(rid).step == 10
     at.run()
     assert "step 10 / 1000" in " ".join(m.value for m in at.caption)
@@ -201,7 +202,7 @@ def test_compare_runs_and_sweep(data_dir):
     widget(at, "number_input", "steps").set_value(20).run()
     at.button(key="sw.start").click().run()
     rid = at.session_state["sweep.run"]
-    assert get_manager(data_dir).wait(rid, 60) == "finished"
+    assert get_manager(data_dir).wait(rid, GUARD_S) == "finished"
     at.run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 2
@@ -232,7 +233,7 @@ def test_reset_keeps_the_seed_and_new_seed_draws_another(data_dir):
     second = at.session_state["lab.run"]
     assert second != first
     assert json.loads(store.get_run(second)["config_json"]) == json.loads(store.get_run(first)["config_json"])
-    assert get_manager(data_dir).wait(second, 30) == "finished"
+    assert get_manager(data_dir).wait(second, GUARD_S) == "finished"
     at.button(key="btn.seed").click().run()
     third = at.session_state["lab.run"]
     seeds = json.loads(store.get_run(third)["config_json"])["replicas"]["seeds"]
@@ -240,7 +241,7 @@ def test_reset_keeps_the_seed_and_new_seed_draws_another(data_dir):
         json.dumps(seeds, separators=(",", ":")),
         [json.dumps(seeds, separators=(",", ":"))],
     )
-    assert get_manager(data_dir).wait(third, 30) == "finished"
+    assert get_manager(data_dir).wait(third, GUARD_S) == "finished"
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from scansnap.service.jobs import get_manager
 from scansnap.service.store import RunStore
 from scansnap.ui.follow import join_link, page_path, qr_png
 from tests.apphelp import run_app as app
+from tests.guards import GUARD_S
 
 
 # ------------------------------------------------------------------------------ store
@@ -92,10 +93,10 @@ def test_viewers_watch_the_published_run_without_training_or_controlling_it(data
         assert mgr.store.list_published() == []
     finally:
         mgr.stop(rid)
-        mgr.wait(rid, 10)
+        mgr.wait(rid, GUARD_S)
 
 
-def student_of(code: str, rid: str, guard_s: float = 30.0):
+def student_of(code: str, rid: str, guard_s: float = GUARD_S):
     """A student's page (``?follow=code``) once it shows run ``rid``: the service keeps its answer to a
     code for a second, so a page opened just before the run started may still wait; ``guard_s`` bounds it."""
     end = time.monotonic() + guard_s
@@ -133,7 +134,7 @@ def test_students_follow_the_lecturers_code_before_and_after_start(data_dir):
     finally:
         for rid in (first, lecturer.session_state["lab.run"]):
             mgr.stop(rid)
-            mgr.wait(rid, 10)
+            mgr.wait(rid, GUARD_S)
 
 
 @pytest.mark.parametrize("code", ["0OIL11", "ABC", "ABCDEFG", "<b>x</b>"])

@@ -14,6 +14,7 @@ import pytest
 
 from scansnap.ui import gc_freeze
 from scansnap.ui.gc_freeze import freeze_imports
+from tests.guards import GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,6 +79,8 @@ def test_the_server_freezes_once_its_imports_are_done(tmp_path):
     interpreter leaves the imports' objects frozen."""
     code = "import gc, runpy; runpy.run_path('scansnap/server.py'); print(gc.get_freeze_count())"
     env = {**os.environ, "SCANSNAP_PREWARM": "0", "SCANSNAP_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=GUARD_S
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert int(out.stdout.split()[-1]) > 10_000  # Streamlit and Starlette alone are tens of thousands of objects

@@ -16,6 +16,7 @@ from scansnap.ui import grid_form
 from scansnap.ui.result_words import RunProgress, grid_left_s
 from scansnap.ui.settings_words import setting_label
 from tests.apphelp import open_page, shown_text
+from tests.guards import GUARD_S
 
 PAGE = "app_pages/sweep.py"
 
@@ -30,7 +31,7 @@ def test_a_grid_over_a_data_knob_trains_one_run_per_cell_and_reopens_by_its_link
     ids = at.session_state["grid.runs"]
     assert len(ids) == 4 and at.query_params["grid"] in (",".join(ids), [",".join(ids)])
     for rid in ids:
-        assert get_manager(data_dir).wait(rid, 120) == "finished"
+        assert get_manager(data_dir).wait(rid, GUARD_S) == "finished"
     again = open_page(PAGE, {"grid": ",".join(ids), "axes": "data.num_distinct_per_next,optim.steps"})
     assert not again.exception
     (table,) = [d.value for d in again.dataframe if "run" in d.value.columns]

@@ -13,6 +13,7 @@ import pytest
 
 from scansnap.service.jobs import get_manager
 from tests.apphelp import live_figure, run_app
+from tests.guards import GUARD_S
 
 # symbol (as a regular expression) → the words one of which must stand in the same text
 WORDS: dict[str, tuple[str, ...]] = {
@@ -69,7 +70,7 @@ def test_the_lecture_screen_names_every_symbol_in_words(data_dir, preset):
     at = run_app({"lecture": "1", "preset": preset, "speed": "max"})
     at.button(key="btn.start").click().run()
     rid = at.session_state["lab.run"]
-    assert get_manager(data_dir).wait(rid, 120) == "finished"
+    assert get_manager(data_dir).wait(rid, GUARD_S) == "finished"
     at.run()
     assert not at.exception
     texts = screen_texts(at)

@@ -13,6 +13,7 @@ from scansnap.paper.items.catalog import ITEMS
 from scansnap.paper.items.costs import about, estimated_seconds
 from scansnap.service.jobs import get_manager
 from tests.apphelp import run_app, wait_for
+from tests.guards import GUARD_S
 from tests.stored_repro import setting, store_reproduction, without
 
 LONG_ITEM = "fig6"  # 640 runs × 100 steps in full mode: long enough to watch and stop
@@ -60,7 +61,7 @@ def test_run_fig9_from_the_page_then_reopen_the_link(page_dir):
     at.button(key="rp.run").click().run()
     assert not at.exception
     rid = at.session_state["rp.watch"]
-    assert get_manager(page_dir).wait(rid, 60) == "finished"
+    assert get_manager(page_dir).wait(rid, GUARD_S) == "finished"
     at.run()
     assert not at.exception
     assert "4 pass · 0 n/a · 0 fail" in texts(at.success)
@@ -100,7 +101,7 @@ def test_progress_and_stop_from_the_page(page_dir, monkeypatch):
     at.multiselect(key="rp.items").set_value([LONG_ITEM]).run()
     at.button(key="rp.run").click().run()
     rid = at.session_state["rp.watch"]
-    wait_for(lambda: mgr.status(rid).step >= 3, 60)
+    wait_for(lambda: mgr.status(rid).step >= 3)
     at.run()
     assert not at.exception and at.button(key="rp.run").disabled
     [bar] = at.get("progress")
@@ -109,7 +110,7 @@ def test_progress_and_stop_from_the_page(page_dir, monkeypatch):
     assert other.get("progress") and other.button(key="rp.stop").disabled
     assert not at.button(key="rp.stop").disabled
     at.button(key="rp.stop").click().run()
-    assert mgr.wait(rid, 10) == "stopped"
+    assert mgr.wait(rid, GUARD_S) == "stopped"
     at.run()
     assert not at.exception and not at.get("progress")
     assert f"Reproduction {rid} was stopped" in texts(at.info)

@@ -17,6 +17,7 @@ from scansnap.paper.presets import get_preset
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from scansnap.ui.live import run_data
+from tests.guards import GUARD_S
 
 
 class _Growing:
@@ -31,7 +32,7 @@ class _Growing:
     def steps(self, rid):
         time.sleep(self.delay)
         if rid in self.gates:
-            assert self.gates[rid].wait(30), "the gate never opened"
+            assert self.gates[rid].wait(2 * GUARD_S), "the gate never opened"  # outlasts the test's joins
         return [s for s in self.store.steps(rid) if s <= self.upto]
 
     def snapshot(self, rid, step):
@@ -121,7 +122,7 @@ def test_sessions_arriving_together_read_each_snapshot_once(growing):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(30)
+        t.join(GUARD_S)
     assert len(got) == 8 and all(h is got[0] for h in got)
     assert grow.reads == Counter(got[0].steps)
 
@@ -139,10 +140,10 @@ def test_a_slow_read_of_one_run_holds_up_no_other_run(run, growing):
     reader.start()
     watcher = threading.Thread(target=run_data.run_history, args=(other.run_id, None))
     watcher.start()
-    watcher.join(20)
+    watcher.join(GUARD_S)
     done_while_stuck = not watcher.is_alive()
     grow.gates[rid].set()
-    reader.join(30)
+    reader.join(GUARD_S)
     assert done_while_stuck, "a read of another run waited for the stuck one"
     assert stuck and stuck[0].steps == grow.steps(rid)
 

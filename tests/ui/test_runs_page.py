@@ -12,6 +12,7 @@ from scansnap.service.jobs import get_manager
 from scansnap.service.run_kinds import create_run
 from scansnap.service.runner import RunJob
 from tests.apphelp import run_app, stopped_run, wait_for
+from tests.guards import GUARD_S
 
 LONG = {"optim.steps": 100_000, "optim.batch": 8, "data.T": 16}
 
@@ -31,7 +32,7 @@ def runs_page(data_dir):
     for rid in ids.values():  # a resumed run trains in a worker: stopped and joined
         if get_manager(data_dir).is_live(rid):
             get_manager(data_dir).stop(rid)
-            get_manager(data_dir).wait(rid, 60)
+            get_manager(data_dir).wait(rid, GUARD_S)
     for rid in ids.values():
         store.delete(rid)
 
@@ -94,7 +95,7 @@ def test_resume_from_checkpoint_acts_on_one_click_right_after_a_rename(runs_page
     assert at.selectbox(key="runs.pick").value == rid
     assert at.dataframe[0].value.set_index("id").loc[rid, "status"] in ("queued", "running")
     assert get_manager(data_dir).is_live(rid)
-    wait_for(lambda: get_manager(data_dir).status(rid).step > 100, 60)
+    wait_for(lambda: get_manager(data_dir).status(rid).step > 100)
     at.run()
     at.button(key="runs.stop").click().run()
     [said] = _said(at)

@@ -8,6 +8,7 @@ from scansnap.paper.presets import get_preset
 from scansnap.paper.sweeps import sweep_config
 from scansnap.service.jobs import get_manager
 from tests.apphelp import run_app, wait_for
+from tests.guards import GUARD_S
 
 LONG = {"optim.steps": 100_000, "optim.batch": 8, "data.T": 16}
 
@@ -38,7 +39,7 @@ def test_the_runs_page_lists_the_slots_and_resumes_a_paused_run(data_dir):
     finally:
         for rid in (busy, paused):
             m.stop(rid)
-            m.wait(rid, 60)
+            m.wait(rid, GUARD_S)
 
 
 def test_a_paused_sweep_is_resumed_from_the_sweep_page(data_dir):
@@ -57,7 +58,7 @@ def test_a_paused_sweep_is_resumed_from_the_sweep_page(data_dir):
         wait_for(lambda: m.status(rid).step > 0)
     finally:
         m.stop(rid)
-        m.wait(rid, 60)
+        m.wait(rid, GUARD_S)
 
 
 def _pause_then_resume_each_twice() -> None:
@@ -68,10 +69,11 @@ def _pause_then_resume_each_twice() -> None:
     import streamlit as st
 
     from scansnap.ui.kinds.synthetic.actions import RUN
+    from tests.guards import GUARD_S
 
     action = st.session_state["do"]
     getattr(RUN, action)()
-    deadline = time.monotonic() + 20  # the second call comes once the first has taken effect
+    deadline = time.monotonic() + GUARD_S  # the second call comes once the first has taken effect
     while (RUN.live_status().status == "paused") != (action == "pause") and time.monotonic() < deadline:
         time.sleep(0.05)
     getattr(RUN, action)()
@@ -87,7 +89,7 @@ def test_a_pause_or_resume_run_twice_acts_once(data_dir):
     try:
         wait_for(lambda: m.status(rid).step > 0)
         for action, want in (("pause", "paused"), ("resume", "running")):
-            at = AppTest.from_function(_pause_then_resume_each_twice, default_timeout=30)
+            at = AppTest.from_function(_pause_then_resume_each_twice, default_timeout=GUARD_S + 60)  # past its own wait
             for key, value in (("owner", "session-twice"), ("lab.run", rid), ("do", action)):
                 at.session_state[key] = value
             at.run()
@@ -96,4 +98,4 @@ def test_a_pause_or_resume_run_twice_acts_once(data_dir):
             wait_for(lambda want=want: m.status(rid).status == want)  # resumed: queued for its slot, then running
     finally:
         m.stop(rid)
-        m.wait(rid, 60)
+        m.wait(rid, GUARD_S)

@@ -13,6 +13,7 @@ from scansnap.service.jobs import get_manager
 from scansnap.service.run_kinds import create_run
 from scansnap.service.runner import RunJob
 from tests.apphelp import open_page, shown_text
+from tests.guards import GUARD_S
 from tests.ui.test_app import widget
 
 PAGE = "app_pages/sweep.py"
@@ -43,7 +44,7 @@ def test_a_sweep_built_on_no_preset_keeps_its_own_base(data_dir):
     assert f"Sweep {rid} was not built on a preset" in shown_text(at.info)
     at.button(key="sw.start").click().run()  # the form rebuilds it: same config, batch 7 included
     again = at.session_state["sweep.run"]
-    assert again != rid and get_manager(data_dir).wait(again, 60) == "finished"
+    assert again != rid and get_manager(data_dir).wait(again, GUARD_S) == "finished"
     stored = get_manager(data_dir).store.get_run(again)["config_json"]
     assert stored == sweep_config(base, [1.0], [2.0], [1], 10).to_json()
 

@@ -20,6 +20,7 @@ from scansnap.service.store import RunStore
 from scansnap.ui.chart_style import plain_title
 from scansnap.ui.kinds.text.history import TextHistory
 from tests.apphelp import APP, live_figure
+from tests.guards import GUARD_S
 
 PAGE = "app_pages/text.py"
 SMALL = {
@@ -85,7 +86,7 @@ def test_start_trains_and_the_live_charts_show_the_stored_run(data_dir):
     at.button(key="text.start").click().run()
     assert not at.exception
     rid = at.session_state["text.run"]
-    assert get_manager(data_dir).wait(rid, 120) == "finished", get_manager(data_dir).status(rid).message
+    assert get_manager(data_dir).wait(rid, GUARD_S) == "finished", get_manager(data_dir).status(rid).message
     at.run()
     assert not at.exception and at.query_params["run"] == rid
     figs = live_figures(at)
@@ -129,7 +130,7 @@ def test_a_link_with_the_run_reopens_it_and_the_lab_points_here(data_dir):
     at = open_text_page(SMALL)
     at.button(key="text.start").click().run()
     rid = at.session_state["text.run"]
-    get_manager(data_dir).wait(rid, 120)
+    get_manager(data_dir).wait(rid, GUARD_S)
     again = open_text_page({"run": rid})
     assert not again.exception and again.session_state["text.run"] == rid
     assert again.session_state["text.cfg"]["optim"]["steps"] == 30  # the run's own config
@@ -182,4 +183,4 @@ def test_a_viewer_of_someone_elses_live_run_can_start_their_own_as_the_page_says
         for run in (rid, mine):
             if run:
                 mgr.stop(run)
-                mgr.wait(run, 30)
+                mgr.wait(run, GUARD_S)
