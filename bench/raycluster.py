@@ -25,7 +25,6 @@ import psutil
 
 from bench.webserver import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
 RAY = str(Path(sys.executable).with_name("ray"))
 OBJECT_STORE = str(150 * 2**20)  # bytes per node: the runs' rows are small
 # the head's check of its nodes: one missed for 3 s in a row is lost (seen ~7 s after a kill, measured;
@@ -51,7 +50,10 @@ class LoopbackCluster:
         self.temp = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths must fit 107 chars
         self.logs = Path(self.temp) / "logs"
         self.logs.mkdir()
-        self.env = {**os.environ, "PYTHONPATH": str(ROOT), **LOOPBACK_ENV, **(env or {})}
+        # the nodes hold the lab's dependencies (this venv), not its code: nothing of the checkout on their path,
+        # started in a folder of their own; the driver ships the package (scansnap.service.cluster.runtime_env)
+        inherited = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        self.env = {**inherited, **LOOPBACK_ENV, **(env or {})}
         self.head = self._start(
             [
                 "--head",
@@ -82,7 +84,7 @@ class LoopbackCluster:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            cwd=ROOT,
+            cwd=self.temp,
         )
 
     def start_node(self, resources: str | None = None) -> subprocess.Popen:

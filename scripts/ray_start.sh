@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Start this machine as a node of the lab's Ray cluster, from this checkout (same commit on every node).
+# Start this machine as a node of the lab's Ray cluster. A node needs the lab's dependencies (this checkout's
+# .venv with requirements-cluster.txt, which this script installs), not its code: the server ships the scansnap
+# package to every node when it joins (scansnap/service/cluster.py, runtime_env).
 # Usage: scripts/ray_start.sh --head            # the first machine (prints the address to join; its Ray Client
 #                                               # server, ray://HEAD_IP:10001, serves machines outside the network)
 #        scripts/ray_start.sh HEAD_IP:6379      # every other machine (a GPU machine too: Ray finds its GPUs)
@@ -7,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_venv.sh cluster
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" RAY_USAGE_STATS_ENABLED=0
+export RAY_USAGE_STATS_ENABLED=0  # and nothing of this checkout on the path: the workers import what the server ships
 unset PYTHONDONTWRITEBYTECODE  # the node's workers write the bytecode of what they import, once, not each start
 if [ "${1:-}" = "--head" ]; then
   shift

@@ -16,26 +16,32 @@ as a local resume does.  A grid (:class:`RayExecutor`) resumes a lost cell at on
 :data:`RETRIES` times.  A reproduction runs each item, and Fig. 6's panels, as tasks
 (:func:`reproduce_items`).
 
-Every node needs a checkout of the same commit with its venv (``scripts/ray_start.sh``), and the
-same corpus folder for a WikiText run (an uploaded corpus travels with the run).  A run whose device
-is ``auto`` or ``cuda`` asks Ray for a GPU where the cluster has one; the node and the device it
-trained on are stored with the run.
+Every node needs the lab's dependencies (``requirements-cluster.txt``: ``scripts/ray_start.sh`` installs
+them), not its code: the server ships this ``scansnap`` package to every node as it joins (Ray's
+``runtime_env``, :func:`runtime_env`), so the nodes run the server's code whatever they hold, and the same
+corpus folder for a WikiText run (an uploaded corpus travels with the run).  A node's workers compute with
+one thread of torch and of BLAS, as a local worker does, so a result does not depend on where it ran.  A
+run whose device is ``auto`` or ``cuda`` asks Ray for a GPU where the cluster has one; the node and the
+device it trained on are stored with the run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
 import queue
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from scansnap.paper.items.costs import in_order_of, longest_first
@@ -53,6 +59,26 @@ LOST = "lost"  # what drive() returns when the node (or its actor) died
 CLIENT_TRIES = 3  # joins through Ray Client (ray://) before giving up
 CLIENT_RETRY_S = 1.0  # more wait before each next try
 CLIENT_SERVER_FAILED = "Initialization failure from server"  # Ray Client: the head could not start its server
+PACKAGE = Path(__file__).resolve().parents[1]  # the scansnap package, shipped to every node
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+
+
+@functools.cache
+def _empty_folder() -> str:
+    return tempfile.mkdtemp(prefix="scansnap-ray-")
+
+
+def runtime_env() -> dict[str, Any]:
+    """What Ray gives every worker of this driver: the ``scansnap`` package (uploaded once per version of its
+    files, without bytecode), one BLAS thread (set before numpy loads), and an empty working directory of its
+    own: without one Ray puts the driver's folder and its script's on every worker's path, and a node that
+    holds a checkout at that path would import that instead of the package shipped."""
+    return {
+        "py_modules": [str(PACKAGE)],
+        "working_dir": _empty_folder(),
+        "excludes": ["__pycache__/", "*.pyc"],
+        "env_vars": ONE_THREAD,
+    }
 
 
 def check_address(address: str) -> str:
@@ -84,7 +110,13 @@ def connect(address: str) -> None:
     for attempt in range(CLIENT_TRIES if address.startswith("ray://") else 1):
         time.sleep(CLIENT_RETRY_S * attempt)  # none before the first
         try:
-            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.ERROR)
+            ray.init(
+                address=address,
+                namespace=NAMESPACE,
+                runtime_env=runtime_env(),
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+            )
             return
         except (ConnectionError, RuntimeError, TimeoutError) as e:
             why = (str(e).strip().splitlines() or [type(e).__name__])[-1]  # a server's traceback: its last line
@@ -325,7 +357,11 @@ def _item_task(name: str, quick: bool, seeds: int | None) -> Any:
 
 
 def _call(fn: Callable[[Any], Any], item: Any) -> Any:
-    return fn(item)
+    """One task: ``fn(item)`` with one torch thread, as a local reproduction computes it."""
+    from scansnap.core.device import torch_threads
+
+    with torch_threads(1):
+        return fn(item)
 
 
 def task_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:

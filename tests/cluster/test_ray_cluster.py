@@ -20,6 +20,7 @@ from scansnap.service.control import RunControl
 from scansnap.service.run_kinds import create_run
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
+from tests.guards import GUARD_S
 from tests.reproduction_help import assert_same_reproduction
 from tests.service.test_run_rows import TEXT_SMALL, assert_same_run
 
@@ -49,9 +50,9 @@ def _replace_the_second_node(cluster, killed: str) -> None:
     counts the killed node dead and the new one alive (counting nodes alone passed while the killed one
     was still counted alive: the next test's run was placed on it and lost)."""
     cluster.start_node(f'{{"{SECOND}": 1}}')
-    assert _poll(lambda: len(ids := _second_nodes()) == 1 and ids[0] != killed and cluster.alive_nodes() == 2, 90), (
-        f"no new second node in 90 s (alive: {_second_nodes()}, killed: {killed})"
-    )
+    assert _poll(
+        lambda: len(ids := _second_nodes()) == 1 and ids[0] != killed and cluster.alive_nodes() == 2, GUARD_S
+    ), f"no new second node in {GUARD_S} s (alive: {_second_nodes()}, killed: {killed})"
 
 
 def _poll(done, timeout: float, every: float = 0.1) -> bool:
@@ -72,6 +73,46 @@ def _same_cells(a_dir: Path, b_dir: Path, a_out: Path, b_out: Path) -> None:
     with RunStore(a_dir) as sa, RunStore(b_dir) as sb:
         for ra, rb in zip(a["run"], b["run"], strict=True):
             assert_same_run(sa, sb, ra, rb)
+
+
+def _where_and_threads(_item: object) -> tuple[str, str, int, str]:
+    """On a node: the node's id, where ``scansnap`` was imported from, torch's threads and BLAS's."""
+    import os
+
+    import ray
+    import torch
+
+    import scansnap
+
+    return (
+        ray.get_runtime_context().get_node_id()[:8],
+        scansnap.__file__,
+        torch.get_num_threads(),
+        os.environ["OMP_NUM_THREADS"],
+    )
+
+
+def test_the_nodes_run_the_package_the_server_ships_with_one_thread(cluster):
+    """The nodes were started outside the checkout with nothing of it on their path (bench/raycluster.py):
+    every task imports ``scansnap`` from what the driver shipped (Ray's runtime_env), and computes with one
+    torch thread and one BLAS thread, as a local worker; the second node's tasks too."""
+    import sys
+
+    from ray import cloudpickle
+
+    from scansnap.service.cluster import task_map
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the nodes have no tests/ to import it from
+    root = str(Path(__file__).resolve().parents[2])
+    seen = list(task_map(_where_and_threads, range(8)))
+    assert all("runtime_resources" in path and not path.startswith(root) for _, path, _, _ in seen), seen
+    assert {(threads, blas) for _, _, threads, blas in seen} == {(1, "1")}
+    if _second_node_id() not in {node for node, _, _, _ in seen}:  # Ray placed every task on the head: once more
+        import ray
+
+        on_second = ray.remote(num_cpus=1, resources={SECOND: 1})(_where_and_threads)
+        node, path, threads, blas = ray.get(on_second.remote(0))
+        assert node == _second_node_id() and not path.startswith(root) and (threads, blas) == (1, "1")
 
 
 def test_a_grid_on_the_cluster_stores_what_the_local_pool_stores(cluster, tmp_path):
@@ -121,7 +162,7 @@ def test_a_node_killed_mid_grid_loses_no_cell(cluster, tmp_path, one_torch_threa
     sweep.start()
     killed = False
     try:
-        assert _poll(on_second_with_a_checkpoint, 120), f"no cell trained on the second node (sweep exit {code})"
+        assert _poll(on_second_with_a_checkpoint, GUARD_S), f"no cell trained on the second node (sweep exit {code})"
         cluster.kill(cluster.nodes.pop())
         killed = True
     finally:
@@ -165,12 +206,12 @@ def test_a_node_killed_mid_run_leaves_it_interrupted_and_its_resume_is_exact(clu
         run.start()
         killed = False
         try:
-            assert _poll(lambda: checkpointed() or not run.is_alive(), 120) and checkpointed(), (
+            assert _poll(lambda: checkpointed() or not run.is_alive(), GUARD_S) and checkpointed(), (
                 f"no checkpoint on the second node (the run: {result or 'still training'})"
             )
             cluster.kill(cluster.nodes.pop())
             killed = True
-            run.join(120)
+            run.join(GUARD_S)
         finally:
             if killed:
                 _replace_the_second_node(cluster, second)
@@ -271,9 +312,9 @@ def test_the_server_follows_the_clusters_cpus_and_memory(cluster, tmp_path, monk
         assert m.scheduler.slots == 2 and budget.max_run_mb() == pytest.approx(share)
         try:
             cluster.kill(cluster.nodes.pop())
-            assert _poll(lambda: m.scheduler.slots == 1, 90), "the server still counts the lost node's CPU"
+            assert _poll(lambda: m.scheduler.slots == 1, GUARD_S), "the server still counts the lost node's CPU"
         finally:
             _replace_the_second_node(cluster, second)
-        assert _poll(lambda: m.scheduler.slots == 2, 90), "the server does not count the node that came back"
+        assert _poll(lambda: m.scheduler.slots == 2, GUARD_S), "the server does not count the node that came back"
     finally:
         m.shutdown()
