@@ -20,7 +20,7 @@ echo "== lint-imports"; .venv/bin/lint-imports --no-cache
 echo "== hadolint Dockerfile"; .venv/bin/hadolint Dockerfile
 mkdir -p test-artifacts
 # mypy (~30 s of one core) beside the tests; its verdict is printed, and counts, after them
-.venv/bin/mypy -p scansnap.core -p scansnap.paper -p scansnap.service -m scansnap.cli -m scansnap.cli_sweep -m scansnap.cli_text >test-artifacts/mypy.txt 2>&1 &
+.venv/bin/mypy -p scansnap.core -p scansnap.paper -p scansnap.service -m scansnap.cli -m scansnap.cli_sweep -m scansnap.cli_text -m scansnap.api >test-artifacts/mypy.txt 2>&1 &
 mypy_pid=$!
 select=()
 [ "$tier" = check ] && select=(-m "not browser and not server and not cluster and not e2e")
