@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from scansnap.paper.presets import SHELVES, get_preset, load_presets
-from scansnap.service.control import RunControl
+from scansnap.service.control import ProgressControl
 from scansnap.service.facade import StoredRuns
 from scansnap.service.run_kinds import kind_named, kind_of, resolve
 from scansnap.service.store import RunStore
@@ -70,7 +70,7 @@ def train(
     store = RunStore(data_dir)
     job = RunJob(cfg, store, name=name)
     with _bar(cfg.optim.steps, not progress) as bar:
-        job.run(BarControl(bar))
+        job.run(ProgressControl(bar))
     return Run(store, job.run_id)
 
 
@@ -78,18 +78,6 @@ def _bar(total: int, disable: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, unit="step", disable=disable)
-
-
-class BarControl(RunControl):
-    """In-process controls that move a progress bar with every step the run reports."""
-
-    def __init__(self, bar: Any):
-        super().__init__()
-        self.bar = bar
-
-    def report_step(self, step: int) -> None:
-        super().report_step(step)
-        self.bar.update(step - self.bar.n)
 
 
 def open(run_id: str, data_dir: str | Path | None = None) -> Run:

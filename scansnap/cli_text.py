@@ -20,7 +20,7 @@ import numpy as np
 from scansnap.core.metrics import METRICS, metric_names
 from scansnap.core.text.config import TextRunConfig
 from scansnap.paper.presets import load_presets
-from scansnap.service.control import RunControl
+from scansnap.service.control import ProgressControl
 
 
 def is_text_request(args: argparse.Namespace) -> bool:
@@ -42,18 +42,6 @@ def load_text_config(args: argparse.Namespace, sets: dict[str, str]) -> TextRunC
     else:
         cfg = TextRunConfig.from_json(Path(args.config).read_text())
     return cfg.with_overrides(sets) if sets else cfg
-
-
-class ProgressControl(RunControl):
-    """In-process controls that move a progress bar with every step the run reports."""
-
-    def __init__(self, bar: Any):
-        super().__init__()
-        self.bar = bar
-
-    def report_step(self, step: int) -> None:
-        super().report_step(step)
-        self.bar.update(step - self.bar.n)
 
 
 def run_text(args: argparse.Namespace, sets: dict[str, str]) -> tuple[Any, str, float, dict, dict, list[Path]]:

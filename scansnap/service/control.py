@@ -163,3 +163,16 @@ class RunControl:
             take = min(wanted, int(self._granted.value))
             self._granted.value -= take
             return take
+
+
+class ProgressControl(RunControl):
+    """In-process controls that move a progress bar (tqdm's) with every step the run reports: the command
+    line's and the notebook API's."""
+
+    def __init__(self, bar: Any):
+        super().__init__()
+        self.bar = bar
+
+    def report_step(self, step: int) -> None:
+        super().report_step(step)
+        self.bar.update(step - self.bar.n)
