@@ -72,5 +72,5 @@ def test_the_server_log_check_finds_plain_and_rich_tracebacks():
     [p] = tracebacks(plain)
     [r] = tracebacks("starting\n" + rich)
     assert 'shell.py", line 44' in p and p.endswith("ValueError: bad")
-    assert "scansnap/ui/shell.py:44 in main" in r and r.endswith("recursion depth mismatch (before=42, after=70)")
+    assert "ui/shell.py:44 in main" in r and r.endswith("recursion depth mismatch (before=42, after=70)")
     assert tracebacks("a quiet log\n") == []
