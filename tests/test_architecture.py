@@ -62,6 +62,10 @@ def test_the_contracts_that_cannot_be_skipped_are_there():
     )
     cycles = next(c for c in _contracts().values() if c["type"] == "acyclic_siblings")
     assert set(cycles["ancestors"]) >= {"scansnap", "scansnap.ui"}
+    independent = [set(c["modules"]) for c in _contracts().values() if c["type"] == "independence"]
+    for room in ("scansnap.service.kinds", "scansnap.ui.kinds"):  # every kind's package, in each room
+        kinds = {f"{room}.{p.name}" for p in (ROOT / room.replace(".", "/")).iterdir() if (p / "__init__.py").is_file()}
+        assert kinds in independent, f"no independence contract for {sorted(kinds)}"
 
 
 def _service_attributes(path: Path) -> list[str]:
