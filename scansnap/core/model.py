@@ -89,7 +89,7 @@ def loss_and_grads_lemma3(
     delta.scatter_add_(2, yb.unsqueeze(-1), torch.full_like(yb, -1, dtype=W.dtype).unsqueeze(-1))
     delta /= K
     G = torch.bmm(f, f.transpose(1, 2))  # F^T F : (R, K, K)
-    C = torch.linalg.lstsq(G, torch.bmm(W, delta.transpose(1, 2))).solution  # (F^TF)^{-1} W D^T
+    C = solve_gram(G, torch.bmm(W, delta.transpose(1, 2)))  # (F^TF)^{-1} W D^T
     g = torch.bmm(C.transpose(1, 2), f)  # row n: Σ_n' C[n', n] f_n' = Y(α_n − e_n)/K : (R, K, M)
     u = (g - f * (f * g).sum(-1, keepdim=True)) / norm
     dZq = torch.zeros_like(Zq).scatter_add_(1, qb.unsqueeze(-1).expand(-1, -1, M), s * u)
@@ -99,7 +99,16 @@ def loss_and_grads_lemma3(
 def decoder_from_lemma3(W: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
     """Y = F (F^T F)^{-1} W, the minimum-norm decoder with F^T Y = W.  f: (R, K, M)."""
     G = torch.bmm(f, f.transpose(1, 2))
-    return torch.bmm(f.transpose(1, 2), torch.linalg.lstsq(G, W).solution)
+    return torch.bmm(f.transpose(1, 2), solve_gram(G, W))
+
+
+def solve_gram(G: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """X = G⁻¹B for the Gram matrices G = FᵀF (R, K, K), by least squares (G may be singular).  LAPACK's
+    gelsd (SVD), not torch's default gelsy on the CPU: gelsy's answers moved in their 16th digit from one
+    call to the next with the very same inputs (a Theorem 4 run's z drifted by 1e-17 after 7 steps, a
+    different step each run, in one process and across processes), and were the same each time only with
+    torch's fill of uninitialised memory turned on: it reads memory nobody wrote (its column pivots)."""
+    return torch.linalg.lstsq(G, B, driver="gelsd" if G.device.type == "cpu" else None).solution
 
 
 def effective_yz_standard(
