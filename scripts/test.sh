@@ -16,10 +16,12 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 echo "== ruff"  # one command per line: under set -e a failure inside an && list would not stop the script
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-echo "== lint-imports"; .venv/bin/lint-imports --no-cache
 echo "== hadolint Dockerfile"; .venv/bin/hadolint Dockerfile
 mkdir -p test-artifacts
-# mypy (~30 s of one core) beside the tests; its verdict is printed, and counts, after them
+# the import contracts (~10 s) and mypy (~30 s of one core) beside the tests; their verdicts are printed, and
+# count, after them
+.venv/bin/lint-imports --no-cache >test-artifacts/lint-imports.txt 2>&1 &
+imports_pid=$!
 .venv/bin/mypy -p scansnap.core -p scansnap.paper -p scansnap.service -m scansnap.cli -m scansnap.cli_sweep -m scansnap.cli_text -m scansnap.api >test-artifacts/mypy.txt 2>&1 &
 mypy_pid=$!
 select=()
@@ -29,6 +31,8 @@ rc=0
 OMP_NUM_THREADS=1 .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --durations=25 \
   --junitxml=test-artifacts/pytest.xml ${select[@]+"${select[@]}"} "$@" || rc=$?
 mypy_rc=0; wait "$mypy_pid" || mypy_rc=$?
+imports_rc=0; wait "$imports_pid" || imports_rc=$?
+echo "== lint-imports (exit $imports_rc)"; tail -n 15 test-artifacts/lint-imports.txt
 echo "== mypy scansnap/ (exit $mypy_rc)"; cat test-artifacts/mypy.txt
-echo "== pytest exit $rc, mypy exit $mypy_rc"
-[ "$rc" -eq 0 ] && [ "$mypy_rc" -eq 0 ]
+echo "== pytest exit $rc, lint-imports exit $imports_rc, mypy exit $mypy_rc"
+[ "$rc" -eq 0 ] && [ "$imports_rc" -eq 0 ] && [ "$mypy_rc" -eq 0 ]

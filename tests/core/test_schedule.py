@@ -176,6 +176,7 @@ def test_a_long_run_keeps_the_short_runs_start_and_spaces_the_rest_by_log():
     assert len(long) == 300 and np.allclose(ratios, ratios.mean(), rtol=0.2)  # log-spaced after the start
 
 
+@pytest.mark.e2e  # a 20,000-step run trained and stored whole
 def test_the_snap_of_a_long_run_is_the_short_runs(tmp_path, one_torch_thread):
     """The snap measured on a 20,000-step Syn-Small run lies within 10 % of the 100-step run's (same
     preset, same seed): the schedule keeps the dynamics of a long run."""

@@ -125,6 +125,7 @@ def test_theorem4_is_theorem4s_setting():
     assert all(c.holds for c in conditions), [c for c in conditions if not c.holds]
 
 
+@pytest.mark.e2e  # a shipped preset as shipped
 def test_theorem4_preset_shows_the_snap_and_meets_the_calibrated_theory():
     """Issue 13 item 6: calibrated theory within 10 % of −Δz_common and B̂ for t ≥ 10 (measured 5.7 %
     and 5.9 %: the growth of the ten distinct tokens, left out by the theory, tests/core/test_calibration.py),
