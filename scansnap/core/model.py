@@ -107,7 +107,7 @@ def solve_gram(G: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     gelsd (SVD), not torch's default gelsy on the CPU: gelsy's answers moved in their 16th digit from one
     call to the next with the very same inputs (a Theorem 4 run's z drifted by 1e-17 after 7 steps, a
     different step each run, in one process and across processes), and were the same each time only with
-    torch's fill of uninitialised memory turned on: it reads memory nobody wrote (its column pivots)."""
+    torch's fill of uninitialised memory turned on: it reads memory nobody wrote (likely its column pivots)."""
     return torch.linalg.lstsq(G, B, driver="gelsd" if G.device.type == "cpu" else None).solution
 
 
