@@ -10,7 +10,6 @@ registrations (:class:`scansnap.service.kinds.RunKind`, :class:`scansnap.ui.kind
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -155,9 +154,7 @@ class Run:
         kind_view = view_of(self.info)
         if kind_view.figure is None:
             raise ValueError(f"a {self.kind} run has no figures outside the dashboard")
-        module, function = kind_view.figure.split(":")
-        build = getattr(importlib.import_module(module), function)
-        return go.Figure(build(StoredRuns(self.store), self.id, name, **view))
+        return go.Figure(resolve(kind_view.figure)(StoredRuns(self.store), self.id, name, **view))
 
     def verdicts(self) -> list[dict[str, Any]]:
         """What is judged of the run, JSON-ready: a synthetic run's claims of Theorems 2–4 per replica (as its
