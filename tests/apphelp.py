@@ -16,7 +16,7 @@ from tests.guards import GUARD_S
 APP = str(Path(__file__).resolve().parents[1] / "scansnap" / "app.py")
 
 
-def run_app(params: dict[str, str] | None = None, timeout: float = 60) -> AppTest:
+def run_app(params: dict[str, str] | None = None, timeout: float = GUARD_S) -> AppTest:
     """The dashboard opened with these URL query parameters, after its first script run."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in (params or {}).items():

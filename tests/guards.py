@@ -2,3 +2,4 @@
 subprocess or a store state before it fails.  A guard, never the behaviour a test asserts."""
 
 GUARD_S = 300  # a hang detector, not a claim: a loaded 2-core host is only slower (pytest-timeout ends a test at 600 s)
+GUARD_MS = GUARD_S * 1000  # the same guard in Playwright's milliseconds

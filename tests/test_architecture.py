@@ -19,9 +19,10 @@ PAGES = sorted(str(p.relative_to(PKG)) for p in (PKG / "app_pages").glob("*.py")
 PROBE = """
 import importlib, json, pathlib, sys
 from streamlit.testing.v1 import AppTest
+from tests.guards import GUARD_S
 for p in sorted(pathlib.Path("scansnap/ui").rglob("*.py")):
     importlib.import_module(".".join(p.with_suffix("").parts).removesuffix(".__init__"))
-at = AppTest.from_file("scansnap/app.py", default_timeout=60).run()
+at = AppTest.from_file("scansnap/app.py", default_timeout=GUARD_S).run()
 errors = [str(e.value) for e in at.exception]
 for page in json.loads(sys.argv[1]):
     at.switch_page(page).run()

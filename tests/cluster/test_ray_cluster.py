@@ -20,7 +20,7 @@ from scansnap.service.control import RunControl
 from scansnap.service.run_kinds import create_run
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
-from tests.guards import GUARD_S
+from tests.guards import GUARD_MS, GUARD_S
 from tests.reproduction_help import assert_same_reproduction
 from tests.service.test_run_rows import TEXT_SMALL, assert_same_run
 
@@ -263,12 +263,12 @@ def test_the_dashboard_with_scansnap_cluster_trains_a_lab_run_on_a_node(cluster,
     with serve_watched(data, tmp_path / "server.log", SCANSNAP_CLUSTER=client) as srv, sync_playwright() as p:
         browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1280, "height": 720})
-        page.set_default_timeout(60_000)
+        page.set_default_timeout(GUARD_MS)
         page.goto(f"{srv.url}/?preset=syn-small&optim.steps=200&speed=100")
         page.get_by_role("button", name="▶ Start").click()
         page.wait_for_function("() => window.location.search.includes('run=')")
         run_id = re.search(r"run=(\w+)", page.url).group(1)
-        page.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=120_000)
+        page.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=GUARD_MS)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "cluster-lab.png"))
         browser.close()

@@ -16,6 +16,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from scansnap.paper.presets import get_preset
 from scansnap.ui.kinds.synthetic.chart_list import CHARTS
 from tests.e2e.watching import serve_watched
+from tests.guards import GUARD_MS, GUARD_S
 from tests.service.test_health import damage_a_middle_page, store_with_runs
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -36,7 +37,7 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def page(browser):
     pg = browser.new_page(viewport={"width": 1600, "height": 2300})
-    pg.set_default_timeout(15_000)
+    pg.set_default_timeout(GUARD_MS)
     yield pg
     pg.close()
 
@@ -46,7 +47,7 @@ def _step_of_chart(pg) -> int:
     return int(m.group(1)) if m else -1
 
 
-def _wait_step_above(pg, value: int, timeout_s: float = 20) -> int:
+def _wait_step_above(pg, value: int, timeout_s: float = GUARD_S) -> int:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         step = _step_of_chart(pg)
@@ -67,7 +68,7 @@ def _pick_preset(pg, name: str) -> None:
     swallows the pick), so each try waits for the URL to name the preset and tries again if it does not."""
     title, landed = get_preset(name).title, f"() => window.location.search.includes('preset={name}')"
     for _ in range(5):
-        pg.wait_for_function(SCRIPT_IDLE, timeout=30_000)
+        pg.wait_for_function(SCRIPT_IDLE, timeout=GUARD_MS)
         pg.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
         try:
             pg.get_by_role("option", name=title).click(timeout=10_000)
@@ -134,7 +135,7 @@ def _paused_snapshot(pg) -> int:
     """The last snapshot named by the status line once it says "paused", read in one evaluation of
     the page's text: a rerun replaces the line's element, so a locator found before it can be gone
     when it is read."""
-    return int(pg.wait_for_function(PAUSED_LINE, timeout=60_000).json_value())
+    return int(pg.wait_for_function(PAUSED_LINE, timeout=GUARD_MS).json_value())
 
 
 LONG_RUN = 20_000  # steps at full speed: still training after the three picks of n (4,000 could end before)
@@ -144,7 +145,7 @@ def test_lab_live_pause_reload(server, page):
     url, _ = server
     pg = page
     pg.goto(f"{url}/?speed=50")  # a speed on the slider (50 steps/s)
-    pg.wait_for_selector("[data-testid=stPlotlyChart]", timeout=60_000)  # the P(l|n) preview (a cold start)
+    pg.wait_for_selector("[data-testid=stPlotlyChart]", timeout=GUARD_MS)  # the P(l|n) preview (a cold start)
     _pick_preset(pg, "syn-small-fast-decoder")
     _set_steps(pg, LONG_RUN)
     pg.screenshot(path=str(ARTIFACTS / "lab-designer.png"), full_page=True)
@@ -220,7 +221,7 @@ def test_lecture_screen_fits_a_projector(server, page, w, h):
     url, _ = server
     pg = page.context.browser.new_page(viewport={"width": w, "height": h})
     try:
-        pg.set_default_timeout(30_000)
+        pg.set_default_timeout(GUARD_MS)
         narrated = (w, h) == PROJECTORS[0]
         pg.goto(f"{url}/?lecture=1" + ("" if narrated else "&speed=max"))
         start = pg.get_by_role("button", name="▶ Start")
@@ -231,8 +232,8 @@ def test_lecture_screen_fits_a_projector(server, page, w, h):
         start.click()
         if narrated:  # each phase of the story is on screen in turn
             for phase in ("Starting:", "Scanning:", "Snapped at step"):
-                pg.locator(".st-key-lab-story").get_by_text(re.compile(phase)).wait_for(timeout=180_000)
-        pg.get_by_text("Step 3000 of 3000").wait_for(timeout=180_000)
+                pg.locator(".st-key-lab-story").get_by_text(re.compile(phase)).wait_for(timeout=GUARD_MS)
+        pg.get_by_text("Step 3000 of 3000").wait_for(timeout=GUARD_MS)
         drawn = " && ".join(f"document.querySelector('.st-key-lab-{k} .js-plotly-plot .main-svg')" for k in STORY)
         pg.wait_for_function(f"() => {drawn}")
         pg.wait_for_timeout(1000)  # the last tick's redraw
@@ -268,7 +269,7 @@ def test_lecture_screen_fits_a_projector(server, page, w, h):
                 pg.set_viewport_size({"width": rw, "height": rh})
                 for k in (*STORY, "cnh"):
                     try:
-                        pg.wait_for_function(FITS, arg=k, timeout=10_000)
+                        pg.wait_for_function(FITS, arg=k, timeout=GUARD_MS)
                     except PlaywrightTimeout:
                         got = pg.evaluate(WIDTHS, k)
                         pytest.fail(f"resized to {rw}x{rh}, the {k} chart is {got[0]} px wide, its place {got[1]} px")
@@ -283,7 +284,7 @@ def test_a_link_reopens_the_view(server, page):
     pg = page
     pg.goto(f"{url}/?preset=syn-small&optim.steps=200")
     pg.get_by_role("button", name="▶ Start").click()
-    pg.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=60_000)
+    pg.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=GUARD_MS)
     _pick_n(pg, 1)
     pg.wait_for_function("() => window.location.search.includes('n=1')")
     thumb = pg.get_by_role("slider", name=re.compile("scrub"))
@@ -313,7 +314,7 @@ def test_a_link_reopens_the_view(server, page):
         counts.append(pg.evaluate(CHART_COUNT))
         pg.wait_for_timeout(50)
     assert min(counts) >= before, (counts, before)
-    pg.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=60_000)
+    pg.get_by_text(re.compile(r"^finished · step 200")).wait_for(timeout=GUARD_MS)
 
 
 @pytest.mark.parametrize(
@@ -332,7 +333,7 @@ def test_theory_meets_the_measurement_in_the_lab(server, page, preset, shot, sol
     tenth = preset == "theorem4"
     pg.goto(f"{url}/?preset={preset}&speed=max" + ("&optim.steps=4000" if tenth else ""))
     pg.get_by_role("button", name="▶ Start").click()
-    pg.get_by_text(re.compile(r"^finished · step")).wait_for(timeout=180_000)
+    pg.get_by_text(re.compile(r"^finished · step")).wait_for(timeout=GUARD_MS)
     snap = "document.querySelector('.st-key-lab-B .js-plotly-plot')"
     names = f"() => {snap}.data.filter((t) => t.name.startsWith('Theorem 4')).map((t) => [t.name, t.line.dash])"
     notes = f"() => {snap}.layout.annotations.map((a) => a.text).join(' ')"
@@ -408,7 +409,7 @@ def test_closed_tab_mid_run_finishes_and_leaks_no_thread(tmp_path, page):
     with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
         tab = page.context.browser.new_page()
         try:
-            tab.set_default_timeout(30_000)
+            tab.set_default_timeout(GUARD_MS)
             tab.goto(f"{srv.url}/?preset=syn-small&optim.steps={steps}&speed=100")
             tab.wait_for_selector("[data-testid=stPlotlyChart]")
             tab.wait_for_timeout(1000)
@@ -442,7 +443,7 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
         page.goto(f"{srv.url}/?preset=syn-small&optim.steps={STEPS}&speed=50")
         # the first page of a fresh server, as after the restart below: once (fresh32, a minute of 13-18 % CPU
         # steal) the page lost its connection right after drawing and showed CONNECTING past the default 15 s
-        page.get_by_role("button", name="▶ Start").click(timeout=45_000)
+        page.get_by_role("button", name="▶ Start").click(timeout=GUARD_MS)
         page.wait_for_function("() => window.location.search.includes('run=')")
         run_id = re.search(r"run=(\w+)", page.url).group(1)
         with RunStore(data) as store:
@@ -464,11 +465,11 @@ def test_server_killed_mid_run_then_resumed_with_one_click(tmp_path, page):
         page.get_by_text("interrupted").first.wait_for()
         page.get_by_role("button", name="Resume from checkpoint").click()  # once: the page says what it did
         said = page.get_by_test_id("stAlertContentSuccess").filter(has_text=re.compile(r"Resumed '.+' from step \d+"))
-        said.wait_for(timeout=45_000)
+        said.wait_for(timeout=GUARD_MS)
         # the Lab shows the resumed run: the first Lab page of a fresh server imports the engine and
         # trains beside it, so on a busy 2-core machine it can take longer than the default 15 s
         page.get_by_role("button", name="Open in the Lab").click()
-        page.wait_for_selector(".st-key-lab-cn .js-plotly-plot", timeout=45_000)
+        page.wait_for_selector(".st-key-lab-cn .js-plotly-plot", timeout=GUARD_MS)
         assert f"run={run_id}" in page.url
         with RunStore(data) as store:
             _poll(lambda: store.get_run(run_id)["status"] == "finished", 60)
@@ -508,9 +509,9 @@ def test_a_huge_vocabulary_link_is_refused_and_the_server_stays_healthy(tmp_path
 
     with serve_watched(tmp_path / "data", tmp_path / "server.log") as srv:
         page.goto(f"{srv.url}/?data.num_last=40&data.num_distinct_per_next=200000")
-        page.get_by_text(re.compile(r"at most 200,000 are allowed")).wait_for(timeout=60_000)
+        page.get_by_text(re.compile(r"at most 200,000 are allowed")).wait_for(timeout=GUARD_MS)
         for _ in range(3):
-            with urllib.request.urlopen(f"{srv.url}/healthz", timeout=30) as r:
+            with urllib.request.urlopen(f"{srv.url}/healthz", timeout=GUARD_S) as r:
                 assert r.status == 200
         assert page.get_by_text("This app has encountered an error").count() == 0
 
@@ -525,15 +526,15 @@ def test_healthz_reports_a_damaged_store(tmp_path, server):
     data.mkdir()
     (data / "runs.sqlite").write_bytes(b"not a database at all" * 200)
     with serve_watched(data, tmp_path / "server.log") as srv:
-        with urllib.request.urlopen(f"{srv.url}/_stcore/health", timeout=5) as r:
+        with urllib.request.urlopen(f"{srv.url}/_stcore/health", timeout=GUARD_S) as r:
             assert r.status == 200  # Streamlit's own check only says that the server answers
         with pytest.raises(urllib.error.HTTPError) as err:
-            urllib.request.urlopen(f"{srv.url}/healthz", timeout=5)
+            urllib.request.urlopen(f"{srv.url}/healthz", timeout=GUARD_S)
         assert err.value.code == 503 and b"cannot be read" in err.value.read()
     broken = tmp_path / "broken-page"  # the runs table answers; one b-tree page half-way through is garbage
     damage_a_middle_page(store_with_runs(broken))
     with serve_watched(broken, tmp_path / "broken.log") as srv, pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(f"{srv.url}/healthz", timeout=30)
+        urllib.request.urlopen(f"{srv.url}/healthz", timeout=GUARD_S)
     assert err.value.code == 503 and b"is damaged (quick_check: " in err.value.read()
-    with urllib.request.urlopen(f"{server[0]}/healthz", timeout=5) as r:
+    with urllib.request.urlopen(f"{server[0]}/healthz", timeout=GUARD_S) as r:
         assert r.status == 200

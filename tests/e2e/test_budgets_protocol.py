@@ -20,6 +20,7 @@ from bench.webserver import serve
 from scansnap.paper.presets import get_preset
 from scansnap.service.kinds.synthetic.budget import estimated_seconds
 from scansnap.service.store import RunStore
+from tests.guards import GUARD_S
 
 pytestmark = pytest.mark.server
 LINK = "/?preset=syn-small&optim.steps=100000&speed=1"  # 100,000 steps at 1 step/s: light, and never done
@@ -37,7 +38,7 @@ def server(tmp_path: Path, **env: str) -> Iterator[tuple[str, Path]]:
 
 def _client(url: str, path: str, name: str, cookie: str = "") -> StClient:
     client = StClient(url, name, follow_auto_rerun=False, cookie=cookie)
-    client.open(path, timeout=180)
+    client.open(path, timeout=GUARD_S)
     assert not client.exceptions(), client.exceptions()
     return client
 
@@ -52,20 +53,20 @@ def test_fresh_cookies_and_the_speed_slider_cannot_stack_runs_past_the_queue(tmp
 
 def _stack_runs(url: str, data: Path) -> None:
     first = _client(url, LINK, "first")
-    first.click("▶ Start", timeout=180)
+    first.click("▶ Start", timeout=GUARD_S)
     assert "run" in first.query and not first.has_text(FULL), first.texts()
     others = [_client(url, LINK, f"cookie-{k}") for k in range(2, 5)]
     try:
         for other in others:  # a run throttled to 1 step/s holds its whole estimate in the queue
-            other.click("▶ Start", timeout=180)
+            other.click("▶ Start", timeout=GUARD_S)
             assert other.has_text(FULL) and "run" not in other.query, other.texts()
-        first.set_value("speed (steps/s)", "max speed", timeout=180)
-        others[0].click("▶ Start", timeout=180)  # the slider at max frees nothing
+        first.set_value("speed (steps/s)", "max speed", timeout=GUARD_S)
+        others[0].click("▶ Start", timeout=GUARD_S)  # the slider at max frees nothing
         assert others[0].has_text(FULL), others[0].texts()
-        first.click("⏸ Pause", timeout=180)
+        first.click("⏸ Pause", timeout=GUARD_S)
         again = _client(url, LINK, "first, another tab", cookie=first.cookie)  # the same browser
         others.append(again)
-        again.click("▶ Start", timeout=180)  # paused, the first run still holds its place
+        again.click("▶ Start", timeout=GUARD_S)  # paused, the first run still holds its place
         assert again.has_text(FULL) and "run" not in again.query, again.texts()
     finally:
         for c in [first, *others]:

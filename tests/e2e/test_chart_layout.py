@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from tests.guards import GUARD_MS
+
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -101,7 +103,7 @@ def chart_problems(c: dict) -> list[str]:
 
 def _page(browser, w: int, h: int):
     pg = browser.new_page(viewport={"width": w, "height": h})
-    pg.set_default_timeout(120_000)  # a loaded machine: a page of seven live charts can take a minute
+    pg.set_default_timeout(GUARD_MS)  # a loaded machine: a page of seven live charts can take a minute
     return pg
 
 
@@ -135,11 +137,11 @@ def runs(server, browser) -> dict:
         after_start = {**pg.evaluate(STORY_AND_FIRST_CHART), "sidebar": sidebar}
         pg.screenshot(path=str(ARTIFACTS / "layout-lab-1440x900-after-start.png"))
         lab = _run_id(pg)
-        pg.get_by_text(re.compile(rf"^finished · step {LAB_STEPS}")).wait_for(timeout=180_000)
+        pg.get_by_text(re.compile(rf"^finished · step {LAB_STEPS}")).wait_for(timeout=GUARD_MS)
         pg.goto(f"{server}/text?{TEXT}&optim.steps={TEXT_STEPS}&snapshots.linear_every=10")
         pg.get_by_role("button", name="▶ Start").click()
         text = _run_id(pg)
-        pg.get_by_text(re.compile(rf"^finished · step {TEXT_STEPS} / {TEXT_STEPS}")).wait_for(timeout=180_000)
+        pg.get_by_text(re.compile(rf"^finished · step {TEXT_STEPS} / {TEXT_STEPS}")).wait_for(timeout=GUARD_MS)
         pg.goto(f"{server}/sweep")
         steps = pg.get_by_label("steps", exact=True)
         pg.wait_for_function(IDLE)  # a value typed while the first run still draws the widgets is lost
@@ -151,7 +153,7 @@ def runs(server, browser) -> dict:
         pg.get_by_role("button", name="▶ Run sweep", disabled=False).click()
         sweep = _run_id(pg)
         try:
-            pg.get_by_text(re.compile(r"^finished · step 20 / 20")).wait_for(timeout=180_000)
+            pg.get_by_text(re.compile(r"^finished · step 20 / 20")).wait_for(timeout=GUARD_MS)
         except Exception:
             pg.screenshot(path=str(ARTIFACTS / "layout-sweep-not-finished.png"))  # what the page showed
             raise
@@ -297,7 +299,7 @@ ALL_FIT = (
 
 def _refitted(pg, what: str) -> None:
     try:
-        pg.wait_for_function(ALL_FIT, timeout=10_000)
+        pg.wait_for_function(ALL_FIT, timeout=GUARD_MS)
     except PlaywrightTimeout:
         pytest.fail(f"{what}: live charts (name, drawn px, place px) {pg.evaluate(LIVE_WIDTHS)}")
 
@@ -312,7 +314,7 @@ def test_live_charts_follow_the_window_and_the_sidebar(server, runs, browser):
     try:
         pg.goto(f"{server}/?preset=syn-small&speed=max")
         pg.get_by_role("button", name="▶ Start").click()
-        pg.get_by_text(re.compile(r"^finished · step 100")).wait_for(timeout=120_000)
+        pg.get_by_text(re.compile(r"^finished · step 100")).wait_for(timeout=GUARD_MS)
         _wait_drawn(pg, ".st-key-lab-charts", 7)
         for w, h in ((1920, 1080), (1280, 720), (1000, 720)):
             pg.set_viewport_size({"width": w, "height": h})

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.e2e.conftest import ARTIFACTS
+from tests.guards import GUARD_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 LECTURER_SIZES = ((1280, 720), (1440, 900), (1920, 1080))
@@ -29,7 +30,7 @@ def test_a_phone_follows_the_lecturers_run_from_before_its_start(server, browser
     lecturer = browser.new_page(viewport={"width": 1280, "height": 720})
     phone = browser.new_page(viewport={"width": 390, "height": 844})
     for pg in (lecturer, phone):
-        pg.set_default_timeout(60_000)
+        pg.set_default_timeout(GUARD_MS)
     try:
         lecturer.goto(f"{server}/?lecture=1&speed=2")  # 2 steps/s: the run trains while the phone watches
         lecturer.get_by_role("button", name="▶ Start").wait_for()

@@ -29,12 +29,12 @@ from scansnap.core.config import RunConfig
 from scansnap.service.control import RunControl
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
+from tests.guards import GUARD_MS, GUARD_S
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 LONG = "optim.steps=100000"  # the most a visitor may ask: runs that outlast every test below
-GUARD_S = 120  # how long a test waits for a run to train before it fails (a guard, not the claim)
 
 
 @contextmanager
@@ -57,7 +57,7 @@ def hall(tmp_path: Path, **env: str) -> Iterator[tuple[str, Path, Any]]:
 def _open(browser: Any, url: str, context: Any = None) -> Any:
     """A page in ``context`` (default: a new one, i.e. a fresh cookie: another browser)."""
     page = (context or browser.new_context(viewport={"width": 1440, "height": 900})).new_page()
-    page.set_default_timeout(60_000)
+    page.set_default_timeout(GUARD_MS)
     page.goto(url)
     return page
 
@@ -239,8 +239,8 @@ def test_thirty_fresh_cookies_then_a_visitor_is_told_the_wait_and_trains(tmp_pat
         clients = []
         try:
             for i in range(30):
-                c = StClient(url, name=f"cookie-{i}").open("/", timeout=60)
-                c.click("▶ Start", timeout=60)
+                c = StClient(url, name=f"cookie-{i}").open("/", timeout=GUARD_S)
+                c.click("▶ Start", timeout=GUARD_S)
                 clients.append(c)
             page = _open(browser, url)
             page.get_by_role("button", name="▶ Start").wait_for()

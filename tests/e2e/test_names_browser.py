@@ -15,6 +15,7 @@ from scansnap.service.run_kinds import create_run
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from tests.e2e.watching import serve_watched
+from tests.guards import GUARD_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +83,7 @@ def test_run_names_show_as_typed_everywhere(runs):
     with serve_watched(data, data / "streamlit.log") as srv, sync_api.sync_playwright() as p:
         browser = launch_chromium(p)
         pg = browser.new_page(viewport={"width": 1400, "height": 1400})
-        pg.set_default_timeout(60_000)
+        pg.set_default_timeout(GUARD_MS)
         pg.goto(srv.url)
         pg.get_by_role("button", name="▶ Start").wait_for()  # the server opened its store (dead runs: interrupted)
         store = RunStore(data)

@@ -22,6 +22,7 @@ from scansnap.ui.result_words import column_label
 from scansnap.ui.settings_words import setting_label
 from tests.e2e.watching import serve_watched
 from tests.figtext import CODE_NAMES
+from tests.guards import GUARD_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +105,7 @@ def _unwrapped(line: str) -> str:
 def test_compare_names_text_runs_by_corpus_and_layers(site):
     url, browser, (one, two), _ = site
     pg = browser.new_page(viewport={"width": 1440, "height": 900})
-    pg.set_default_timeout(60_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         pg.goto(f"{url}/compare?runs={one},{two}&metric=attn_entropy")
         pg.wait_for_selector(".js-plotly-plot .legendtext")
@@ -143,7 +144,7 @@ def _sweep_charts(pg) -> list[dict]:
 def test_sweep_results_read_in_words_with_ticks_apart_at_every_size(site):
     url, browser, _, _ = site
     pg = browser.new_page(viewport={"width": SIZES[0][0], "height": SIZES[0][1]})
-    pg.set_default_timeout(180_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         pg.goto(f"{url}/sweep")
         steps = pg.get_by_label("steps", exact=True)
@@ -196,7 +197,7 @@ def test_sweep_results_read_in_words_with_ticks_apart_at_every_size(site):
 def test_a_grid_shows_its_axes_and_metric_in_words(site):
     url, browser, _, grid = site
     pg = browser.new_page(viewport={"width": 1440, "height": 900})
-    pg.set_default_timeout(60_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         pg.goto(f"{url}/sweep?grid={','.join(grid)}&axes=data.num_distinct_per_next")
         pg.get_by_role("tab", name="Any knob (a grid of runs)").click()

@@ -21,6 +21,7 @@ from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from tests.apphelp import stopped_run
 from tests.e2e.watching import serve_watched
+from tests.guards import GUARD_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -57,7 +58,7 @@ def server(seeded, tmp_path_factory):
 @pytest.fixture
 def page(browser, server):
     pg = browser.new_page(viewport={"width": 1280, "height": 720})
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(GUARD_MS)
     pg.goto(f"{server}/runs")
     pg.get_by_role("heading", name="Runs").wait_for()
     box = pg.get_by_label("operator key", exact=True)
@@ -128,7 +129,7 @@ def _shows(pg, rid: str, column: str, pattern: str) -> None:
       const row = rows.find(r => r[0] === {json.dumps(rid)});
       return !!row && new RegExp({json.dumps(pattern)}).test(row[cols.indexOf({json.dumps(column)})]); }}"""
     try:
-        pg.wait_for_function(drawn, timeout=10_000)
+        pg.wait_for_function(drawn, timeout=GUARD_MS)
     except PlaywrightTimeout:
         pytest.fail(f"run {rid}'s {column} is not {pattern!r}: the table shows {_table(pg)}")
 
@@ -139,7 +140,7 @@ def _absent(pg, rid: str) -> None:
     rows = f"({TABLE})()"
     drawn = f"() => {{ const rows = {rows}; return rows.length > 0 && !rows.some(r => r[0] === {json.dumps(rid)}); }}"
     try:
-        pg.wait_for_function(drawn, timeout=10_000)
+        pg.wait_for_function(drawn, timeout=GUARD_MS)
     except PlaywrightTimeout:
         pytest.fail(f"run {rid} is still in the table: {_table(pg)}")
 

@@ -11,6 +11,7 @@ import pytest
 from scansnap.paper.verdicts import judge, not_applicable
 from tests.e2e.conftest import ARTIFACTS
 from tests.e2e.watching import serve_watched
+from tests.guards import GUARD_MS
 from tests.stored_repro import store_reproduction
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -35,7 +36,7 @@ def served(tmp_path_factory):
 
 def test_reproduce_opens_quick_and_counts_pass_na_and_fail_apart(served, browser):
     pg = browser.new_page(viewport={"width": 1280, "height": 720})
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         pg.goto(f"{served}/reproduce")
         quick = pg.locator(
@@ -52,12 +53,12 @@ def test_reproduce_opens_quick_and_counts_pass_na_and_fail_apart(served, browser
 
 def test_a_diverging_run_ends_with_a_story_that_says_so(served, browser):
     pg = browser.new_page(viewport={"width": 1280, "height": 720})
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         pg.goto(served + DIVERGES)
         pg.get_by_role("button", name="▶ Start").click()
         pg.get_by_text(re.compile(r"Diverged at step \d+: the numbers overflowed\. Lower the learning rates")).wait_for(
-            timeout=120_000
+            timeout=GUARD_MS
         )
         pg.screenshot(path=str(ARTIFACTS / "lab-diverged-1280x720.png"))
     finally:

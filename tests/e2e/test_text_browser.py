@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.guards import GUARD_MS
+
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -30,8 +32,8 @@ def _run_to_the_end(pg, url: str, steps: int, links: dict[str, str]) -> None:
     else:
         pg.goto(url)
         pg.get_by_role("button", name="▶ Start").click()
-        pg.wait_for_selector(H_CHART, timeout=60_000)
-    pg.get_by_text(re.compile(rf"^finished · step {steps} / {steps}")).wait_for(timeout=120_000)
+        pg.wait_for_selector(H_CHART, timeout=GUARD_MS)
+    pg.get_by_text(re.compile(rf"^finished · step {steps} / {steps}")).wait_for(timeout=GUARD_MS)
     links.setdefault(url, pg.url)
     pg.wait_for_selector(".st-key-text-fig7 .js-plotly-plot", state="attached")
     pg.wait_for_function(  # the four Fig. 7 panels drawn (a live chart is drawn from a queue, a moment later)
@@ -78,7 +80,7 @@ def _layer_lines(pg) -> list[str]:
 @pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
 def test_real_text_page_at_projector_sizes(server, browser, links, width, height):
     pg = browser.new_page(viewport={"width": width, "height": height})
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         url = f"{server}/text?preset=text-fig7-3layer&{SHORT}&optim.steps=200&snapshots.linear_every=20"
         _run_to_the_end(pg, url, 200, links)
@@ -126,7 +128,7 @@ def test_real_text_lecture_screen_fits_a_projector(server, browser, links, width
     entropy, the live attention map and the loss are on screen (three in a row below 1600 px, two rows
     of two from 1600 px, with the common/distinct chart); lecture fonts; explanations below."""
     pg = browser.new_page(viewport={"width": width, "height": height})
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         url = f"{server}/text?lecture=1&preset=text-fig7-1layer&{SHORT}&optim.steps=120&snapshots.linear_every=15"
         _run_to_the_end(pg, url, 120, links)
@@ -158,7 +160,7 @@ def test_real_text_lecture_screen_fits_a_projector(server, browser, links, width
 
 def test_a_txt_upload_becomes_the_corpus_and_a_bad_one_says_why(server, browser, tmp_path):
     pg = browser.new_page(viewport={"width": 1280, "height": 900})
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         pg.goto(f"{server}/text?{SHORT}")
         pg.get_by_label("corpus", exact=True).click()  # the sidebar's corpus select box
@@ -176,8 +178,8 @@ def test_a_txt_upload_becomes_the_corpus_and_a_bad_one_says_why(server, browser,
         # The sidebar is drawn before the control bar, whose Start waits for the run's budget check in the same
         # script run: wait for the state itself, not for what comes before it.
         expect = pytest.importorskip("playwright.sync_api").expect
-        expect(pg.get_by_role("button", name="▶ Start")).to_be_enabled(timeout=60_000)
-        expect(pg).to_have_url(re.compile(r"data\.upload_name=[0-9a-f]{16}-story\.txt"), timeout=60_000)
+        expect(pg.get_by_role("button", name="▶ Start")).to_be_enabled(timeout=GUARD_MS)
+        expect(pg).to_have_url(re.compile(r"data\.upload_name=[0-9a-f]{16}-story\.txt"), timeout=GUARD_MS)
     finally:
         pg.close()
 
@@ -187,7 +189,7 @@ def test_first_screen_holds_the_charts_and_a_typed_sentence_shows_each_layers_at
     three line charts, the paragraphs below them; a sentence typed in the box gets one attention map per
     layer, its rows labelled with the sentence's words (unknown words named), at the step on screen."""
     pg = browser.new_page(viewport={"width": 1440, "height": 900})
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(GUARD_MS)
     try:
         url = f"{server}/text?preset=text-fig7-3layer&{SHORT}&optim.steps=200&snapshots.linear_every=20"
         _run_to_the_end(pg, url, 200, links)

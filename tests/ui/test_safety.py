@@ -21,6 +21,7 @@ from scansnap.service.store import DB_NAME, RunStore, StoreError
 from scansnap.ui import page_data, session, url_state
 from scansnap.ui.text import WORD_JOINER, plain, quoted_words
 from tests.apphelp import APP, run_app
+from tests.guards import GUARD_S
 
 GENERIC = "This app has encountered an error"
 
@@ -135,7 +136,7 @@ def damaged(tmp_path):
 
 @pytest.mark.parametrize("page", ["lab", "runs", "compare", "sweep", "reproduce"])
 def test_a_damaged_store_is_one_message_on_the_pages_that_need_it(damaged, page):
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = AppTest.from_file(APP, default_timeout=GUARD_S).run()
     if page != "lab":
         at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception
@@ -144,7 +145,7 @@ def test_a_damaged_store_is_one_message_on_the_pages_that_need_it(damaged, page)
 
 
 def test_the_theory_page_works_without_a_store(damaged):
-    at = AppTest.from_file(APP, default_timeout=60).run().switch_page("app_pages/theory.py").run()
+    at = AppTest.from_file(APP, default_timeout=GUARD_S).run().switch_page("app_pages/theory.py").run()
     assert not at.exception and not at.error and at.title[0].value == "Theory"
 
 

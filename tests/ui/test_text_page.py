@@ -38,7 +38,7 @@ SMALL = {
 
 
 def open_text_page(params: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=GUARD_S)
     for k, v in (params or {}).items():
         at.query_params[k] = v
     return at.switch_page(PAGE).run()
@@ -134,7 +134,7 @@ def test_a_link_with_the_run_reopens_it_and_the_lab_points_here(data_dir):
     again = open_text_page({"run": rid})
     assert not again.exception and again.session_state["text.run"] == rid
     assert again.session_state["text.cfg"]["optim"]["steps"] == 30  # the run's own config
-    lab = AppTest.from_file(APP, default_timeout=60)
+    lab = AppTest.from_file(APP, default_timeout=GUARD_S)
     lab.query_params["run"] = rid
     lab.run()
     assert any("is a real-text run: open it on the Real text page" in w.value for w in lab.warning)
