@@ -1,7 +1,7 @@
 """Browser time to draw one tick of the Lab's live charts (what bounds the fragment-rerun latency).
 
 Trains a preset headless, builds the Lab's six live charts exactly as its live area does
-(``scansnap.ui.kinds.synthetic.live._tick``) at each of the last ``--ticks`` stored steps (the successive ticks a
+(``scansnap.kinds.synthetic.ui.live._tick``) at each of the last ``--ticks`` stored steps (the successive ticks a
 watcher receives), then opens that finished run in the Lab (a real server and Chromium, the
 bench viewport of ``ui_latency``) and replays the ticks into the Lab's own six chart divs with
 the page's plotly.js: ``Plotly.react`` per chart, timed (plotly computes and writes the SVG
@@ -68,9 +68,9 @@ REPLAY = """async ([ticks, name, src]) => {
 
 def lab_ticks(data_dir: Path, count: int) -> tuple[str, list[dict[str, str]]]:
     """The run's id and the Lab's live payloads (chart key → JSON) at each of its last ``count`` stored steps."""
+    from scansnap.kinds.synthetic.ui import live as lab_live
     from scansnap.paper.history import RunHistory
     from scansnap.ui.chart_style import FONT
-    from scansnap.ui.kinds.synthetic import live as lab_live
 
     rid, cfg_json, full, statics = last_run(data_dir)
     out = []

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from scansnap.core.text.trainer import TextTrainer
+from scansnap.kinds.text.science.trainer import TextTrainer
 from scansnap.paper.presets import get_preset
 from scansnap.paper.text_view import across_seeds
 from scansnap.service.corpora import encoded_corpus

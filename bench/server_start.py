@@ -1,6 +1,6 @@
 """The dashboard's start: seconds from ``streamlit run`` to ``/_stcore/health`` answering (the prewarm
 included: the server answers once every page's imports are done) and the server's CPU-s by then; and a
-run's overlay process (``scansnap.service.kinds.synthetic.theory``): seconds and CPU-s of its imports.
+run's overlay process (``scansnap.kinds.synthetic.service.theory``): seconds and CPU-s of its imports.
 ``--variant NAME@CHECKOUT`` (two or more) measures checkouts side by side, interleaved:
 
     .venv/bin/python -m bench.server_start --repeats 5
@@ -25,7 +25,7 @@ from typing import Any
 from bench.load_test import Variant, add_variant_argument
 from bench.webserver import ROOT, serve
 
-OVERLAY_MODULE = "scansnap.service.kinds.synthetic.theory"
+OVERLAY_MODULE = "scansnap.kinds.synthetic.service.theory"
 
 
 def server_start(root: str | None, env: dict[str, str]) -> dict[str, float]:

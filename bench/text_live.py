@@ -16,7 +16,7 @@ import time
 import numpy as np
 import torch
 
-from scansnap.core.text.trainer import TextTrainer
+from scansnap.kinds.text.science.trainer import TextTrainer
 from scansnap.paper.presets import get_preset
 from scansnap.paper.text_view import drop_rebound
 from scansnap.service.corpora import encoded_corpus

@@ -12,7 +12,7 @@
    other load), both with the same torch thread count;
 2. the time of one snapshot (probe maps + validation loss);
 3. peak RSS of a fresh process that trains 5 steps and takes a snapshot, against the estimate of
-   scansnap/service/kinds/text/budget.py;
+   scansnap/kinds/text/service/budget.py;
 4. the live variant (preset text-fig7-1layer-live) next to the paper's settings: timed blocks of
    ``--steps`` steps alternating between the two trainers, then the live variant's whole run
    (1,500 steps with its snapshots, as a lecture sees it; ``--live-steps`` fewer): its steps/s and
@@ -35,12 +35,12 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from scansnap.core.text.data import window
-from scansnap.core.text.model import sinusoidal_table
-from scansnap.core.text.trainer import TextTrainer
+from scansnap.kinds.text.science.data import window
+from scansnap.kinds.text.science.model import sinusoidal_table
+from scansnap.kinds.text.science.trainer import TextTrainer
+from scansnap.kinds.text.service.budget import estimate
 from scansnap.paper.presets import get_preset
 from scansnap.service.corpora import encoded_corpus
-from scansnap.service.kinds.text.budget import estimate
 
 PRESET = "text-fig7-1layer"
 LIVE = "text-fig7-1layer-live"

@@ -1,7 +1,7 @@
 """Bytes the Lab's live area sends per tick (issue 3: ≤ 200 KB a tick at default settings).
 
 For each preset: train it headless to the end into a fresh data directory, then build the live
-tick exactly as the Lab does (``scansnap.ui.kinds.synthetic.live._figures`` → ``live_payload`` JSON, six charts) at the
+tick exactly as the Lab does (``scansnap.kinds.synthetic.ui.live._figures`` → ``live_payload`` JSON, six charts) at the
 last stored step, replica 0, next token 0, and report the bytes per chart and in total.
 
     PYTHONPATH=. .venv/bin/python -m bench.tick_payload [--presets lecture syn-medium-10 ...]
@@ -37,9 +37,9 @@ def last_run(data_dir: Path) -> tuple[str, str, Any, dict[str, Any]]:
 
 
 def tick_bytes(data_dir: Path) -> dict[str, int]:
-    """Bytes per chart of the Lab's tick (``scansnap.ui.kinds.synthetic.live._tick``: sent to each watcher)."""
+    """Bytes per chart of the Lab's tick (``scansnap.kinds.synthetic.ui.live._tick``: sent to each watcher)."""
+    from scansnap.kinds.synthetic.ui import live as lab_live
     from scansnap.ui.chart_style import FONT
-    from scansnap.ui.kinds.synthetic import live as lab_live
 
     rid, cfg_json, hist, statics = last_run(data_dir)
     tick = lab_live._tick(hist, statics, cfg_json, rid, (0, 0, 0, None, FONT))

@@ -91,8 +91,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     bar.close()
     if args.out or not args.quiet:  # pandas, pyarrow and scipy: a second of imports a quiet run does without
+        from scansnap.kinds.synthetic.service.export import verdicts_json
         from scansnap.service.export import export_run
-        from scansnap.service.kinds.synthetic.export import verdicts_json
     files = export_run(store, job.run_id, args.out, args.format) if args.out else []
     if not args.quiet:
         print(summary(job, status, wall, first, last, files, last_step[0]))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from scansnap.core.metrics import METRICS, metric_names
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.paper.presets import load_presets
 from scansnap.service.control import ProgressControl
 

@@ -184,7 +184,7 @@ def test_bad_grids_exit_2_with_one_line(tmp_path, capsys, argv, message):
 
 
 def test_a_grid_with_one_cell_over_the_limits_stores_no_run(tmp_path, capsys, monkeypatch):
-    from scansnap.service.kinds.synthetic.budget import estimate
+    from scansnap.kinds.synthetic.service.budget import estimate
 
     base = get_preset("syn-small").config
     works = [estimate(base.with_overrides({"optim.steps": n})).work for n in (20, 200)]

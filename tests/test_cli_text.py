@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from scansnap.cli import EXIT_BAD_INPUT, main
-from scansnap.core.text.metrics import uniform_causal_entropy
+from scansnap.kinds.text.science.metrics import uniform_causal_entropy
 from scansnap.paper.presets import load_presets
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,14 +5,14 @@ import functools
 import pandas as pd
 import streamlit as st
 
+from scansnap.kinds.synthetic.ui import actions as lab_actions
+from scansnap.kinds.synthetic.ui import state as lab_state
+from scansnap.kinds.synthetic.ui.chart_list import CHART_KEYS, TITLES
+from scansnap.kinds.synthetic.ui.live import live_area
 from scansnap.paper.presets import load_presets
 from scansnap.service.facade import MAX_CONFIG_BYTES, table_to_csv
 from scansnap.ui import follow, run_bar, session
 from scansnap.ui.errors import show_callback_error
-from scansnap.ui.kinds.synthetic import actions as lab_actions
-from scansnap.ui.kinds.synthetic import state as lab_state
-from scansnap.ui.kinds.synthetic.chart_list import CHART_KEYS, TITLES
-from scansnap.ui.kinds.synthetic.live import live_area
 from scansnap.ui.knobs import KNOBS, RATIOS, visible
 from scansnap.ui.page_data import p_preview
 from scansnap.ui.resources import service

@@ -7,22 +7,22 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from scansnap.kinds.text.ui import actions as text_actions
+from scansnap.kinds.text.ui import state as text_state
+from scansnap.kinds.text.ui.live import text_live_area
+from scansnap.kinds.text.ui.state import TEXT_KNOBS
 from scansnap.paper.items.costs import about
 from scansnap.paper.presets import load_presets
 from scansnap.service.facade import CORPUS_DIR_ENV, MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS, ServiceError
 from scansnap.ui import follow, run_bar, session
 from scansnap.ui.errors import show_callback_error
-from scansnap.ui.kinds.text import actions as text_actions
-from scansnap.ui.kinds.text import state as text_state
-from scansnap.ui.kinds.text.live import text_live_area
-from scansnap.ui.kinds.text.state import TEXT_KNOBS
 from scansnap.ui.resources import service
 from scansnap.ui.run_list import step_text
 from scansnap.ui.text import code, plain, quoted_words
 from scansnap.ui.widgets import knob_ui, lecture_on, recovery_ui, share_ui
 
 if TYPE_CHECKING:
-    from scansnap.core.text.config import TextRunConfig
+    from scansnap.kinds.text.science.config import TextRunConfig
 
 ss = st.session_state
 followed = follow.resolve("text")  # a student's page: ?follow=CODE opens the lecturer's newest run

@@ -5,7 +5,7 @@ column, the export's column value, the CLI table's row and the key of a chart's 
 :data:`METRICS` gives each its human-readable label (the paper's symbols, plain Unicode: no LaTeX)
 for chart axes, legends and select boxes, and whether a chart draws it on a log axis.  The tensors
 behind them are computed in :mod:`scansnap.core.stats` (synthetic runs) and
-:mod:`scansnap.core.text.metrics` (real text; ``train_loss`` there is the mean mini-batch loss since
+:mod:`scansnap.kinds.text.science.metrics` (real text; ``train_loss`` there is the mean mini-batch loss since
 the previous snapshot).
 """
 
@@ -35,7 +35,7 @@ METRICS: dict[str, Metric] = {
         Metric("loss", "population loss (T→∞, nats)", False, log=True),
         Metric("accuracy", "population accuracy", False),
         Metric("train_loss", "mini-batch training loss (nats)", False, kinds=("synthetic", "text"), log=True),
-        # real text (scansnap.core.text.metrics): per layer, and per head when a layer has several
+        # real text (scansnap.kinds.text.science.metrics): per layer, and per head when a layer has several
         Metric("attn_entropy", "attention entropy (nats)", False, True, ("text",)),
         Metric("attn_share_frequent", "attention on frequent tokens", False, True, ("text",)),
         Metric("attn_share_common", "attention on common tokens", False, True, ("text",)),

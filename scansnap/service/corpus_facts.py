@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from scansnap.core.text.config import TextDataConfig
+from scansnap.kinds.text.science.config import TextDataConfig
 from scansnap.service.corpora import corpus_stamp, corpus_summary
 from scansnap.service.corpus_access import measured_corpus
 from scansnap.service.writers import die_with

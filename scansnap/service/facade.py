@@ -23,7 +23,9 @@ import pandas as pd
 from cachetools import LRUCache, TTLCache
 
 from scansnap.core.config import ConfigError, RunConfig
-from scansnap.core.text.config import TextDataConfig, TextRunConfig
+from scansnap.kinds.synthetic.service.budget import check_budget
+from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
+from scansnap.kinds.text.service.runs import SentenceMaps, sentence_maps
 from scansnap.service import grid
 from scansnap.service.access import (
     OPERATOR_ENV,
@@ -49,8 +51,6 @@ from scansnap.service.follow import code_problem, follow_code, followed
 from scansnap.service.health import store_health
 from scansnap.service.job_state import Schedule
 from scansnap.service.jobs import TERMINAL, JobManager, JobStatus, get_manager
-from scansnap.service.kinds.synthetic.budget import check_budget
-from scansnap.service.kinds.text.runs import SentenceMaps, sentence_maps
 from scansnap.service.limits import REFRESH_S, SLOWEST_REFRESH_S, live_refresh_s, max_export_bytes
 from scansnap.service.pacing import STORY, STORY_S, Speed
 from scansnap.service.reproductions import (

@@ -11,11 +11,11 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from scansnap.kinds.synthetic.service import SYNTHETIC
+from scansnap.kinds.text.service import TEXT_KIND
 from scansnap.paper.environment import environment
 from scansnap.service.budget import Estimate
 from scansnap.service.kinds import PENDING_DEVICE, RunKind, Training
-from scansnap.service.kinds.synthetic import SYNTHETIC
-from scansnap.service.kinds.text import TEXT_KIND
 from scansnap.service.store import RunStore
 
 KINDS: dict[str, RunKind] = {}

@@ -197,7 +197,7 @@ def table_of_run(con: sqlite3.Connection, run_id: str) -> ScalarTable | None:
 # Kinds whose scalars an older release kept in the shared table, and where they go when a store opens:
 # (kind, its table, the shared table's columns that held its first and second index).  Until
 # 2026-11-26 a real-text run kept its layer in ``n`` and its head in ``replica``.
-TEXT_SCALARS = ScalarTable("text_scalars", "layer", "head", True)  # declared by scansnap.service.kinds.text.runs
+TEXT_SCALARS = ScalarTable("text_scalars", "layer", "head", True)  # declared by scansnap.kinds.text.service.runs
 MOVED_OUT = (("text", TEXT_SCALARS, ("n", "replica")),)
 _PENDING = (  # the runs of a kind with rows still in the shared table (a scan of runs, a probe of blocks)
     "SELECT r.id FROM runs r WHERE r.kind = ? AND EXISTS (SELECT 1 FROM scalar_blocks b WHERE b.run_id = r.id) LIMIT 1"

@@ -18,7 +18,7 @@ Schema::
     weights(run_id TEXT, step INTEGER, arrays BLOB, PRIMARY KEY(run_id, step))  -- a few steps' model weights
 
 ``kind``: the run kind's name (:mod:`scansnap.service.run_kinds`): ``synthetic`` (a RunConfig) or ``text`` (a
-TextRunConfig, :mod:`scansnap.service.kinds.text.runs`).
+TextRunConfig, :mod:`scansnap.kinds.text.service.runs`).
 ``status`` is one of :data:`STATUSES`.  ``published`` (0/1) marks a run its owner broadcasts:
 anyone with its link watches it live (:meth:`RunStore.list_published` lists them).
 ``created``/``updated`` are Unix times; ``pid`` and ``host`` identify the writer process so

@@ -18,14 +18,14 @@ from cachetools.keys import hashkey
 
 F = TypeVar("F", bound=Callable[..., Any])
 BOUNDS_MB = {  # one cache per cached function (two share "theory curves": 2 × 8 MB)
-    "live charts": 32,  # scansnap.ui.kinds.synthetic.live: built chart payloads (shared by a run's watchers)
-    "run statics": 64,  # scansnap.ui.kinds.synthetic.live: P(l|n), token kinds, the mean-field twin
+    "live charts": 32,  # scansnap.kinds.synthetic.ui.live: built chart payloads (shared by a run's watchers)
+    "run statics": 64,  # scansnap.kinds.synthetic.ui.live: P(l|n), token kinds, the mean-field twin
     "P previews": 16,  # scansnap.ui.page_data: the data designer's figure
     "theory curves": 8,  # scansnap.ui.page_data: the Theory page's curves (Theorem 4; JoMA)
     "compare series": 16,  # scansnap.ui.page_data: the Compare page's lines
     "reproductions": 32,  # scansnap.ui.page_data: stored reports read back
-    "text charts": 32,  # scansnap.ui.kinds.text.live: the Real text page's charts and maps (shared by its watchers)
-    "text statics": 4,  # scansnap.ui.kinds.text.live: a text run's probe words and reference levels
+    "text charts": 32,  # scansnap.kinds.text.ui.live: the Real text page's charts and maps (shared by its watchers)
+    "text statics": 4,  # scansnap.kinds.text.ui.live: a text run's probe words and reference levels
 }
 
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import streamlit as st
 
+from scansnap.kinds.text.ui.state import TEXT_KNOBS
 from scansnap.paper.findings import GridAxis, grid_finding
 from scansnap.paper.presets import SHELVES, Preset, load_presets
 from scansnap.service.facade import TERMINAL, duration
 from scansnap.ui import charts_pages, grid_form
 from scansnap.ui.errors import guarded, show_callback_error
-from scansnap.ui.kinds.text.state import TEXT_KNOBS
 from scansnap.ui.knobs import KNOBS
 from scansnap.ui.progress import run_progress
 from scansnap.ui.resources import service

@@ -78,7 +78,7 @@ register_view(
         sweep=_sweep,
         export_note="The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera "
         "button.",
-        figure="scansnap.ui.kinds.synthetic.notebook:lab_figure",
+        figure="scansnap.kinds.synthetic.ui.notebook:lab_figure",
         figure_names=("c_n", "snap", "entropy", "c_n_heatmap", "z", "bracket", "loss"),
     )
 )
@@ -91,7 +91,7 @@ register_view(
         "open it on the Real text page",
         export_note="A real-text run's zip holds config.json, scalars (step, layer, head, metric, value) and "
         "attn_maps.npz (docs/explore.md: export schema).",
-        figure="scansnap.ui.kinds.text.notebook:text_figure",
+        figure="scansnap.kinds.text.ui.notebook:text_figure",
         figure_names=("attn_entropy", "groups", "loss", "attn_map"),
     )
 )

@@ -22,7 +22,7 @@ VIEW_PARAMS = (
     "at",
     "charts",
     "theory",
-)  # what the live area shows: scansnap.ui.kinds.synthetic.state.view_from_params
+)  # what the live area shows: scansnap.kinds.synthetic.ui.state.view_from_params
 UI_PARAMS = ("preset", "run", "lecture", "show", "speed", "lock", *VIEW_PARAMS)
 DEFAULT_PRESET = "syn-small"
 LECTURE_PRESET = "lecture"  # what ?lecture=1 alone opens

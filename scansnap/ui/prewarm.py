@@ -18,13 +18,13 @@ def prewarm() -> float:
     if os.environ.get("SCANSNAP_PREWARM", "1") == "0":
         return 0.0
     t0 = time.perf_counter()
-    from scansnap.paper.presets import load_presets
-    from scansnap.ui import shell  # noqa: F401  (the imports are the point)
-    from scansnap.ui.chart_style import FONT, LECTURE_FONT
-    from scansnap.ui.kinds.synthetic import (
+    from scansnap.kinds.synthetic.ui import (
         actions,  # noqa: F401
         live,  # noqa: F401
     )
+    from scansnap.paper.presets import load_presets
+    from scansnap.ui import shell  # noqa: F401  (the imports are the point)
+    from scansnap.ui.chart_style import FONT, LECTURE_FONT
     from scansnap.ui.knobs import DEFAULT_PRESET, LECTURE_PRESET
     from scansnap.ui.page_data import p_preview
     from scansnap.ui.resources import service

@@ -10,7 +10,7 @@ from typing import Any
 import streamlit as st
 
 from scansnap.core.config import ConfigError, RunConfig
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.service.facade import TERMINAL, JobStatus, ServiceError
 from scansnap.ui.resources import service
 from scansnap.ui.result_words import RunProgress

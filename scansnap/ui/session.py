@@ -1,5 +1,5 @@
 """One browser session: who it is (owner, operator) and what it may manage.  (The Lab's state in the
-URL is :mod:`scansnap.ui.kinds.synthetic.state`, the Real text page's :mod:`scansnap.ui.kinds.text.state`.)
+URL is :mod:`scansnap.kinds.synthetic.ui.state`, the Real text page's :mod:`scansnap.kinds.text.ui.state`.)
 
 Session keys: ``owner`` (this browser's owner id), ``operator`` (the operator key was typed).
 """

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from scansnap.core.config import flatten_dotted
-from scansnap.ui.kinds.text.state import TEXT_KNOBS
+from scansnap.kinds.text.ui.state import TEXT_KNOBS
 from scansnap.ui.knobs import KNOBS
 
 KIND_WORDS = {"synthetic": "synthetic", "text": "real text"}

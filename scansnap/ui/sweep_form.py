@@ -16,10 +16,10 @@ from typing import Any
 import streamlit as st
 
 from scansnap.core.config import ConfigError, RunConfig
+from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.presets import Preset
 from scansnap.paper.sweeps import SweepSettings, sweep_config, sweep_settings
 from scansnap.service.facade import ServiceError
-from scansnap.ui.kinds.synthetic.state import LAB
 from scansnap.ui.text import shown
 
 ss = st.session_state

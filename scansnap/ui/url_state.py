@@ -1,5 +1,5 @@
 """One implementation of a page's URL ⇄ session state table, used by every kind's page (the Lab:
-:mod:`scansnap.ui.kinds.synthetic.state`, Real text: :mod:`scansnap.ui.kinds.text.state`).
+:mod:`scansnap.kinds.synthetic.ui.state`, Real text: :mod:`scansnap.kinds.text.ui.state`).
 
 The URL holds ``preset=<name>`` plus one ``<dotted.key>=<value>`` for every setting that differs from
 the preset, so ``preset.config.with_overrides(params)`` rebuilds the exact config; ``run`` reopens a

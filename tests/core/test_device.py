@@ -15,9 +15,9 @@ import torch
 from scansnap.core import device, train
 from scansnap.core.optim import ReplicaOptimizer
 from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.service import training as yz_training
 from scansnap.paper.presets import get_preset
 from scansnap.service import runner
-from scansnap.service.kinds.synthetic import training as yz_training
 from scansnap.service.store import RunStore
 
 

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from scansnap.core.config import ConfigError
-from scansnap.core.text.config import check_corpus_fits
-from scansnap.core.text.data import batchify, window
-from scansnap.core.text.trainer import TextTrainer
+from scansnap.kinds.text.science.config import check_corpus_fits
+from scansnap.kinds.text.science.data import batchify, window
+from scansnap.kinds.text.science.trainer import TextTrainer
 from tests.core.test_text_trainer import small_cfg, synthetic_corpus
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

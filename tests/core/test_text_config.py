@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scansnap.core.config import ConfigError
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
 
 
 def test_defaults_are_the_papers_fig7_run():

@@ -1,4 +1,4 @@
-"""Scan & Snap's common and distinct tokens on a corpus (scansnap.core.text.contexts), against explicit
+"""Scan & Snap's common and distinct tokens on a corpus (scansnap.kinds.text.science.contexts), against explicit
 float64 loops and a corpus with a planted answer; the trainer's shares on them."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from scansnap.core.text import contexts
-from scansnap.core.text.data import EncodedCorpus
-from scansnap.core.text.tokenizer import Vocabulary
-from scansnap.core.text.trainer import TextTrainer
+from scansnap.kinds.text.science import contexts
+from scansnap.kinds.text.science.data import EncodedCorpus
+from scansnap.kinds.text.science.tokenizer import Vocabulary
+from scansnap.kinds.text.science.trainer import TextTrainer
 from tests.core.test_text_trainer import small_cfg, synthetic_corpus
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

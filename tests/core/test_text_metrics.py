@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.text import metrics as tm
+from scansnap.kinds.text.science import metrics as tm
 
 
 def random_causal_maps(B: int, H: int, T: int, seed: int = 0) -> np.ndarray:

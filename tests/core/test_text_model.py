@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.text.config import TextModelConfig
-from scansnap.core.text.model import CausalLM, causal_mask, parameter_group, sinusoidal_table
+from scansnap.kinds.text.science.config import TextModelConfig
+from scansnap.kinds.text.science.model import CausalLM, causal_mask, parameter_group, sinusoidal_table
 
 V, T = 50, 9
 

@@ -1,4 +1,4 @@
-"""A real-text run's snapshot schedule (scansnap/core/text/schedule.py): its quarter points, within its cap."""
+"""A real-text run's snapshot schedule (scansnap/kinds/text/science/schedule.py): its quarter points, within its cap."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scansnap.core.config import ConfigError
-from scansnap.core.text.config import TextRunConfig
-from scansnap.core.text.schedule import schedule
+from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.kinds.text.science.schedule import schedule
 from scansnap.service.store import MAX_SNAPSHOTS_PER_RUN
 
 

@@ -1,4 +1,4 @@
-"""A typed sentence's attention (science §5): the NumPy float64 forward of scansnap/core/text/sentence.py
+"""A typed sentence's attention (science §5): the NumPy float64 forward of scansnap/kinds/text/science/sentence.py
 equals the torch model's own maps (run in float64) for every norm, positional encoding and MLP, and the
 steps whose weights a run keeps."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.text.config import TextModelConfig
-from scansnap.core.text.model import CausalLM
-from scansnap.core.text.schedule import weight_steps
-from scansnap.core.text.sentence import attention_weights, sentence_attention
+from scansnap.kinds.text.science.config import TextModelConfig
+from scansnap.kinds.text.science.model import CausalLM
+from scansnap.kinds.text.science.schedule import weight_steps
+from scansnap.kinds.text.science.sentence import attention_weights, sentence_attention
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

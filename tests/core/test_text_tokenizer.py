@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.text.data import (
+from scansnap.kinds.text.science.data import (
     CorpusText,
     batchify,
     encode_corpus,
@@ -16,7 +16,7 @@ from scansnap.core.text.data import (
     window,
     windows_per_epoch,
 )
-from scansnap.core.text.tokenizer import UNK, basic_english, build_vocabulary
+from scansnap.kinds.text.science.tokenizer import UNK, basic_english, build_vocabulary
 
 
 @pytest.mark.parametrize(

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from scansnap.core.config import ConfigError
-from scansnap.core.text import metrics as tm
-from scansnap.core.text.config import TextRunConfig
-from scansnap.core.text.data import EncodedCorpus
-from scansnap.core.text.tokenizer import Vocabulary
-from scansnap.core.text.trainer import TextTrainer, schedule
+from scansnap.kinds.text.science import metrics as tm
+from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.kinds.text.science.data import EncodedCorpus
+from scansnap.kinds.text.science.tokenizer import Vocabulary
+from scansnap.kinds.text.science.trainer import TextTrainer, schedule
 
 V = 40
 
@@ -161,7 +161,7 @@ def test_too_small_corpora_are_refused_with_the_numbers():
 
 
 def test_divergence_is_reported():
-    from scansnap.core.text.trainer import TextDivergedError
+    from scansnap.kinds.text.science.trainer import TextDivergedError
 
     cfg = small_cfg(**{"optim.lr_other": 1e3, "optim.lr_attention": 1e3, "optim.lr_mlp": 1e3, "optim.clip_norm": None})
     tr = TextTrainer(cfg, synthetic_corpus())

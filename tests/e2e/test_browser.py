@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from scansnap.kinds.synthetic.ui.chart_list import CHARTS
 from scansnap.paper.presets import get_preset
-from scansnap.ui.kinds.synthetic.chart_list import CHARTS
 from tests.e2e.watching import serve_watched
 from tests.guards import GUARD_MS, GUARD_S
 from tests.service.test_health import damage_a_middle_page, store_with_runs
@@ -482,9 +482,9 @@ def test_over_budget_sweep_says_why_and_never_shows_the_generic_error(tmp_path, 
     is 1,024 MB: the budget's estimate for it is ~1,529 MB (``budget.estimate``, the worker process and
     the checkpoint's packed copies counted; within the default 2,048 MB), so it refuses with its estimate
     and the limit before Run is pressed; Streamlit's generic error never shows."""
+    from scansnap.kinds.synthetic.service.budget import estimate
     from scansnap.paper.presets import get_preset
     from scansnap.service import budget
-    from scansnap.service.kinds.synthetic.budget import estimate
 
     cfg = get_preset("syn-medium-10").config.with_overrides({"replicas.seeds": list(range(1, 26))})
     assert 1024 < estimate(cfg).total_mb < budget.DEFAULT_MAX_RUN_MB  # refused here, not by default

@@ -17,8 +17,8 @@ import pytest
 
 from bench.st_client import StClient
 from bench.webserver import serve
+from scansnap.kinds.synthetic.service.budget import estimated_seconds
 from scansnap.paper.presets import get_preset
-from scansnap.service.kinds.synthetic.budget import estimated_seconds
 from scansnap.service.store import RunStore
 from tests.guards import GUARD_S
 

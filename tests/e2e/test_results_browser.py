@@ -13,9 +13,9 @@ import pytest
 
 from bench.webserver import launch_chromium
 from scansnap.core.metrics import bare_label
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.kinds.text.service.runs import TEXT, store_rows
 from scansnap.paper.presets import get_preset
-from scansnap.service.kinds.text.runs import TEXT, store_rows
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from scansnap.ui.result_words import column_label

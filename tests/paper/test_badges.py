@@ -31,6 +31,8 @@ from scansnap.cli import verdict_lines
 from scansnap.core import calibration as cal
 from scansnap.core.config import RunConfig
 from scansnap.core.data import build_problem
+from scansnap.kinds.synthetic.service.export import verdicts_json
+from scansnap.kinds.synthetic.ui import live as area
 from scansnap.paper import claims
 from scansnap.paper.claims import CURVE_TOL, verdict_text
 from scansnap.paper.history import RunHistory, observed, problem_from_statics
@@ -38,11 +40,9 @@ from scansnap.paper.items.common import observed_from_snapshots, train
 from scansnap.paper.presets import get_preset
 from scansnap.paper.run_theory import failed_conditions, replica_curves
 from scansnap.paper.verdicts import Verdict
-from scansnap.service.kinds.synthetic.export import verdicts_json
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from scansnap.ui.exports import html_report
-from scansnap.ui.kinds.synthetic import live as area
 
 SHORT = {"optim.steps": 200}  # theorem4: t_0 = 2K ln M/η_Y ≈ 63 steps, so 200 steps pass it
 FEW_DISTINCT = {**SHORT, "data.num_distinct_per_next": 3}
@@ -73,7 +73,7 @@ def runs(store):
 
 
 def lab(store: RunStore, rid: str) -> dict[str, Verdict]:
-    """The Lab's badges for replica 0 of the stored run (its tick: scansnap/ui/kinds/synthetic/live.py)."""
+    """The Lab's badges for replica 0 of the stored run (its tick: scansnap/kinds/synthetic/ui/live.py)."""
     hist = RunHistory(rid)
     hist.update(store)
     tick = area._tick(hist, store.statics(rid), store.get_run(rid)["config_json"], rid, (0, 0, 0, None, 15))

@@ -11,14 +11,14 @@ import pytest
 
 from scansnap.core.config import RunConfig
 from scansnap.core.data import build_problem
+from scansnap.kinds.synthetic.ui import charts as lab_charts
+from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.claims import run_claims
 from scansnap.paper.history import RunHistory, decimate, observed, rnd, token_info
 from scansnap.paper.presets import get_preset, load_presets
 from scansnap.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
 from scansnap.paper.theory_view import Snap, calibrated_overlay
 from scansnap.ui import chart_style, charts, token_lines
-from scansnap.ui.kinds.synthetic import charts as lab_charts
-from scansnap.ui.kinds.synthetic.state import LAB
 from scansnap.ui.url_state import encode
 
 

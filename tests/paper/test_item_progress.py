@@ -47,7 +47,7 @@ def test_yz_item_snapshots_are_the_trainers_and_every_step_is_told():
 
 
 def test_text_item_snapshots_are_the_trainers_and_every_step_is_told():
-    from scansnap.core.text.trainer import TextTrainer
+    from scansnap.kinds.text.science.trainer import TextTrainer
 
     cfg = small_cfg()
     told: list[int] = []

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scansnap.core.text.data import EncodedCorpus
-from scansnap.core.text.tokenizer import Vocabulary
+from scansnap.kinds.text.science.data import EncodedCorpus
+from scansnap.kinds.text.science.tokenizer import Vocabulary
 from scansnap.paper.items import configs, fig7, joma_real
 
 V = 60

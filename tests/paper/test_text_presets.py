@@ -7,8 +7,8 @@ import json
 import pytest
 
 from scansnap.core.config import ConfigError
+from scansnap.kinds.text.service.budget import check_text_budget
 from scansnap.paper.presets import get_preset, load_presets
-from scansnap.service.kinds.text.budget import check_text_budget
 
 EXPECTED = {
     "text-fig7-1layer",

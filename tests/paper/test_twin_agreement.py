@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.ui.charts import twin_flip
 from scansnap.paper.history import RunHistory
 from scansnap.paper.meanfield import meanfield_twin
 from scansnap.paper.presets import get_preset
 from scansnap.paper.theory_view import twin_agreement
-from scansnap.ui.kinds.synthetic.charts import twin_flip
 
 
 def finite_T_run(distinct: int, steps: int = 300) -> tuple[RunHistory, dict[str, np.ndarray]]:

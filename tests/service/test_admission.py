@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
+from scansnap.kinds.synthetic.service.budget import estimated_seconds
 from scansnap.paper.items.costs import estimated_seconds as reproduction_seconds
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import Actor, LabService, ServiceError
 from scansnap.service.jobs import JobManager
-from scansnap.service.kinds.synthetic.budget import estimated_seconds
 from scansnap.service.limits import Limits
 from scansnap.service.store import RunStore
 from tests.guards import GUARD_S

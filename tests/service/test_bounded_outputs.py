@@ -14,14 +14,14 @@ from contextlib import closing
 import numpy as np
 import pytest
 
+from scansnap.kinds.synthetic.service import export as syn_export
+from scansnap.kinds.text.service.export import maps_npz, write_maps
 from scansnap.paper.presets import get_preset
 from scansnap.service import health, runner
 from scansnap.service.control import RunControl
 from scansnap.service.export import export_size, zip_export
 from scansnap.service.facade import Actor, LabService, ServiceError
 from scansnap.service.jobs import JobManager
-from scansnap.service.kinds.synthetic import export as syn_export
-from scansnap.service.kinds.text.export import maps_npz, write_maps
 from scansnap.service.store import DB_NAME, RunStore
 from tests.service.test_health import damage_a_middle_page, store_with_runs
 from tests.service.test_text_runs import SMALL

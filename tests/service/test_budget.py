@@ -4,9 +4,9 @@ training takes: bench/estimates.py)."""
 import pytest
 
 from scansnap.core.config import ConfigError, RunConfig
+from scansnap.kinds.synthetic.service.budget import check_budget, estimate
 from scansnap.paper.presets import get_preset
 from scansnap.service.budget import WORKER_MB
-from scansnap.service.kinds.synthetic.budget import check_budget, estimate
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 

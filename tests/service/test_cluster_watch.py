@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from scansnap.core.config import ConfigError
+from scansnap.kinds.synthetic.service.budget import check_budget
 from scansnap.paper.presets import get_preset
 from scansnap.service import budget
 from scansnap.service.cluster_watch import Capacity, capacity_of
 from scansnap.service.jobs import JobManager
-from scansnap.service.kinds.synthetic.budget import check_budget
 from scansnap.service.store import RunStore
 
 GB = 2**30

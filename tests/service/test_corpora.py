@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from scansnap.core.config import ConfigError
-from scansnap.core.text.config import TextDataConfig
+from scansnap.kinds.text.science.config import TextDataConfig
 from scansnap.service import corpora
 
 WIKI_TRAIN = " = Valkyria Chronicles III = \n\n Senjō no Valkyria 3 : <unk> Chronicles is a game . \n" * 50
@@ -147,8 +147,8 @@ def test_short_training_on_the_builtin_corpus_lowers_layer1_entropy():
     """50 SGD steps of the paper's 1-layer model (vocabulary capped at 2,000 words, one thread)."""
     import torch
 
-    from scansnap.core.text.config import TextRunConfig
-    from scansnap.core.text.trainer import TextTrainer
+    from scansnap.kinds.text.science.config import TextRunConfig
+    from scansnap.kinds.text.science.trainer import TextTrainer
 
     cfg = TextRunConfig().with_overrides({"data.vocab_size": 2000, "model.device": "cpu", "optim.steps": 50})
     old = torch.get_num_threads()

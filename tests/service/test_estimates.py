@@ -11,12 +11,12 @@ import pytest
 
 from scansnap.core.config import ConfigError
 from scansnap.core.schedule import snapshot_steps
+from scansnap.kinds.synthetic.service import budget as syn
+from scansnap.kinds.text.service import runs as text_runs
 from scansnap.paper.presets import get_preset
 from scansnap.service import budget, runner
 from scansnap.service.control import RunControl
 from scansnap.service.jobs import JobManager
-from scansnap.service.kinds.synthetic import budget as syn
-from scansnap.service.kinds.text import runs as text_runs
 from scansnap.service.limits import Limits
 from scansnap.service.run_kinds import run_disk_bytes
 from scansnap.service.store import RunStore

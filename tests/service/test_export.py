@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scansnap.kinds.synthetic.service.export import scalars_frame, trajectory_frame
 from scansnap.service.export import export_run
-from scansnap.service.kinds.synthetic.export import scalars_frame, trajectory_frame
 from scansnap.service.store import RunStore
 
 K, M, Q, R = 3, 8, 2, 2

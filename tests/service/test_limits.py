@@ -7,10 +7,10 @@ import re
 
 import pytest
 
+from scansnap.kinds.synthetic.service.budget import estimated_seconds
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import Actor, LabService, ServiceError
 from scansnap.service.jobs import TERMINAL, JobManager
-from scansnap.service.kinds.synthetic.budget import estimated_seconds
 from scansnap.service.limits import IDLE_PAUSE_FLOOR_S, REFRESH_S, SLOWEST_REFRESH_S, Limits, live_refresh_s
 from scansnap.service.store import RunStore
 from tests.guards import GUARD_S

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.paper.history import RunHistory, problem_from_statics
 from scansnap.paper.theory_view import THEORY_STATICS, calibrated_overlay, stored_overlay
 from scansnap.service.export import zipped_export
@@ -103,8 +103,8 @@ def test_an_old_synthetic_run_gets_its_theorem4_overlay_once(old_store, monkeypa
     """The old release stored no overlay (its charts computed it on every view, from the run's first
     stored logits): the first read through the facade computes it from those, stores it, and the next
     read finds it stored.  A text run has none to derive."""
+    from scansnap.kinds.synthetic.service import theory as yz_theory
     from scansnap.service.facade import StoredRuns
-    from scansnap.service.kinds.synthetic import theory as yz_theory
 
     runs = _by_name(old_store)
     rid = runs["finished synthetic"]["id"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from scansnap.core.config import RunConfig
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import get_service
 from scansnap.service.jobs import get_manager

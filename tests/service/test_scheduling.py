@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scansnap.kinds.synthetic.service.budget import STEP_OVERHEAD_S
 from scansnap.service.control import LIGHT_DUTY, RunControl, is_light
 from scansnap.service.job_state import REPRODUCE, TRAIN, Job
 from scansnap.service.jobs import JobManager
-from scansnap.service.kinds.synthetic.budget import STEP_OVERHEAD_S
 from scansnap.service.limits import Limits
 from scansnap.service.scheduling import expected_wait, queue_sentence
 from scansnap.service.store import RunStore

@@ -7,11 +7,11 @@ import math
 import pytest
 
 from scansnap.core.config import ConfigError
-from scansnap.core.text import contexts
-from scansnap.core.text.config import TextRunConfig
-from scansnap.core.text.model import CausalLM
-from scansnap.service.kinds.text import budget
-from scansnap.service.kinds.text.budget import check_text_budget, count_parameters, estimate
+from scansnap.kinds.text.science import contexts
+from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.kinds.text.science.model import CausalLM
+from scansnap.kinds.text.service import budget
+from scansnap.kinds.text.service.budget import check_text_budget, count_parameters, estimate
 
 
 @pytest.mark.parametrize(

@@ -9,17 +9,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scansnap.paper.presets import get_preset
-from scansnap.service import runner
-from scansnap.service.control import RunControl
-from scansnap.service.export import export_run
-from scansnap.service.kinds.text.runs import (
+from scansnap.kinds.text.service.runs import (
     MAP_MAX_T,
     MAX_HEAD_MAPS,
     TEXT_SCALARS,
     store_rows,
     stored_maps,
 )
+from scansnap.paper.presets import get_preset
+from scansnap.service import runner
+from scansnap.service.control import RunControl
+from scansnap.service.export import export_run
 from scansnap.service.run_kinds import create_run, kind_named
 from scansnap.service.store import RunStore
 
@@ -170,7 +170,7 @@ def test_a_typed_sentence_is_read_with_the_weights_kept_at_or_before_the_step_on
     a step between two kept ones reads the earlier; rewinding and deleting drop them."""
     import torch
 
-    from scansnap.core.text.tokenizer import basic_english
+    from scansnap.kinds.text.science.tokenizer import basic_english
     from scansnap.service.facade import ServiceError, StoredRuns
     from scansnap.service.runner import RunJob
 

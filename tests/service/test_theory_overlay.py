@@ -11,18 +11,18 @@ import psutil
 import pytest
 
 from scansnap.core.data import build_problem, run_statics
-from scansnap.paper.presets import get_preset
-from scansnap.paper.run_theory import replica_theory
-from scansnap.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, step_grid, stored_overlay
-from scansnap.service.kinds.synthetic import theory as yz_theory
-from scansnap.service.kinds.synthetic import training as yz_training
-from scansnap.service.kinds.synthetic.theory import (
+from scansnap.kinds.synthetic.service import theory as yz_theory
+from scansnap.kinds.synthetic.service import training as yz_training
+from scansnap.kinds.synthetic.service.theory import (
     BACKGROUND_NICE,
     INLINE_WORK,
     OverlayProcess,
     backfill_overlay,
     curve_work,
 )
+from scansnap.paper.presets import get_preset
+from scansnap.paper.run_theory import replica_theory
+from scansnap.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, step_grid, stored_overlay
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 

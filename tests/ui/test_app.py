@@ -10,9 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from scansnap.core.config import RunConfig
+from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.presets import get_preset
 from scansnap.service.jobs import get_manager
-from scansnap.ui.kinds.synthetic.state import LAB
 from tests.apphelp import live_figure, open_share_box, wait_for
 from tests.apphelp import run_app as app
 from tests.guards import GUARD_S

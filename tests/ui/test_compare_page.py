@@ -11,10 +11,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from scansnap.core.metrics import label, metric_names
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.kinds.text.service.runs import TEXT, store_rows
 from scansnap.paper.presets import get_preset
 from scansnap.service.jobs import get_manager
-from scansnap.service.kinds.text.runs import TEXT, store_rows
 from scansnap.service.runner import RunJob
 from tests.apphelp import open_page, shown_text
 

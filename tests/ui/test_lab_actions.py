@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from scansnap.kinds.synthetic.ui import actions as lab_actions
+from scansnap.kinds.synthetic.ui import state as lab_state
 from scansnap.paper.presets import get_preset
 from scansnap.ui import session, url_state
-from scansnap.ui.kinds.synthetic import actions as lab_actions
-from scansnap.ui.kinds.synthetic import state as lab_state
 
 
 @pytest.fixture

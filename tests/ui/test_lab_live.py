@@ -1,4 +1,4 @@
-"""The Lab's live tick (scansnap/ui/kinds/synthetic/live.py): what each chart is built from, and what is rebuilt."""
+"""The Lab's live tick (scansnap/kinds/synthetic/ui/live.py): what each chart is built from, and what is rebuilt."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 
 from scansnap.core.data import build_problem
+from scansnap.kinds.synthetic.ui import live as lab_live
 from scansnap.paper.history import RunHistory
 from scansnap.paper.presets import get_preset
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from scansnap.ui.chart_style import LECTURE_FONT
-from scansnap.ui.kinds.synthetic import live as lab_live
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches
 
@@ -79,7 +79,7 @@ def test_each_chart_shows_the_stored_history_it_is_built_from():
 def _two_pickers() -> None:
     import streamlit as st
 
-    from scansnap.ui.kinds.synthetic.view import _pick
+    from scansnap.kinds.synthetic.ui.view import _pick
 
     st.session_state["few"] = _pick("next token n", 3, 1, "few-key", "n")
     st.session_state["many"] = _pick("query q", 40, 7, "many-key", "q")

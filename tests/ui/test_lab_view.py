@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from scansnap.kinds.synthetic.ui.chart_list import CHART_KEYS
 from scansnap.paper.presets import get_preset
 from scansnap.service.jobs import get_manager
-from scansnap.ui.kinds.synthetic.chart_list import CHART_KEYS
 from scansnap.ui.knobs import SPEEDS, speed_label
 from tests.apphelp import live_figure, open_page, open_share_box
 from tests.apphelp import run_app as app

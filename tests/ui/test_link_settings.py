@@ -5,7 +5,7 @@ the preset's values are kept for them."""
 
 from __future__ import annotations
 
-from scansnap.core.text.config import TextModelConfig
+from scansnap.kinds.text.science.config import TextModelConfig
 from scansnap.paper.presets import get_preset
 from tests.apphelp import run_app
 from tests.ui.test_text_page import open_text_page

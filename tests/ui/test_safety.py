@@ -67,7 +67,7 @@ def test_number_widgets_carry_the_schemas_bounds(data_dir):
 
 def test_a_replica_count_past_the_maximum_builds_no_list(data_dir, monkeypatch):
     """A client can send any number for a widget: the callback clamps before building the seed list."""
-    from scansnap.ui.kinds.synthetic import actions as lab_actions
+    from scansnap.kinds.synthetic.ui import actions as lab_actions
     from scansnap.ui.knobs import KNOBS
 
     ss = {"lab.rev": 1, "lab.cfg": get_preset("syn-small").config.to_dict(), "lab.lock": None}

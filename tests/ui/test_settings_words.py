@@ -10,9 +10,9 @@ import re
 import pytest
 
 from scansnap.core.config import flatten_dotted
-from scansnap.core.text.config import TextRunConfig
+from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.kinds.text.ui.state import TEXT_KNOBS
 from scansnap.paper.presets import get_preset, load_presets
-from scansnap.ui.kinds.text.state import TEXT_KNOBS
 from scansnap.ui.knobs import KNOBS
 from scansnap.ui.settings_words import (
     BUILTIN_CORPUS,

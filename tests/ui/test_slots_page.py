@@ -68,7 +68,7 @@ def _pause_then_resume_each_twice() -> None:
 
     import streamlit as st
 
-    from scansnap.ui.kinds.synthetic.actions import RUN
+    from scansnap.kinds.synthetic.ui.actions import RUN
     from tests.guards import GUARD_S
 
     action = st.session_state["do"]

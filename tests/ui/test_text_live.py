@@ -1,4 +1,4 @@
-"""The Real text page's live charts (scansnap/ui/kinds/text/live.py): every chart of one tick shows the same step."""
+"""The Real text page's live charts (scansnap/kinds/text/ui/live.py): every chart of one tick shows the same step."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from scansnap.kinds.text.ui import live as text_live
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
-from scansnap.ui.kinds.text import live as text_live
 from tests.service.test_text_runs import small_cfg
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime" warnings of the caches

@@ -12,13 +12,13 @@ from multiprocessing import forkserver
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from scansnap.kinds.text.ui.history import TextHistory
 from scansnap.paper.items.costs import about
 from scansnap.paper.presets import load_presets
 from scansnap.service.facade import get_service
 from scansnap.service.jobs import get_manager
 from scansnap.service.store import RunStore
 from scansnap.ui.chart_style import plain_title
-from scansnap.ui.kinds.text.history import TextHistory
 from tests.apphelp import APP, live_figure
 from tests.guards import GUARD_S
 

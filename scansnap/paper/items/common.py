@@ -3,7 +3,7 @@ figure used by Figs. 4 and 5; for the real-text items (fig7, joma-real) training
 frames, the attention-map grid and the entropy curves.
 
 The paper layer does no I/O, so the real-text items take a ``corpus_loader``: a function from
-:class:`~scansnap.core.text.config.TextDataConfig` to :class:`~scansnap.core.text.data.EncodedCorpus`;
+:class:`~scansnap.kinds.text.science.config.TextDataConfig` to :class:`~scansnap.kinds.text.science.data.EncodedCorpus`;
 the service passes ``scansnap.service.corpora.encoded_corpus``."""
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from plotly.subplots import make_subplots
 
 from scansnap.core.config import RunConfig
 from scansnap.core.metrics import html_subscripts
-from scansnap.core.text.config import TextDataConfig, TextRunConfig
-from scansnap.core.text.data import EncodedCorpus
-from scansnap.core.text.trainer import TextSnapshot, TextTrainer
 from scansnap.core.train import Snapshot, Trainer
+from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
+from scansnap.kinds.text.science.data import EncodedCorpus
+from scansnap.kinds.text.science.trainer import TextSnapshot, TextTrainer
 from scansnap.paper.claims import Observed
 from scansnap.paper.items.result import Progress
 from scansnap.paper.run_theory import replica_curves, replica_t0, unmet_conditions

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scansnap.core.text.trainer import TextSnapshot
+from scansnap.kinds.text.science.trainer import TextSnapshot
 from scansnap.paper import verdicts as vd
 from scansnap.paper.items.catalog import ITEMS
 from scansnap.paper.items.common import (
