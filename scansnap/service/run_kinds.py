@@ -1,5 +1,5 @@
-"""The registry of run kinds: each kind registered once (its package: ``scansnap/service/kinds/<kind>``,
-the protocol: :class:`scansnap.service.kinds.RunKind`), and what every kind's run goes through.
+"""The run kinds' service sides, registered once each (the packages :mod:`scansnap.registry` lists; the
+protocol: :class:`scansnap.service.kinds.RunKind`), and what every kind's run goes through.
 
 A kind is found by its config's class (a new run) or by the store's ``kind`` column (a stored run);
 nothing outside this module and the kinds' packages branches on the kind.
@@ -8,12 +8,12 @@ nothing outside this module and the kinds' packages branches on the kind.
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
-from scansnap.kinds.synthetic.service import SYNTHETIC
-from scansnap.kinds.text.service import TEXT_KIND
 from scansnap.paper.environment import environment
+from scansnap.registry import kind_packages, kind_part
 from scansnap.service.budget import Estimate
 from scansnap.service.kinds import PENDING_DEVICE, RunKind, Training
 from scansnap.service.store import RunStore
@@ -29,7 +29,28 @@ def register(kind: RunKind) -> RunKind:
     return kind
 
 
+def register_packages() -> None:
+    """Register the ``service.KIND`` of every package :func:`scansnap.registry.kind_packages` lists now
+    that is not registered yet (at import, and again where a kind is not found)."""
+    for package in kind_packages():
+        kind = kind_part(package, "service", "KIND")
+        if not isinstance(kind, RunKind):
+            raise ValueError(f"kind package {package!r} has no service.KIND (a RunKind)")
+        if kind.name not in KINDS:
+            register(kind)
+
+
+def adopt(module: str) -> None:
+    """Import a kind's worker module and register the ``KIND`` it holds, if any, in a process started
+    before the kind was listed (a pool's worker; the built-in kinds' modules hold none)."""
+    kind = getattr(importlib.import_module(module), "KIND", None)
+    if isinstance(kind, RunKind) and kind.name not in KINDS:
+        register(kind)
+
+
 def kind_named(name: str) -> RunKind:
+    if name not in KINDS:
+        register_packages()
     try:
         return KINDS[name]
     except KeyError:
@@ -37,10 +58,15 @@ def kind_named(name: str) -> RunKind:
 
 
 def kind_of(cfg: Any) -> RunKind:
-    """The kind whose config class ``cfg`` is."""
-    for kind in KINDS.values():
-        if type(cfg) is kind.config:
-            return kind
+    """The kind whose config class ``cfg`` is (one the registry lists now, or the ``KIND`` of its module)."""
+    for attempt in range(3):
+        for kind in KINDS.values():
+            if type(cfg) is kind.config:
+                return kind
+        if attempt == 0:
+            register_packages()
+        elif type(cfg).__module__ in sys.modules:
+            adopt(type(cfg).__module__)
     raise ValueError(f"no run kind takes a {type(cfg).__name__}; registered: {', '.join(KINDS)}")
 
 
@@ -107,5 +133,4 @@ def open_training(cfg: Any, store: RunStore) -> Training:
     return training
 
 
-for _kind in (SYNTHETIC, TEXT_KIND):  # the built-in kinds: a new kind is one package and one name here
-    register(_kind)
+register_packages()

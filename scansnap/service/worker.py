@@ -18,7 +18,6 @@ writing to the store; the run is marked ``interrupted`` when the store is next o
 from __future__ import annotations
 
 import contextlib
-import importlib
 import multiprocessing as mp
 import os
 from multiprocessing import forkserver
@@ -27,7 +26,7 @@ from multiprocessing.context import ForkServerContext, SpawnContext
 from pathlib import Path
 
 from scansnap.service.control import RunControl
-from scansnap.service.run_kinds import KINDS
+from scansnap.service.run_kinds import KINDS, adopt
 from scansnap.service.store import RunStore
 from scansnap.service.writers import die_with
 
@@ -107,7 +106,7 @@ def train_stored_run(
     kind_module: str | None = None,
 ) -> None:
     """Worker entry point: train stored run ``run_id`` (of any registered kind: ``kind_module``, the
-    module of its worker side, is imported first, and registers the kind if it is not built in) from its
+    module of its worker side, is imported first, and its ``KIND`` registered if this process lacks it) from its
     last checkpoint, sending ``("status", status, message)`` on ``report`` after every status change
     and ``("demand", d)`` when what it asks of the scheduler changes (FULL, LIGHT, IDLE); it ends at a
     terminal status, or, paused for ``park_after_s``, after storing a checkpoint and sending
@@ -117,7 +116,7 @@ def train_stored_run(
     try:
         _enter(server_pid, torch_threads, cpus)
         if kind_module is not None:
-            importlib.import_module(kind_module)
+            adopt(kind_module)
         store = RunStore(data_dir)
         job = RunJob.resume(store, run_id, status="running")
     except Exception as e:  # nothing trained: say why, in the store if it can be reached

@@ -20,7 +20,7 @@ import streamlit as st
 
 from scansnap.service.facade import PUBLIC_URL_ENV, code_problem, is_loopback, lan_address, public_base, with_host
 from scansnap.ui.errors import guarded
-from scansnap.ui.kind_views import VIEWS
+from scansnap.ui.kind_views import views
 from scansnap.ui.resources import service
 from scansnap.ui.session import actor, may_manage
 from scansnap.ui.text import plain, shown
@@ -34,7 +34,7 @@ HOME = "lab"  # the page the app opens at "/" (scansnap/ui/shell.py PAGES[0]); t
 # ------------------------------------------------------------------------------ pure
 def page_path(kind: str) -> str:
     """The URL path of the page that shows runs of ``kind`` ("" for the home page)."""
-    stem = Path(VIEWS[kind].page or "").stem
+    stem = Path(views()[kind].page or "").stem
     return "" if stem == HOME else stem
 
 

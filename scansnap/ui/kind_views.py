@@ -1,5 +1,5 @@
-"""How the pages show a run of each kind, registered once per kind (the service side of a kind is
-:mod:`scansnap.service.run_kinds`): the page that opens it, how many models it trains side by side,
+"""How the pages show a run of each kind: the ``ui.VIEW`` of each kind's package (:mod:`scansnap.registry`;
+its service side: :mod:`scansnap.service.run_kinds`): the page that opens it, how many models it trains side by side,
 whether it has an HTML report, what its export holds, and its figures outside the dashboard (``figure``:
 ``"module:function"`` taking the facade's stored runs, the run id, a name of ``figure_names`` and the view's
 options, returning the page's Plotly figure).  A kind with no view registered is listed
@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from scansnap.registry import kind_packages, kind_part
 
 
 def one_model(_config: dict[str, Any]) -> int:
@@ -42,56 +44,19 @@ class KindView:
         return self.sweep(json.loads(info["config_json"]))
 
 
-VIEWS: dict[str, KindView] = {}
+_VIEWS: dict[str, KindView] = {}
 
 
-def register_view(view: KindView) -> KindView:
-    if view.name in VIEWS:
-        raise ValueError(f"run kind {view.name!r} has a view already")
-    VIEWS[view.name] = view
-    return view
+def views() -> dict[str, KindView]:
+    """Each kind's view by its store name (each kind's ``ui.VIEW``, imported on first use: a kind's page
+    parts import this module)."""
+    for package in kind_packages():
+        view = kind_part(package, "ui", "VIEW")
+        if isinstance(view, KindView) and view.name not in _VIEWS:
+            _VIEWS[view.name] = view
+    return _VIEWS
 
 
 def view_of(info: dict[str, Any]) -> KindView:
     """The view of a stored run's kind (a bare one for a kind with none registered)."""
-    return VIEWS.get(info.get("kind", ""), KindView(info.get("kind", ""), noun=info.get("kind", "")))
-
-
-def _replicas(config: dict[str, Any]) -> int:
-    rep = config["replicas"]
-    return len(rep["seeds"]) * len(rep.get("lr_pairs") or [0])
-
-
-def _sweep(config: dict[str, Any]) -> bool:
-    return bool(config["replicas"].get("lr_pairs"))
-
-
-register_view(
-    KindView(
-        "synthetic",
-        "app_pages/lab.py",
-        "the Lab",
-        "synthetic",
-        "open it in the Lab",
-        _replicas,
-        report=True,
-        sweep=_sweep,
-        export_note="The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera "
-        "button.",
-        figure="scansnap.kinds.synthetic.ui.notebook:lab_figure",
-        figure_names=("c_n", "snap", "entropy", "c_n_heatmap", "z", "bracket", "loss"),
-    )
-)
-register_view(
-    KindView(
-        "text",
-        "app_pages/text.py",
-        "Real text",
-        "real-text",
-        "open it on the Real text page",
-        export_note="A real-text run's zip holds config.json, scalars (step, layer, head, metric, value) and "
-        "attn_maps.npz (docs/explore.md: export schema).",
-        figure="scansnap.kinds.text.ui.notebook:text_figure",
-        figure_names=("attn_entropy", "groups", "loss", "attn_map"),
-    )
-)
+    return views().get(info.get("kind", ""), KindView(info.get("kind", ""), noun=info.get("kind", "")))

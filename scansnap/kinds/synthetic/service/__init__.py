@@ -25,7 +25,7 @@ def _statics(cfg: RunConfig) -> dict[str, np.ndarray]:
     return run_statics(cfg.lr_pairs, list(cfg.replicas.seeds), build_problem(cfg.data))
 
 
-SYNTHETIC = RunKind(
+KIND = RunKind(
     "synthetic",
     RunConfig,
     _seconds,

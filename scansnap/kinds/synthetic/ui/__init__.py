@@ -1,1 +1,31 @@
 """The Lab: the synthetic kind's page body (URL state, actions, live area, charts, the view of one run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scansnap.ui.kind_views import KindView
+
+
+def _replicas(config: dict[str, Any]) -> int:
+    rep = config["replicas"]
+    return len(rep["seeds"]) * len(rep.get("lr_pairs") or [0])
+
+
+def _sweep(config: dict[str, Any]) -> bool:
+    return bool(config["replicas"].get("lr_pairs"))
+
+
+VIEW = KindView(
+    "synthetic",
+    "app_pages/lab.py",
+    "the Lab",
+    "synthetic",
+    "open it in the Lab",
+    _replicas,
+    report=True,
+    sweep=_sweep,
+    export_note="The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera button.",
+    figure="scansnap.kinds.synthetic.ui.notebook:lab_figure",
+    figure_names=("c_n", "snap", "entropy", "c_n_heatmap", "z", "bracket", "loss"),
+)

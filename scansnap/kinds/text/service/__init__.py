@@ -13,7 +13,7 @@ def _offered_corpus(cfg: TextRunConfig) -> TextRunConfig:
     return cfg.model_copy(update={"data": check_dashboard_data(cfg.data)})
 
 
-TEXT_KIND = RunKind(
+KIND = RunKind(
     TEXT,
     TextRunConfig,
     text_seconds,

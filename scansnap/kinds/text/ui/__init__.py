@@ -1,1 +1,17 @@
 """The Real text page's body: its URL state, actions, live area, charts and history reader."""
+
+from __future__ import annotations
+
+from scansnap.ui.kind_views import KindView
+
+VIEW = KindView(
+    "text",
+    "app_pages/text.py",
+    "Real text",
+    "real-text",
+    "open it on the Real text page",
+    export_note="A real-text run's zip holds config.json, scalars (step, layer, head, metric, value) and "
+    "attn_maps.npz (docs/explore.md: export schema).",
+    figure="scansnap.kinds.text.ui.notebook:text_figure",
+    figure_names=("attn_entropy", "groups", "loss", "attn_map"),
+)

@@ -1,5 +1,5 @@
-"""A toy third run kind, registered from the test suite only (on import, in the test process and in the
-worker that trains it): what a new kind must supply, and nothing else.
+"""A toy third kind's service side: what a new kind must supply, and nothing else.  It lives in its own
+folder, and no file outside it names it; ``SCANSNAP_KINDS`` registers it (``conftest.py`` here).
 
 The toy decays one number: x_t = x_0 (1 − r)^t, with x_0 = 1 and rate r; a snapshot every 5 steps
 stores x as an array and as the scalar metric ``x`` (replica 0, no class).
@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict
 
 from scansnap.service.files import atomic_write, write_table
 from scansnap.service.kinds import RunKind
-from scansnap.service.run_kinds import KINDS, register
 from scansnap.service.store import RunStore
 
 NAME = "toy"
@@ -97,5 +96,4 @@ def toy_seconds(_data_dir: Any, cfg: ToyConfig) -> float:
     return 0.001 * cfg.optim.steps
 
 
-if NAME not in KINDS:
-    register(RunKind(NAME, ToyConfig, toy_seconds, f"{__name__}:ToyTraining", f"{__name__}:export_toy"))
+KIND = RunKind(NAME, ToyConfig, toy_seconds, f"{__name__}:ToyTraining", f"{__name__}:export_toy")

@@ -1,0 +1,5 @@
+"""The toy kind's page side: how the Runs page names its runs (no page opens one)."""
+
+from scansnap.ui.kind_views import KindView
+
+VIEW = KindView("toy", noun="toy", export_note="A toy run's zip holds config.json and x (step, x).")
