@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.page_load import worktree
-from scansnap.core.config import RunConfig
 from scansnap.core.data import build_problem, run_statics
+from scansnap.core.run_config import RunConfig
 from scansnap.core.scalar_columns import ScalarBlocks, per_class
 from scansnap.core.schedule import TOPK, full_snapshots
 from scansnap.paper.presets import get_preset

@@ -30,8 +30,8 @@ from collections.abc import Callable
 import torch
 
 import scansnap.core.yz_kinds as yz_kinds
-from scansnap.core.config import RunConfig
 from scansnap.core.device import describe_device, resolve_device
+from scansnap.core.run_config import RunConfig
 from scansnap.core.train import Trainer
 from scansnap.paper.presets import get_preset
 from tests.oracles.old_step import OldTrainer

@@ -45,7 +45,7 @@ def parse_sets(items: list[str]) -> dict[str, str]:
 
 
 def _load_config(args: argparse.Namespace) -> Any:
-    from scansnap.core.config import RunConfig
+    from scansnap.core.run_config import RunConfig
     from scansnap.paper.presets import get_preset
 
     if bool(args.config) == bool(args.preset):

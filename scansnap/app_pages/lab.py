@@ -46,7 +46,7 @@ def knobs_ui(section: str, title: str) -> None:
                 f"This setup trains {len(cfg['replicas']['lr_pairs'])} (η_Y, η_Z) pairs (replicas.lr_pairs): "
                 "the η knobs below are not used. Sweep them on the Sweep page."
             )
-        knob_ui(knob, cfg, W(knob.key), functools.partial(lab_actions.on_knob, key=W(knob.key)))
+        knob_ui(knob, cfg, W(knob.key), functools.partial(lab_actions.on_knob, key=W(knob.key)), lab_state.SCHEMA)
         if knob.key == "optim.eta_z" and (show is None or "lock" in show):
             ratio_ui()
 

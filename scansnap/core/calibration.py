@@ -56,7 +56,7 @@ from scansnap.core import theory
 
 
 class OptimRule(Protocol):
-    """What the stepper needs of an optimiser config (scansnap.core.config.OptimConfig fits)."""
+    """What the stepper needs of an optimiser config (scansnap.core.run_config.OptimConfig fits)."""
 
     @property
     def method(self) -> str: ...

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from scansnap.core.config import OptimConfig
 from scansnap.core.optim import finish_update_
 from scansnap.core.roles import RoleBatch
+from scansnap.core.run_config import OptimConfig
 
 
 class Workspace:

@@ -19,7 +19,6 @@ import numpy as np
 import torch
 
 from scansnap.core import stats as mx
-from scansnap.core.config import RunConfig
 from scansnap.core.data import Problem
 from scansnap.core.model import (
     decoder_from_lemma3,
@@ -29,6 +28,7 @@ from scansnap.core.model import (
     loss_yz,
 )
 from scansnap.core.optim import ReplicaOptimizer
+from scansnap.core.run_config import RunConfig
 
 Params = dict[str, torch.Tensor]
 LossGrads = tuple[torch.Tensor, Params]

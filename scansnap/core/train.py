@@ -15,11 +15,11 @@ import numpy as np
 import torch
 
 from scansnap.core import stats as mx
-from scansnap.core.config import RunConfig
 from scansnap.core.data import ContextSampler, Problem, build_problem, run_statics
 from scansnap.core.device import resolve_device
 from scansnap.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
 from scansnap.core.kinds import to_numpy as _np
+from scansnap.core.run_config import RunConfig
 from scansnap.core.scalar_columns import ScalarBlocks, per_class, per_replica
 from scansnap.core.schedule import TOPK, full_snapshots, snapshot_steps
 from scansnap.core.tracking import DistinctTracker

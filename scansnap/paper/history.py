@@ -13,8 +13,8 @@ from typing import Any, overload
 import numpy as np
 import pandas as pd
 
-from scansnap.core.config import RunConfig
 from scansnap.core.data import KIND_COMMON, KIND_DISTINCT, Problem
+from scansnap.core.run_config import RunConfig
 from scansnap.paper.claims import Observed, run_claims
 from scansnap.paper.run_theory import replica_t0, unmet_conditions
 

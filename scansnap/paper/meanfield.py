@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from scansnap.core.config import RunConfig
 from scansnap.core.data import build_problem
 from scansnap.core.device import torch_threads
+from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import snapshot_steps
 from scansnap.core.train import DivergedError, Trainer
 

@@ -12,7 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from scansnap.core.config import ConfigError, RunConfig
+from scansnap.core.config import ConfigError
+from scansnap.core.run_config import RunConfig
 from scansnap.kinds.text.science.config import TextRunConfig
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "assets" / "presets"

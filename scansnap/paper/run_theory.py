@@ -15,8 +15,8 @@ import numpy as np
 
 from scansnap.core import calibration as cal
 from scansnap.core import theory_checks as tc
-from scansnap.core.config import RunConfig
 from scansnap.core.data import Problem, build_problem
+from scansnap.core.run_config import RunConfig
 
 THEOREMS = {"theorem2": "Thm 2", "theorem3": "Thm 3", "theorem4": "Thm 4"}
 

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scansnap.core.config import RunConfig, flatten_dotted
+from scansnap.core.config import flatten_dotted
+from scansnap.core.run_config import RunConfig
 
 
 def config_diffs(configs: list[dict[str, Any]], name: Callable[[str], str] | None = None) -> list[str]:

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from scansnap.core.config import RunConfig
 from scansnap.core.data import KIND_COMMON, KIND_DISTINCT, Problem
+from scansnap.core.run_config import RunConfig
 from scansnap.core.theory_checks import Condition, measured_snap_step, sign_agreement, snap_is_stable
 from scansnap.paper.run_theory import ReplicaTheory, replica_conditions, replica_curves, replica_theory
 

@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 from cachetools import LRUCache, TTLCache
 
-from scansnap.core.config import ConfigError, RunConfig
+from scansnap.core.config import ConfigError
+from scansnap.core.run_config import RunConfig
 from scansnap.kinds.synthetic.service.budget import check_budget
 from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
 from scansnap.kinds.text.service.runs import SentenceMaps, sentence_maps

@@ -22,7 +22,8 @@ import io
 import math
 from typing import Any, NamedTuple
 
-from scansnap.core.config import ConfigError, RunConfig
+from scansnap.core.config import ConfigError
+from scansnap.core.run_config import RunConfig
 
 MAX_CONFIG_BYTES = 256 * 1024
 MAX_CSV_BYTES = 512 * 1024

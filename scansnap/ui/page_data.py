@@ -11,9 +11,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from scansnap.core.calibration import Theorem4Constants
-from scansnap.core.config import DataConfig
 from scansnap.core.data import build_problem
 from scansnap.core.metrics import METRICS, label, shared_metrics
+from scansnap.core.run_config import DataConfig
 from scansnap.core.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
 from scansnap.core.theory import t0 as theory_t0
 from scansnap.paper.presets import load_presets

@@ -15,7 +15,8 @@ from typing import Any
 
 import streamlit as st
 
-from scansnap.core.config import ConfigError, RunConfig
+from scansnap.core.config import ConfigError
+from scansnap.core.run_config import RunConfig
 from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.presets import Preset
 from scansnap.paper.sweeps import SweepSettings, sweep_config, sweep_settings

@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from pydantic import BaseModel
 
-from scansnap.core.config import MAX_SEED, MAX_SEEDS, RootConfig, field_bounds, get_dotted, parse_value
+from scansnap.core.config import MAX_SEED, RootConfig, field_bounds, get_dotted, parse_value
+from scansnap.core.run_config import MAX_SEEDS
 from scansnap.paper.claims import in_words, none_judged, verdict_text
 from scansnap.paper.verdicts import Verdict
 from scansnap.service.facade import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
@@ -124,9 +125,9 @@ def _widget_value(knob: Knob, raw: Any) -> Any:
     return raw
 
 
-def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any, schema: type[BaseModel] | None = None) -> None:
+def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any, schema: type[BaseModel]) -> None:
     """One widget for one config key; ``on_change(knob, value)`` is called with the new value.  Number
-    widgets carry the schema's bounds (``schema``: the config class, default RunConfig), so no widget
+    widgets carry the schema's bounds (``schema``: the kind's config class), so no widget
     event can ask for more than the schema allows."""
     cb: dict[str, Any] = dict(
         on_change=lambda: on_change(knob, _widget_value(knob, st.session_state[wkey])), key=wkey, help=knob.help

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scansnap.core.config import RunConfig
+from scansnap.core.run_config import RunConfig
 from scansnap.core.train import Trainer
 
 

@@ -20,8 +20,8 @@ import pytest
 
 from scansnap.core import calibration as cal
 from scansnap.core import theory
-from scansnap.core.config import DataConfig, OptimConfig, RunConfig
 from scansnap.core.data import build_problem
+from scansnap.core.run_config import DataConfig, OptimConfig, RunConfig
 
 SGD = OptimConfig(method="sgd", momentum=0.0)
 

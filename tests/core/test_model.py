@@ -155,8 +155,8 @@ def test_standard_model_effective_yz():
 def test_engine_step_follows_the_dense_closed_form_gradient():
     """The trainer's step (class-grouped, decoder stored by token role, padding slots, per-query common tokens)
     moves Y and Zq along the dense count-vector gradient of :func:`loss_and_grads_yz`."""
-    from scansnap.core.config import DataConfig
     from scansnap.core.data import ContextSampler, build_problem
+    from scansnap.core.run_config import DataConfig
     from tests.core.stepgrad import engine_gradients
 
     data = dict(num_last=2, num_next_per_last=2, num_common=3, num_common_per_last=1, num_distinct_per_next=4)

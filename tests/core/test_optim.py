@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from scansnap.core.calibration import _Stepper
-from scansnap.core.config import OptimConfig
 from scansnap.core.fused import BlockOptimizer, Workspace
 from scansnap.core.optim import ReplicaOptimizer
+from scansnap.core.run_config import OptimConfig
 
 CONFIGS = [
     OptimConfig(method="sgd", momentum=0.9),

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.config import DataConfig, RunConfig
 from scansnap.core.data import ContextSampler, build_problem
 from scansnap.core.roles import ReplicaGroups, RoleLayout
+from scansnap.core.run_config import DataConfig, RunConfig
 from scansnap.core.slots import padded_slots
 from scansnap.core.train import Trainer
 from tests.oracles.old_step import OldTrainer

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.config import RunConfig
 from scansnap.core.kinds import Lemma3YZ, StandardModel
 from scansnap.core.model import loss_and_grads_yz
+from scansnap.core.run_config import RunConfig
 from scansnap.core.train import Trainer
 from scansnap.core.yz_kinds import MeanFieldYZ, SampledYZ
 from tests.oracles.old_step import OldTrainer

@@ -7,8 +7,9 @@ import pytest
 
 from scansnap.core import theory
 from scansnap.core import theory_checks as tc
-from scansnap.core.config import RunConfig, SnapshotConfig
+from scansnap.core.config import SnapshotConfig
 from scansnap.core.data import build_problem
+from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import snapshot_steps
 from scansnap.paper.presets import get_preset
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.config import RunConfig
+from scansnap.core.run_config import RunConfig
 from scansnap.core.scalar_columns import NO_CLASS
 from scansnap.core.train import DivergedError, Trainer
 

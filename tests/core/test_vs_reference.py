@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.config import RunConfig
+from scansnap.core.run_config import RunConfig
 from scansnap.core.train import Trainer
 from tests.oracles.reference import paper_tokens, sample_sequences, train_reference
 

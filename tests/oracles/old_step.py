@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from scansnap.core.config import OptimConfig, RunConfig
 from scansnap.core.data import ContextSampler, Problem, build_problem
 from scansnap.core.device import resolve_device
+from scansnap.core.run_config import OptimConfig, RunConfig
 from scansnap.core.schedule import snapshot_steps
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scansnap.core.config import RunConfig
+from scansnap.core.run_config import RunConfig
 from scansnap.core.train import Trainer
 from scansnap.paper.items.common import collect
 from scansnap.paper.items.configs import fig6_config

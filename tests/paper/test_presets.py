@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from scansnap.core import calibration as cal
-from scansnap.core.config import ConfigError, RunConfig
+from scansnap.core.config import ConfigError
 from scansnap.core.data import build_problem
+from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import snapshot_steps
 from scansnap.core.theory_checks import applicability, measured_snap_step, per_doubling_change, run_facts
 from scansnap.core.train import Trainer

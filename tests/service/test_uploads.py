@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scansnap.core.config import ConfigError, RunConfig
+from scansnap.core.config import ConfigError
+from scansnap.core.run_config import RunConfig
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import config_from_upload
 from scansnap.service.uploads import (

@@ -20,8 +20,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from scansnap.core.config import RunConfig
 from scansnap.core.metrics import html_subscripts
+from scansnap.core.run_config import RunConfig
 from scansnap.core.train import Snapshot, Trainer
 from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
 from scansnap.kinds.text.science.data import EncodedCorpus

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from scansnap.core.config import RunConfig
+from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import TOPK, full_snapshots, snapshot_steps
 from scansnap.core.slots import CHUNK_REPLICAS, padded_slots
 from scansnap.service.budget import (

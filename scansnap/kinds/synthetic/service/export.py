@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scansnap.core.config import ConfigError, RunConfig
+from scansnap.core.config import ConfigError
+from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import TOPK, full_snapshots
 from scansnap.kinds.synthetic.service.budget import problem_sizes
 from scansnap.paper.history import RunHistory, run_verdicts

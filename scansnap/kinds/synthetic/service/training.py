@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from scansnap.core.config import RunConfig
+from scansnap.core.run_config import RunConfig
 from scansnap.core.train import Snapshot, Trainer
 from scansnap.kinds.synthetic.service.budget import check_budget
 from scansnap.kinds.synthetic.service.theory import INLINE_WORK, OverlayProcess, curve_work

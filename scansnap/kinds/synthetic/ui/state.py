@@ -1,5 +1,5 @@
 """The Lab's state in the URL: its :class:`~scansnap.ui.url_state.UrlState` ``LAB`` for a
-:class:`~scansnap.core.config.RunConfig` (the knobs are in :mod:`scansnap.ui.knobs`), the view of the live area,
+:class:`~scansnap.core.run_config.RunConfig` (the knobs are in :mod:`scansnap.ui.knobs`), the view of the live area,
 speed and ratio lock.
 
 Session keys: ``lab.preset``, ``lab.cfg``, ``lab.run``, ``lab.rev``, ``lab.sig`` (:mod:`scansnap.ui.url_state`),
@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from scansnap.core.config import RunConfig
+from scansnap.core.run_config import RunConfig
 from scansnap.kinds.synthetic.ui.chart_list import CHART_KEYS
 from scansnap.paper.presets import load_presets
 from scansnap.ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, STORY, UI_PARAMS, choice
@@ -23,6 +23,7 @@ from scansnap.ui.url_state import UrlState
 
 ss = st.session_state
 PAGE_ONLY = ("lecture", "show", "follow")  # left in the URL as they are
+SCHEMA = RunConfig  # the config class of a synthetic run: the widgets' bounds
 LAB = UrlState("lab", "w", "synthetic", RunConfig, load_presets, UI_PARAMS, PAGE_ONLY, DEFAULT_PRESET)
 bump, wkey, stale, validate = LAB.bump, LAB.wkey, LAB.stale, LAB.validate
 
