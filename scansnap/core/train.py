@@ -17,6 +17,7 @@ import torch
 from scansnap.core import stats as mx
 from scansnap.core.data import ContextSampler, Problem, build_problem, run_statics
 from scansnap.core.device import resolve_device
+from scansnap.core.errors import DivergedError
 from scansnap.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
 from scansnap.core.kinds import to_numpy as _np
 from scansnap.core.run_config import RunConfig
@@ -28,14 +29,14 @@ from scansnap.core.yz_kinds import MeanFieldYZ, SampledYZ
 PER_CLASS_ROWS = 4000  # above this R·K, only class means of per-class metrics are kept
 
 
-class DivergedError(RuntimeError):
-    """Raised when the loss or parameters stop being finite; ``step`` is the last good step."""
+class RatesDivergedError(DivergedError):
+    """The loss or parameters of the replica trained at (η_Y, η_Z) stopped being finite after ``step``."""
 
     def __init__(self, step: int, eta_y: float, eta_z: float):
-        self.step = step
         super().__init__(
+            step,
             f"training diverged after step {step} (loss or parameters became NaN/Inf) at "
-            f"η_Y={eta_y:g}, η_Z={eta_z:g}: lower the learning rates (try ÷10) or use Adam"
+            f"η_Y={eta_y:g}, η_Z={eta_z:g}: lower the learning rates (try ÷10) or use Adam",
         )
 
 
@@ -151,7 +152,7 @@ class Trainer:
         zq = self._zq_now()
         finite = torch.isfinite(zq).flatten(1).all(1)
         if not bool(finite.all()):  # name the first replica whose parameters overflowed
-            raise DivergedError(self.step_count - 1, *self.replica_lr[int(torch.nonzero(~finite)[0])])
+            raise RatesDivergedError(self.step_count - 1, *self.replica_lr[int(torch.nonzero(~finite)[0])])
         self.B_hat += self.tracker.increment(z_before, zq, self._f2)
         self._f2 = self.tracker.f2(zq)
 
@@ -160,7 +161,7 @@ class Trainer:
         entry of ``loss``, default all in order)."""
         if not bool(torch.isfinite(loss).all()):
             bad = int(torch.nonzero(~torch.isfinite(loss))[0])
-            raise DivergedError(self.step_count, *self.replica_lr[bad if replicas is None else int(replicas[bad])])
+            raise RatesDivergedError(self.step_count, *self.replica_lr[bad if replicas is None else int(replicas[bad])])
 
     def advance(self, n: int) -> None:
         for _ in range(n):

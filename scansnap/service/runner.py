@@ -15,7 +15,7 @@ from contextlib import suppress
 from typing import Any, Self
 
 from scansnap.core.device import describe_device
-from scansnap.core.train import DivergedError
+from scansnap.core.errors import DivergedError
 from scansnap.service.budget import CHECKPOINT_SECONDS  # SCANSNAP_CHECKPOINT_S
 from scansnap.service.control import FULL, IDLE, LIGHT, RunControl, is_light
 from scansnap.service.pacing import Anchor, pace, steps_per_s

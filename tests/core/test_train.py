@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from scansnap.core.errors import DivergedError
 from scansnap.core.run_config import RunConfig
 from scansnap.core.scalar_columns import NO_CLASS
-from scansnap.core.train import DivergedError, Trainer
+from scansnap.core.train import Trainer
 
 SMALL = {
     "data": {"num_last": 1, "num_next_per_last": 2},

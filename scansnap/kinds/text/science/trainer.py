@@ -27,7 +27,7 @@ import torch
 from torch.nn import functional as fn
 
 from scansnap.core.device import resolve_device
-from scansnap.core.train import DivergedError
+from scansnap.core.errors import DivergedError
 from scansnap.kinds.text.science import metrics as tm
 from scansnap.kinds.text.science.config import TextRunConfig, check_corpus_fits
 from scansnap.kinds.text.science.data import EncodedCorpus, batchify, full_windows, window, windows_per_epoch
@@ -40,12 +40,11 @@ __all__ = ["EVAL_CHUNK_LOGITS", "TextDivergedError", "TextSnapshot", "TextTraine
 
 class TextDivergedError(DivergedError):
     """The training loss became NaN/Inf; ``step`` is the step count when it was seen.  A
-    :class:`~scansnap.core.train.DivergedError`, so a runner reports either kind of run ``diverged``."""
+    :class:`~scansnap.core.errors.DivergedError`, so a runner reports any kind of run ``diverged``."""
 
     def __init__(self, step: int):
-        self.step = step
-        RuntimeError.__init__(
-            self,
+        super().__init__(
+            step,
             f"training diverged before step {step} (the loss became NaN/Inf): lower the learning rates "
             "(try ÷10), keep gradient clipping on, or use Adam",
         )
