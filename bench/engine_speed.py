@@ -25,8 +25,8 @@ from pathlib import Path
 import torch
 
 from scansnap.core.device import describe_device, resolve_device
-from scansnap.core.run_config import RunConfig
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper.presets import get_preset
 from tests.oracles.reference import paper_tokens, train_reference
 

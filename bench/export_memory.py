@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from bench.page_load import worktree
-from scansnap.core.data import build_problem, run_statics
-from scansnap.core.run_config import RunConfig
 from scansnap.core.scalar_columns import ScalarBlocks, per_class
 from scansnap.core.schedule import TOPK, full_snapshots
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import build_problem, run_statics
 from scansnap.paper.presets import get_preset
 from scansnap.service.store import RunStore
 

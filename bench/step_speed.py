@@ -3,7 +3,8 @@
     .venv/bin/python -m bench.step_speed [--device cpu|cuda|auto] [--repeats N] [--threads N] [--cpu-time] [--json FILE]
 
 Old: tests/oracles/old_step.py (the step as it was: gathered support rows of Y, hand-written softmax,
-separate optimiser pass).  New: scansnap/core/train.py (decoder by token role, chunked, fused update).
+separate optimiser pass).  New: scansnap/kinds/synthetic/science/train.py (decoder by token role, chunked, fused
+update).
 Both train the same config from the same initial state; their timed blocks alternate (old, new, old, …)
 and each figure is the median of ``--repeats`` blocks after a warm-up, so a change in the machine's load
 hits both sides alike.
@@ -29,10 +30,10 @@ from collections.abc import Callable
 
 import torch
 
-import scansnap.core.yz_kinds as yz_kinds
+import scansnap.kinds.synthetic.science.yz_kinds as yz_kinds
 from scansnap.core.device import describe_device, resolve_device
-from scansnap.core.run_config import RunConfig
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper.presets import get_preset
 from tests.oracles.old_step import OldTrainer
 

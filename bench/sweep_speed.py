@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 from scansnap.core.device import describe_device, resolve_device
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper.presets import get_preset
 from tests.oracles.old_step import OldTrainer
 from tests.oracles.reference import paper_tokens, train_reference

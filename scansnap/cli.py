@@ -45,7 +45,7 @@ def parse_sets(items: list[str]) -> dict[str, str]:
 
 
 def _load_config(args: argparse.Namespace) -> Any:
-    from scansnap.core.run_config import RunConfig
+    from scansnap.kinds.synthetic.science.config import RunConfig
     from scansnap.paper.presets import get_preset
 
     if bool(args.config) == bool(args.preset):
@@ -113,8 +113,8 @@ def cmd_run_text(args: argparse.Namespace) -> int:
 def summary(
     job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path], last_step: int | None = None
 ) -> str:
-    from scansnap.core import theory
     from scansnap.core.metrics import METRICS
+    from scansnap.kinds.synthetic.science import theory
 
     cfg, pb = job.cfg, job.trainer.problem
     steps = job.step
@@ -164,7 +164,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def cmd_theory(args: argparse.Namespace) -> int:
-    from scansnap.core import theory
+    from scansnap.kinds.synthetic.science import theory
 
     for name in ("M", "K"):
         if getattr(args, name) < (2 if name == "M" else 1):

@@ -2,9 +2,9 @@
 
     PYTHONPATH=. .venv/bin/python scripts/theorem4_figure.py [--preset theorem4] [--out FILE]
 
-Trains the preset (scansnap.core.train.Trainer), computes the calibrated curves
-(scansnap.core.calibration) and the printed Eqn. 129 in engine units, marks the predicted t'_0,
-t_0 and the measured snap step (scansnap.core.theory_checks), and writes a PNG when kaleido is
+Trains the preset (scansnap.kinds.synthetic.science.train.Trainer), computes the calibrated curves
+(scansnap.kinds.synthetic.science.calibration) and the printed Eqn. 129 in engine units, marks the predicted t'_0,
+t_0 and the measured snap step (scansnap.kinds.synthetic.science.theory_checks), and writes a PNG when kaleido is
 installed, else a self-contained HTML file and, where Playwright and Chromium are there, a
 screenshot of it as PNG.  Prints the numbers it plots.
 """
@@ -20,9 +20,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from scansnap.core import calibration as cal
-from scansnap.core import theory_checks as tc
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science import calibration as cal
+from scansnap.kinds.synthetic.science import theory_checks as tc
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper.presets import get_preset
 
 

@@ -1,6 +1,6 @@
 """Two reproductions' outputs compared: the same verdicts and data files, every number to the last digit
 (the pool's workers, a Ray node's and this process each compute with one torch thread and one BLAS thread,
-and nothing in the items reads memory it did not write: scansnap.core.model.solve_gram)."""
+and nothing in the items reads memory it did not write: scansnap.kinds.synthetic.science.model.solve_gram)."""
 
 from __future__ import annotations
 

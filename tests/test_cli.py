@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 from scansnap.cli import main
-from scansnap.core import theory
 from scansnap.core.schedule import snapshot_steps
+from scansnap.kinds.synthetic.science import theory
 from scansnap.paper.presets import get_preset, load_presets
 from scansnap.service.store import RunStore
 from tests.guards import GUARD_S

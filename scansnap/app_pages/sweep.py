@@ -23,7 +23,7 @@ from scansnap.ui.text import plain
 from scansnap.ui.widgets import font, plot_ui
 
 if TYPE_CHECKING:
-    from scansnap.core.run_config import RunConfig
+    from scansnap.kinds.synthetic.science.config import RunConfig
 
 ss = st.session_state
 # what a sweep's results can show: the class means its replicas record (the first: the paper's Fig. 6)

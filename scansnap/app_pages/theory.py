@@ -10,7 +10,7 @@ from scansnap.ui.page_data import joma_pair, preset_constants, theorem4_curve, t
 from scansnap.ui.widgets import font, plot_ui
 
 if TYPE_CHECKING:
-    from scansnap.core.calibration import Theorem4Constants
+    from scansnap.kinds.synthetic.science.calibration import Theorem4Constants
 
 st.title("Theory")
 

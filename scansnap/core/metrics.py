@@ -4,7 +4,7 @@ Every metric the engine records has one name here, used verbatim as the store's 
 column, the export's column value, the CLI table's row and the key of a chart's trace;
 :data:`METRICS` gives each its human-readable label (the paper's symbols, plain Unicode: no LaTeX)
 for chart axes, legends and select boxes, and whether a chart draws it on a log axis.  The tensors
-behind them are computed in :mod:`scansnap.core.stats` (synthetic runs) and
+behind them are computed in :mod:`scansnap.kinds.synthetic.science.stats` (synthetic runs) and
 :mod:`scansnap.kinds.text.science.metrics` (real text; ``train_loss`` there is the mean mini-batch loss since
 the previous snapshot).
 """

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from scansnap.core.data import KIND_COMMON, KIND_DISTINCT
-from scansnap.core.theory_checks import measured_snap_step, snap_is_stable
+from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT
+from scansnap.kinds.synthetic.science.theory_checks import measured_snap_step, snap_is_stable
 from scansnap.paper import verdicts as vd
 from scansnap.paper.run_theory import short_condition
 from scansnap.paper.verdicts import WORDS, Verdict
@@ -159,7 +159,7 @@ PROVISIONAL = " (provisional: the run's first half measured it elsewhere)"
 def measured_snap(obs: Observed) -> int | None:
     """The step from which the run's snap series (:func:`snap_series`) is measured to have frozen:
     each doubling of t moves it by < 10 % of its total change and < ½ of its fastest doubling
-    (:func:`scansnap.core.theory_checks.measured_snap_step`); None when not (yet) seen."""
+    (:func:`scansnap.kinds.synthetic.science.theory_checks.measured_snap_step`); None when not (yet) seen."""
     steps = np.asarray(obs.steps)
     _, series = snap_series(obs)
     if len(series) != len(steps) or not len(steps):
@@ -171,7 +171,8 @@ def measured_snap(obs: Observed) -> int | None:
 
 
 def snap_is_settled(obs: Observed, snap: int) -> bool:
-    """Whether the snap measured at ``snap`` has stopped moving (:func:`~scansnap.core.theory_checks.snap_is_stable`
+    """Whether the snap measured at ``snap`` has stopped moving
+    (:func:`~scansnap.kinds.synthetic.science.theory_checks.snap_is_stable`
     of the snap series): else it is provisional."""
     _, series = snap_series(obs)
     ok = np.isfinite(series)

@@ -13,8 +13,8 @@ from typing import Any, overload
 import numpy as np
 import pandas as pd
 
-from scansnap.core.data import KIND_COMMON, KIND_DISTINCT, Problem
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT, Problem
 from scansnap.paper.claims import Observed, run_claims
 from scansnap.paper.run_theory import replica_t0, unmet_conditions
 
@@ -163,7 +163,8 @@ class RunHistory:
 
 
 def problem_from_statics(statics: dict[str, np.ndarray], cfg: RunConfig) -> Problem:
-    """The run's :class:`~scansnap.core.data.Problem` from its stored statics (nothing is rebuilt)."""
+    """The run's :class:`~scansnap.kinds.synthetic.science.data.Problem` from its stored statics (nothing is
+    rebuilt)."""
     P, query_ids = statics["P"], np.asarray(statics["query_tokens"], dtype=np.int64)
     psi = np.searchsorted(query_ids, np.asarray(statics["query_of_class_id"], dtype=np.int64))
     K, M_ctx = P.shape

@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from scansnap.core.data import build_problem
 from scansnap.core.device import torch_threads
 from scansnap.core.errors import DivergedError
-from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import snapshot_steps
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import build_problem
+from scansnap.kinds.synthetic.science.train import Trainer
 
 MEANFIELD_MAX_STEPS = 1500  # the theory line stops here on longer runs (it costs ~0.5 ms a step)
 MEANFIELD_MAX_FLOATS = 2_000_000  # stored floats (8 MB): beyond this, fewer replicas get a twin

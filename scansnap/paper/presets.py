@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scansnap.core.config import ConfigError
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.text.science.config import TextRunConfig
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "assets" / "presets"

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scansnap.core import calibration as cal
-from scansnap.core import theory_checks as tc
-from scansnap.core.data import Problem, build_problem
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science import calibration as cal
+from scansnap.kinds.synthetic.science import theory_checks as tc
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import Problem, build_problem
 
 THEOREMS = {"theorem2": "Thm 2", "theorem3": "Thm 3", "theorem4": "Thm 4"}
 

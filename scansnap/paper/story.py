@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scansnap.core.data import KIND_COMMON, KIND_DISTINCT
+from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT
 from scansnap.paper import verdicts as vd
 from scansnap.paper.claims import MIN_RHO, Observed, measured_snap, snap_is_settled, spearman
 

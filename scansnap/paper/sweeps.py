@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from scansnap.core.config import flatten_dotted
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 
 
 def config_diffs(configs: list[dict[str, Any]], name: Callable[[str], str] | None = None) -> list[str]:

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from scansnap.core.data import KIND_COMMON, KIND_DISTINCT, Problem
-from scansnap.core.run_config import RunConfig
-from scansnap.core.theory_checks import Condition, measured_snap_step, sign_agreement, snap_is_stable
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT, Problem
+from scansnap.kinds.synthetic.science.theory_checks import Condition, measured_snap_step, sign_agreement, snap_is_stable
 from scansnap.paper.run_theory import ReplicaTheory, replica_conditions, replica_curves, replica_theory
 
 POINTS = 200  # grid points of a theory curve
@@ -148,7 +148,7 @@ def measured_snap(steps: np.ndarray, series: np.ndarray) -> int | None:
 @dataclass(frozen=True)
 class Snap:
     """The snap measured in a run: its ``step``, and whether it is ``provisional`` (the run's first half
-    measured it elsewhere: :func:`~scansnap.core.theory_checks.snap_is_stable`)."""
+    measured it elsewhere: :func:`~scansnap.kinds.synthetic.science.theory_checks.snap_is_stable`)."""
 
     step: int
     provisional: bool

@@ -23,7 +23,7 @@ import pandas as pd
 from cachetools import LRUCache, TTLCache
 
 from scansnap.core.config import ConfigError
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.service.budget import check_budget
 from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
 from scansnap.kinds.text.service.runs import SentenceMaps, sentence_maps

@@ -20,7 +20,7 @@ import threading
 
 import torch
 
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.paper.meanfield import train_twin, twin_plan
 from scansnap.service.store import RunStore
 from scansnap.service.twin_cache import TwinCache, twin_key

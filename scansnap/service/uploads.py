@@ -23,7 +23,7 @@ import math
 from typing import Any, NamedTuple
 
 from scansnap.core.config import ConfigError
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 
 MAX_CONFIG_BYTES = 256 * 1024
 MAX_CSV_BYTES = 512 * 1024

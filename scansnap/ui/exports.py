@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.paper.claims import run_claims
 from scansnap.paper.environment import environment
 from scansnap.paper.history import RunHistory, observed, query_row, token_info

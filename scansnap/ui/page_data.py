@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from scansnap.core.calibration import Theorem4Constants
-from scansnap.core.data import build_problem
 from scansnap.core.metrics import METRICS, label, shared_metrics
-from scansnap.core.run_config import DataConfig
-from scansnap.core.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
-from scansnap.core.theory import t0 as theory_t0
+from scansnap.kinds.synthetic.science.calibration import Theorem4Constants
+from scansnap.kinds.synthetic.science.config import DataConfig
+from scansnap.kinds.synthetic.science.data import build_problem
+from scansnap.kinds.synthetic.science.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
+from scansnap.kinds.synthetic.science.theory import t0 as theory_t0
 from scansnap.paper.presets import load_presets
 from scansnap.paper.run_theory import initial_constants
 from scansnap.service.facade import StoredReproduction
@@ -57,12 +57,13 @@ def preset_constants(name: str) -> Theorem4Constants | None:
 
 
 def theorem4_t0(M: float, K: float, eta_y: float) -> float:
-    """Theorem 4's t_0 in theory time (:func:`scansnap.core.theory.t0`)."""
+    """Theorem 4's t_0 in theory time (:func:`scansnap.kinds.synthetic.science.theory.t0`)."""
     return float(theory_t0(M, K, eta_y))
 
 
 def theorem4_curve(M: float, K: float, eta_y: float, eta_z: float, C0: float, tmax: float) -> dict[str, Any]:
-    """Theorem 4's curves on [0, tmax] (:func:`scansnap.core.theory.theory_curve`), plus ``B_t0`` = B_n(t_0)."""
+    """Theorem 4's curves on [0, tmax] (:func:`scansnap.kinds.synthetic.science.theory.theory_curve`), plus ``B_t0``
+    = B_n(t_0)."""
     t = np.unique(np.concatenate([np.logspace(-3, np.log10(tmax), 400), np.linspace(0, tmax, 400)[1:]]))
     th = theory_curve(t, M, K, eta_y, eta_z, C0=C0)
     return th | {"B_t0": float(B_exact(th["t0"], M, K, eta_y, eta_z, C0=C0))}

@@ -10,7 +10,7 @@ from typing import Any
 import streamlit as st
 
 from scansnap.core.config import ConfigError
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.service.facade import TERMINAL, JobStatus, ServiceError
 from scansnap.ui.resources import service

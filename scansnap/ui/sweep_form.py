@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from scansnap.core.config import ConfigError
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.presets import Preset
 from scansnap.paper.sweeps import SweepSettings, sweep_config, sweep_settings

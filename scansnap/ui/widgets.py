@@ -14,7 +14,7 @@ import streamlit as st
 from pydantic import BaseModel
 
 from scansnap.core.config import MAX_SEED, RootConfig, field_bounds, get_dotted, parse_value
-from scansnap.core.run_config import MAX_SEEDS
+from scansnap.kinds.synthetic.science.config import MAX_SEEDS
 from scansnap.paper.claims import in_words, none_judged, verdict_text
 from scansnap.paper.verdicts import Verdict
 from scansnap.service.facade import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host

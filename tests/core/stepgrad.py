@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from scansnap.core.run_config import RunConfig
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.train import Trainer
 
 
 class Replay:

@@ -1,9 +1,9 @@
-"""Calibrated Theorem 4 (scansnap.core.calibration) against an independent float64 integration.
+"""Calibrated Theorem 4 (scansnap.kinds.synthetic.science.calibration) against an independent float64 integration.
 
 ``lemma3_meanfield`` below integrates the T = ∞ system straight from the paper, in engine units
 (one step = the class mean of Lemma 3's ẇ_n = η_Y(e_n − α_n) and Eqn. 10's
 ż_m = η_Z Σ_{n∈ψ⁻¹(m)} diag(f_n) P^⊥_{f_n} Y(e_n − α_n), Y = F(F^TF)⁻¹W), with numpy and a loop
-over classes; it shares no code with scansnap/core/model.py or train.py.
+over classes; it shares no code with scansnap/kinds/synthetic/science/model.py or train.py.
 
 Tolerance.  The calibrated curves leave out one effect: distinct logits rise by Δz_l ≈ f_l²B̂,
 which lowers ρ and σ by δ = 2κ₄B̂(1 − σ); calibration.feedback_error turns that into a relative
@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scansnap.core import calibration as cal
-from scansnap.core import theory
-from scansnap.core.data import build_problem
-from scansnap.core.run_config import DataConfig, OptimConfig, RunConfig
+from scansnap.kinds.synthetic.science import calibration as cal
+from scansnap.kinds.synthetic.science import theory
+from scansnap.kinds.synthetic.science.config import DataConfig, OptimConfig, RunConfig
+from scansnap.kinds.synthetic.science.data import build_problem
 
 SGD = OptimConfig(method="sgd", momentum=0.0)
 
@@ -264,7 +264,7 @@ def test_adam_is_stepped_per_coordinate():
 
 # ---------------------------------------------------------------------------- the engine's own trainer
 def trainer_curves(cfg: RunConfig):
-    from scansnap.core.train import Trainer
+    from scansnap.kinds.synthetic.science.train import Trainer
 
     tr = Trainer(cfg)
     snaps = list(tr.run())

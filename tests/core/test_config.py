@@ -19,8 +19,15 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from scansnap.core.config import ConfigError, SnapshotConfig
-from scansnap.core.data import build_problem
-from scansnap.core.run_config import MAX_T, DataConfig, ModelConfig, OptimConfig, ReplicaConfig, RunConfig
+from scansnap.kinds.synthetic.science.config import (
+    MAX_T,
+    DataConfig,
+    ModelConfig,
+    OptimConfig,
+    ReplicaConfig,
+    RunConfig,
+)
+from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.paper.presets import load_presets
 
 SECTIONS: dict[str, type[BaseModel]] = {

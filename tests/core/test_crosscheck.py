@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core import theory as th
-from scansnap.core.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE, ContextSampler, build_problem
-from scansnap.core.model import loss_and_grads_lemma3
-from scansnap.core.optim import ReplicaOptimizer
-from scansnap.core.run_config import DataConfig, RunConfig
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science import theory as th
+from scansnap.kinds.synthetic.science.config import DataConfig, RunConfig
+from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE, ContextSampler, build_problem
+from scansnap.kinds.synthetic.science.model import loss_and_grads_lemma3
+from scansnap.kinds.synthetic.science.optim import ReplicaOptimizer
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper import verdicts as vd
 from tests.core.stepgrad import engine_gradients
 
@@ -242,7 +242,7 @@ def test_lemma3_attention_gradient_is_f_squared_times_a_class_factor():
 def test_optimisers_with_a_constant_gradient_have_closed_forms():
     """SGD(momentum μ): after k steps p = p0 − η g Σ_{i≤k}(1−μ^i)/(1−μ) (torch: buf = g at step 1).
     Adam: m̂ = g, v̂ = g², so every step is η g/(|g| + ε)."""
-    from scansnap.core.run_config import OptimConfig
+    from scansnap.kinds.synthetic.science.config import OptimConfig
 
     lr = torch.tensor([0.3, 2.0], dtype=torch.float64)
     g = torch.tensor([[1.5, -0.25], [0.5, 4.0]], dtype=torch.float64)

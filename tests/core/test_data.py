@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from scansnap.core.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE, ContextSampler, build_problem
-from scansnap.core.run_config import DataConfig
+from scansnap.kinds.synthetic.science.config import DataConfig
+from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE, ContextSampler, build_problem
 
 
 def test_syn_small_layout_and_probabilities():

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core import device, train
-from scansnap.core.optim import ReplicaOptimizer
-from scansnap.core.train import Trainer
+from scansnap.core import device
+from scansnap.kinds.synthetic.science import train
+from scansnap.kinds.synthetic.science.optim import ReplicaOptimizer
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.kinds.synthetic.service import training as yz_training
 from scansnap.paper.presets import get_preset
 from scansnap.service import runner

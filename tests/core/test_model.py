@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.model import (
+from scansnap.kinds.synthetic.science.model import (
     decoder_from_lemma3,
     effective_yz_standard,
     loss_and_grads_lemma3,
@@ -155,8 +155,8 @@ def test_standard_model_effective_yz():
 def test_engine_step_follows_the_dense_closed_form_gradient():
     """The trainer's step (class-grouped, decoder stored by token role, padding slots, per-query common tokens)
     moves Y and Zq along the dense count-vector gradient of :func:`loss_and_grads_yz`."""
-    from scansnap.core.data import ContextSampler, build_problem
-    from scansnap.core.run_config import DataConfig
+    from scansnap.kinds.synthetic.science.config import DataConfig
+    from scansnap.kinds.synthetic.science.data import ContextSampler, build_problem
     from tests.core.stepgrad import engine_gradients
 
     data = dict(num_last=2, num_next_per_last=2, num_common=3, num_common_per_last=1, num_distinct_per_next=4)
@@ -179,7 +179,7 @@ def test_the_gram_solve_gives_the_same_bits_every_call_and_solves_exactly():
     """solve_gram(G, B) = G⁻¹B for G = FᵀF: the same bits on every call whatever the heap holds (torch's
     default CPU lstsq, gelsy, gave two different answers in 300 such calls here), and equal to numpy's float64
     solve to 1e-12."""
-    from scansnap.core.model import solve_gram
+    from scansnap.kinds.synthetic.science.model import solve_gram
 
     gen = torch.Generator().manual_seed(0)
     f = torch.rand(3, 4, 21, dtype=torch.float64, generator=gen)

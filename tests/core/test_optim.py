@@ -1,14 +1,14 @@
 """Per-replica SGD/Adam against torch.optim, replica by replica; the fused decoder update and the
-calibration's numpy stepper against it (one rule, :func:`scansnap.core.optim.finish_update_`)."""
+calibration's numpy stepper against it (one rule, :func:`scansnap.kinds.synthetic.science.optim.finish_update_`)."""
 
 import numpy as np
 import pytest
 import torch
 
-from scansnap.core.calibration import _Stepper
-from scansnap.core.fused import BlockOptimizer, Workspace
-from scansnap.core.optim import ReplicaOptimizer
-from scansnap.core.run_config import OptimConfig
+from scansnap.kinds.synthetic.science.calibration import _Stepper
+from scansnap.kinds.synthetic.science.config import OptimConfig
+from scansnap.kinds.synthetic.science.fused import BlockOptimizer, Workspace
+from scansnap.kinds.synthetic.science.optim import ReplicaOptimizer
 
 CONFIGS = [
     OptimConfig(method="sgd", momentum=0.9),

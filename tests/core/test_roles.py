@@ -1,4 +1,5 @@
-"""The decoder stored by token role (scansnap/core/roles.py): the token permutation, Y ⇄ blocks, mini-batches in
+"""The decoder stored by token role (scansnap/kinds/synthetic/science/roles.py): the token permutation, Y ⇄ blocks,
+mini-batches in
 role coordinates, the padded slots, the replica groups and their chunks."""
 
 import math
@@ -7,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.data import ContextSampler, build_problem
-from scansnap.core.roles import ReplicaGroups, RoleLayout
-from scansnap.core.run_config import DataConfig, RunConfig
-from scansnap.core.slots import padded_slots
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.config import DataConfig, RunConfig
+from scansnap.kinds.synthetic.science.data import ContextSampler, build_problem
+from scansnap.kinds.synthetic.science.roles import ReplicaGroups, RoleLayout
+from scansnap.kinds.synthetic.science.slots import padded_slots
+from scansnap.kinds.synthetic.science.train import Trainer
 from tests.oracles.old_step import OldTrainer
 
 PROBLEMS = {

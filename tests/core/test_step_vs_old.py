@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.kinds import Lemma3YZ, StandardModel
-from scansnap.core.model import loss_and_grads_yz
-from scansnap.core.run_config import RunConfig
-from scansnap.core.train import Trainer
-from scansnap.core.yz_kinds import MeanFieldYZ, SampledYZ
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.kinds import Lemma3YZ, StandardModel
+from scansnap.kinds.synthetic.science.model import loss_and_grads_yz
+from scansnap.kinds.synthetic.science.train import Trainer
+from scansnap.kinds.synthetic.science.yz_kinds import MeanFieldYZ, SampledYZ
 from tests.oracles.old_step import OldTrainer
 
 TABLE = {  # token 0 in every class, 1 and 2 shared by two classes, 3–6 distinct (5 of class 1, 6 of class 2)

@@ -1,4 +1,4 @@
-"""Checks of scansnap.core.theory against its defining equations, the paper's limits and Fig. 9."""
+"""Checks of scansnap.kinds.synthetic.science.theory against its defining equations, the paper's limits and Fig. 9."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.special import erf
 
-from scansnap.core import theory as th
+from scansnap.kinds.synthetic.science import theory as th
 
 MS = [10, 100, 1e4, 1e6]
 S_GRID = np.concatenate([[0.0], np.geomspace(1e-9, 1e6, 60)])

@@ -1,16 +1,17 @@
-"""scansnap.core.theory_checks: theorem conditions on runs, the finite-T sign check, the measured snap."""
+"""scansnap.kinds.synthetic.science.theory_checks: theorem conditions on runs, the finite-T sign check, the measured
+snap."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from scansnap.core import theory
-from scansnap.core import theory_checks as tc
 from scansnap.core.config import SnapshotConfig
-from scansnap.core.data import build_problem
-from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import snapshot_steps
+from scansnap.kinds.synthetic.science import theory
+from scansnap.kinds.synthetic.science import theory_checks as tc
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.paper.presets import get_preset
 
 

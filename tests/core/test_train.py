@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from scansnap.core.errors import DivergedError
-from scansnap.core.run_config import RunConfig
 from scansnap.core.scalar_columns import NO_CLASS
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.train import Trainer
 
 SMALL = {
     "data": {"num_last": 1, "num_next_per_last": 2},
@@ -98,7 +98,7 @@ def test_meanfield_plain_equals_infinite_T_with_every_class_in_the_batch():
     tr = Trainer(c)
     Y0, Z0 = tr.params["Y"].clone(), tr.params["Zq"].clone()
     tr.advance(1)
-    from scansnap.core.model import loss_and_grads_yz
+    from scansnap.kinds.synthetic.science.model import loss_and_grads_yz
 
     K = tr.problem.K
     x = tr.P.unsqueeze(0)
@@ -204,7 +204,7 @@ def _replica_runs(over: dict, slots: int | None, monkeypatch) -> list[tuple[str,
     of a run (5 seeds, one twice, × 2 learning-rate pairs) and of the same run with seeds and pairs reversed.
     Chunks of 3 replicas cut groups and join seeds; ``slots=2`` makes most batches overflow the padded slots, so
     chunks of different shapes alternate."""
-    import scansnap.core.yz_kinds as yk
+    import scansnap.kinds.synthetic.science.yz_kinds as yk
 
     monkeypatch.setattr(yk, "CHUNK_REPLICAS", 3)
     pairs = [[1.0, 1.0], [5.0, 0.5]]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from scansnap.core.run_config import RunConfig
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.train import Trainer
 from tests.oracles.reference import paper_tokens, sample_sequences, train_reference
 
 

@@ -25,7 +25,7 @@ import pytest
 
 from bench.st_client import StClient
 from bench.webserver import launch_chromium, serve
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.service.control import RunControl
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore

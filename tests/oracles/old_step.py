@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from scansnap.core.data import ContextSampler, Problem, build_problem
 from scansnap.core.device import resolve_device
-from scansnap.core.run_config import OptimConfig, RunConfig
 from scansnap.core.schedule import snapshot_steps
+from scansnap.kinds.synthetic.science.config import OptimConfig, RunConfig
+from scansnap.kinds.synthetic.science.data import ContextSampler, Problem, build_problem
 
 
 def _np(t: torch.Tensor) -> np.ndarray:

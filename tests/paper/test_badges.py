@@ -28,9 +28,9 @@ import math
 import pytest
 
 from scansnap.cli import verdict_lines
-from scansnap.core import calibration as cal
-from scansnap.core.data import build_problem
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science import calibration as cal
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.kinds.synthetic.service.export import verdicts_json
 from scansnap.kinds.synthetic.ui import live as area
 from scansnap.paper import claims

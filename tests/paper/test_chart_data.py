@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scansnap.core.data import build_problem
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.kinds.synthetic.ui import charts as lab_charts
 from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.claims import run_claims

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from scansnap.core.train import Snapshot, Trainer
+from scansnap.kinds.synthetic.science.train import Snapshot, Trainer
 from scansnap.paper.presets import get_preset
 
 

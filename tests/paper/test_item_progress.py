@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scansnap.core.run_config import RunConfig
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper.items.common import collect
 from scansnap.paper.items.configs import fig6_config
 from scansnap.service.reproduction_run import StopRequestedError

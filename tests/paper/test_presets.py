@@ -8,13 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scansnap.core import calibration as cal
 from scansnap.core.config import ConfigError
-from scansnap.core.data import build_problem
-from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import snapshot_steps
-from scansnap.core.theory_checks import applicability, measured_snap_step, per_doubling_change, run_facts
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science import calibration as cal
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import build_problem
+from scansnap.kinds.synthetic.science.theory_checks import (
+    applicability,
+    measured_snap_step,
+    per_doubling_change,
+    run_facts,
+)
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper.presets import PRESET_DIR, get_preset, load_presets
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from scansnap.core.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE
+from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE
 from scansnap.paper import claims
 from scansnap.paper.claims import Observed
 from scansnap.paper.verdicts import Verdict

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scansnap.core.data import KIND_COMMON, KIND_DISTINCT
+from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT
 from scansnap.paper.claims import Observed
 from scansnap.paper.story import PROBES, Story, probe_indices, run_story
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.kinds.synthetic.ui.charts import twin_flip
 from scansnap.paper.history import RunHistory
 from scansnap.paper.meanfield import meanfield_twin

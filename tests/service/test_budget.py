@@ -4,7 +4,7 @@ training takes: bench/estimates.py)."""
 import pytest
 
 from scansnap.core.config import ConfigError
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.service.budget import check_budget, estimate
 from scansnap.paper.presets import get_preset
 from scansnap.service.budget import WORKER_MB

@@ -159,7 +159,7 @@ def test_the_synthetic_slot_seconds_count_the_checkpoints_of_a_large_decoder():
 def test_the_synthetic_slot_seconds_count_every_element_of_each_steps_batch(over, monkeypatch):
     """The sampled model builds one grouped batch a stream each step, U × K × G × (s + 1) elements (zeroed,
     scattered into, its log taken): the estimate counts at least what the trainer builds, for every step."""
-    from scansnap.core.train import Trainer
+    from scansnap.kinds.synthetic.science.train import Trainer
 
     cfg = get_preset("syn-small").config.with_overrides(over | {"optim.steps": 4})
     trainer = Trainer(cfg)
@@ -190,7 +190,7 @@ def test_the_synthetic_slot_seconds_count_every_element_of_each_steps_batch(over
 )
 def test_the_role_columns_are_the_fused_steps_own(over):
     """S counted from the config equals the columns the trainer's role layout gives a class's context."""
-    from scansnap.core.train import Trainer
+    from scansnap.kinds.synthetic.science.train import Trainer
 
     cfg = get_preset("syn-small").config.with_overrides(over | {"optim.steps": 1})
     assert syn.role_columns(cfg) == Trainer(cfg).kind.layout.S

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.paper.presets import get_preset
 from scansnap.service import runner
 from scansnap.service.control import RunControl

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from scansnap.core.train import Trainer
+from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper.presets import get_preset
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.paper.presets import get_preset
 from scansnap.registry import KINDS_ENV

@@ -10,7 +10,7 @@ import numpy as np
 import psutil
 import pytest
 
-from scansnap.core.data import build_problem, run_statics
+from scansnap.kinds.synthetic.science.data import build_problem, run_statics
 from scansnap.kinds.synthetic.service import theory as yz_theory
 from scansnap.kinds.synthetic.service import training as yz_training
 from scansnap.kinds.synthetic.service.theory import (

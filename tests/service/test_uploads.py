@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scansnap.core.config import ConfigError
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import config_from_upload
 from scansnap.service.uploads import (
@@ -67,7 +67,7 @@ def test_csv_with_and_without_header():
 
 
 def test_csv_round_trip_of_a_preset_table():
-    from scansnap.core.data import build_problem
+    from scansnap.kinds.synthetic.science.data import build_problem
 
     pb = build_problem(get_preset("syn-small").config.data)
     table, psi = pb.P.tolist(), pb.psi.tolist()
@@ -168,7 +168,16 @@ def test_uploads_never_unpickle():
     tree = ast.parse((ROOT / "scansnap" / "service" / "uploads.py").read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"__future__", "csv", "io", "math", "typing", "scansnap.service.budget", "scansnap.core.config"}
+    assert imported <= {
+        "__future__",
+        "csv",
+        "io",
+        "math",
+        "typing",
+        "scansnap.service.budget",
+        "scansnap.core.config",
+        "scansnap.kinds.synthetic.science.config",
+    }
     calls = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     assert "load" not in calls  # json.loads is fine; np.load / torch.load / pickle.load are not
 

@@ -9,7 +9,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.presets import get_preset
 from scansnap.service.jobs import get_manager

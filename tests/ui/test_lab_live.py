@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scansnap.core.data import build_problem
+from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.kinds.synthetic.ui import live as lab_live
 from scansnap.paper.history import RunHistory
 from scansnap.paper.presets import get_preset

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from scansnap.core.run_config import MAX_SEEDS, MAX_TABLE_CELLS, MAX_VOCAB, RunConfig
+from scansnap.kinds.synthetic.science.config import MAX_SEEDS, MAX_TABLE_CELLS, MAX_VOCAB, RunConfig
 from scansnap.paper.presets import get_preset
 from scansnap.service import access
 from scansnap.service.health import store_health

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from scansnap.core.config import flatten_dotted
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.ui.knobs import UI_PARAMS
 from tests.apphelp import run_app
 

@@ -21,8 +21,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from scansnap.core.metrics import html_subscripts
-from scansnap.core.run_config import RunConfig
-from scansnap.core.train import Snapshot, Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.train import Snapshot, Trainer
 from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
 from scansnap.kinds.text.science.data import EncodedCorpus
 from scansnap.kinds.text.science.trainer import TextSnapshot, TextTrainer

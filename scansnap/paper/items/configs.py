@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.paper.presets import get_preset
 

@@ -12,8 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from scansnap.core import theory
 from scansnap.core.metrics import html_subscripts
+from scansnap.kinds.synthetic.science import theory
 from scansnap.paper import verdicts as vd
 from scansnap.paper.items.catalog import ITEMS
 from scansnap.paper.items.result import ItemResult, Progress
@@ -123,7 +123,7 @@ def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
         "eta_z": list(ETA_Z),
         "panels": list(PANELS),
         "t0": "2 K ln M / eta_y (no omega_1)",
-        "B_n": "scansnap.core.theory.B_exact (Eqn. 129)",
+        "B_n": "scansnap.kinds.synthetic.science.theory.B_exact (Eqn. 129)",
     }
     figures = [("Fig. 9 (paper layout)", figure(cur, dots))]
     return ItemResult(NAME, TITLE, verdicts, {"curves": cur, "t0": dots}, figures, {"fig9 theory": cfg})

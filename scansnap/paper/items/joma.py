@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from scansnap.core import theory
+from scansnap.kinds.synthetic.science import theory
 from scansnap.paper import verdicts as vd
 from scansnap.paper.items.catalog import ITEMS
 from scansnap.paper.items.result import ItemResult, Progress
@@ -87,7 +87,7 @@ def run(quick: bool = False, progress: Progress | None = None) -> ItemResult:
         ignore_index=True,
     )
     v = v[v["iteration"] % 10 == 0].reset_index(drop=True)
-    cfg = {**SETTINGS, "mu": mu.tolist(), "simulate": "scansnap.core.theory.joma_simulate"}
+    cfg = {**SETTINGS, "mu": mu.tolist(), "simulate": "scansnap.kinds.synthetic.science.theory.joma_simulate"}
     return ItemResult(
         NAME,
         TITLE,

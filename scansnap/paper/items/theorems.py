@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from scansnap.core import theory
+from scansnap.kinds.synthetic.science import theory
 from scansnap.paper import claims
 from scansnap.paper import verdicts as vd
 from scansnap.paper.claims import SIGN_STEP

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scansnap.core.data import build_problem, run_statics
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import build_problem, run_statics
 from scansnap.kinds.synthetic.service.budget import SyntheticEstimate, check_budget, estimated_seconds
 from scansnap.service.kinds import RunKind
 

@@ -16,9 +16,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import TOPK, full_snapshots, snapshot_steps
-from scansnap.core.slots import CHUNK_REPLICAS, padded_slots
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.slots import CHUNK_REPLICAS, padded_slots
 from scansnap.service.budget import (
     CHECKPOINT_DISK_COPIES,
     PACKED_COPIES,
@@ -32,7 +32,7 @@ from scansnap.service.budget import (
 MEANFIELD_MAX_STEPS = 1500  # the twin's steps at most (scansnap.paper.meanfield, which imports torch: not here)
 MEANFIELD_MAX_FLOATS = 2_000_000  # the twin's stored floats at most (likewise)
 
-PER_CLASS_ROWS = 4000  # scansnap.core.train's: above this R·K only class means of per-class metrics are kept
+PER_CLASS_ROWS = 4000  # the synthetic trainer's: above this R·K only class means of per-class metrics are kept
 METRICS = 16  # scalar metrics a snapshot stores at most (14 today)
 VALUE_BYTES = 24  # a stored scalar value: float64 and its two index columns
 ARRAY_HEADER_BYTES = 512  # a stored array's .npy header and its zip entry (≈ 250 bytes measured)
@@ -99,7 +99,8 @@ def problem_sizes(cfg: RunConfig) -> tuple[int, int, int, int, int]:
 
 def role_columns(cfg: RunConfig) -> int:
     """S = m_c + d, the columns of a class's context in the fused step's role coordinates
-    (:mod:`scansnap.core.roles`): every token two or more classes share (m_c), then the widest block of tokens one
+    (:mod:`scansnap.kinds.synthetic.science.roles`): every token two or more classes share (m_c), then the widest
+    block of tokens one
     class owns alone (d); at least the largest |supp(n)|, often far more (Q queries each with common tokens
     of their own).  Counted from the config, without building the distribution."""
     d = cfg.data
@@ -227,7 +228,8 @@ OVERFLOW_SHARE = 1e-3  # steps whose largest class count may pass :func:`step_sl
 
 @lru_cache(maxsize=1024)
 def step_slots(batch: int, K: int, streams: int) -> int:
-    """G, the slots a step's grouped batch holds per class: at least :func:`~scansnap.core.slots.padded_slots`,
+    """G, the slots a step's grouped batch holds per class: at least
+    :func:`~scansnap.kinds.synthetic.science.slots.padded_slots`,
     and the step's largest class count over its ``streams`` × K classes, bounded by the smallest g with
     U·K·P(Binom(B, 1/K) > g) ≤ :data:`OVERFLOW_SHARE` (a union bound: a step passes it at most that often;
     with K ≥ B the largest count is several times B/K)."""

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scansnap.core.data import Problem, build_problem
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import Problem, build_problem
 from scansnap.paper.history import problem_from_statics
 from scansnap.paper.run_theory import ReplicaTheory, replica_conditions
 from scansnap.paper.theory_view import overlay_statics

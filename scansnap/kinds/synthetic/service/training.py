@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from scansnap.core.run_config import RunConfig
-from scansnap.core.train import Snapshot, Trainer
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.train import Snapshot, Trainer
 from scansnap.kinds.synthetic.service.budget import check_budget
 from scansnap.kinds.synthetic.service.theory import INLINE_WORK, OverlayProcess, curve_work
 from scansnap.paper.run_theory import replica_theory, theory_scalars

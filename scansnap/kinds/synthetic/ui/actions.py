@@ -15,8 +15,8 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from scansnap.core.config import MAX_SEED, ConfigError, set_dotted
-from scansnap.core.data import build_problem
-from scansnap.core.run_config import MAX_SEEDS
+from scansnap.kinds.synthetic.science.config import MAX_SEEDS
+from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.kinds.synthetic.ui.state import LAB, bump, preset_speed, stale, validate, write_url
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import (

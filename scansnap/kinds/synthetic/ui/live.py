@@ -18,8 +18,8 @@ import numpy as np
 import streamlit as st
 from cachetools import LRUCache
 
-from scansnap.core.run_config import RunConfig
 from scansnap.core.schedule import topk_note
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui import view
 from scansnap.kinds.synthetic.ui.chart_list import CHARTS
 from scansnap.kinds.synthetic.ui.charts import View, figure

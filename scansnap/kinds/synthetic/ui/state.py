@@ -1,5 +1,6 @@
 """The Lab's state in the URL: its :class:`~scansnap.ui.url_state.UrlState` ``LAB`` for a
-:class:`~scansnap.core.run_config.RunConfig` (the knobs are in :mod:`scansnap.ui.knobs`), the view of the live area,
+:class:`~scansnap.kinds.synthetic.science.config.RunConfig` (the knobs are in :mod:`scansnap.ui.knobs`), the view of
+the live area,
 speed and ratio lock.
 
 Session keys: ``lab.preset``, ``lab.cfg``, ``lab.run``, ``lab.rev``, ``lab.sig`` (:mod:`scansnap.ui.url_state`),
@@ -14,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui.chart_list import CHART_KEYS
 from scansnap.paper.presets import load_presets
 from scansnap.ui.knobs import DEFAULT_PRESET, LECTURE_PRESET, RATIOS, SPEEDS, STORY, UI_PARAMS, choice

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui.state import INDICATIVE, set_view
 from scansnap.paper.history import RunHistory, query_row
 

@@ -1,4 +1,5 @@
-"""The real-text stepper: one causal LM trained on a token stream, shaped like ``scansnap.core.train``.
+"""The real-text stepper: one causal LM trained on a token stream, shaped like
+``scansnap.kinds.synthetic.science.train``.
 
 ``TextTrainer(cfg, corpus).advance(n)`` takes n optimiser steps; ``snapshot()`` measures the
 attention statistics of :mod:`scansnap.kinds.text.science.metrics` on the fixed probe set and the validation

@@ -14,17 +14,17 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from scansnap.core import stats as mx
-from scansnap.core.data import ContextSampler, Problem, build_problem, run_statics
 from scansnap.core.device import resolve_device
 from scansnap.core.errors import DivergedError
-from scansnap.core.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
-from scansnap.core.kinds import to_numpy as _np
-from scansnap.core.run_config import RunConfig
 from scansnap.core.scalar_columns import ScalarBlocks, per_class, per_replica
 from scansnap.core.schedule import TOPK, full_snapshots, snapshot_steps
-from scansnap.core.tracking import DistinctTracker
-from scansnap.core.yz_kinds import MeanFieldYZ, SampledYZ
+from scansnap.kinds.synthetic.science import stats as mx
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import ContextSampler, Problem, build_problem, run_statics
+from scansnap.kinds.synthetic.science.kinds import Lemma3YZ, ModelKind, Setup, StandardModel
+from scansnap.kinds.synthetic.science.kinds import to_numpy as _np
+from scansnap.kinds.synthetic.science.tracking import DistinctTracker
+from scansnap.kinds.synthetic.science.yz_kinds import MeanFieldYZ, SampledYZ
 
 PER_CLASS_ROWS = 4000  # above this R·K, only class means of per-class metrics are kept
 
@@ -137,7 +137,8 @@ class Trainer:
     # ----------------------------------------------------------------- stepping
     @torch.no_grad()
     def step(self) -> None:
-        """One optimiser step on every replica; tracks B̂_n (science §4, scansnap/core/tracking.py) on the way.
+        """One optimiser step on every replica; tracks B̂_n (science §4,
+        scansnap/kinds/synthetic/science/tracking.py) on the way.
 
         B̂_n += Σ_{l∈G_DT(n)} Δz_{ψ(n),l} / Σ_{l∈G_DT(n)} f_{nl}²  (f before the step): the
         f²-weighted pool of the per-token estimators Δz_l/f_l².  In the exact T→∞ dynamics
@@ -236,7 +237,7 @@ class Trainer:
         return {"topk_idx": _np(idx.int()), "topk_c": _np(val.float()), "topk_z": _np(zrows.float())}
 
     def statics(self) -> dict[str, np.ndarray]:
-        """The arrays stored once per run (:func:`scansnap.core.data.run_statics`)."""
+        """The arrays stored once per run (:func:`scansnap.kinds.synthetic.science.data.run_statics`)."""
         return run_statics(self.cfg.lr_pairs, list(self.cfg.replicas.seeds), self.problem)
 
     # ----------------------------------------------------------------- checkpoints

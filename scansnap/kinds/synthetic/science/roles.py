@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from scansnap.core.data import Problem
+from scansnap.kinds.synthetic.science.data import Problem
 
 
 @dataclass(frozen=True)

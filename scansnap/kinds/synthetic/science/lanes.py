@@ -21,7 +21,7 @@ from typing import TypeVar
 
 import torch
 
-from scansnap.core.fused import Workspace
+from scansnap.kinds.synthetic.science.fused import Workspace
 
 C = TypeVar("C")
 RETRY = 16  # every RETRY-th call runs the mode that is currently slower, to notice when the load changes

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from scansnap.core.optim import finish_update_
-from scansnap.core.roles import RoleBatch
-from scansnap.core.run_config import OptimConfig
+from scansnap.kinds.synthetic.science.config import OptimConfig
+from scansnap.kinds.synthetic.science.optim import finish_update_
+from scansnap.kinds.synthetic.science.roles import RoleBatch
 
 
 class Workspace:
@@ -85,7 +85,8 @@ def decoder_grad_into(
 
 @dataclass
 class BlockOptimizer:
-    """SGD (momentum) / Adam on the decoder's role blocks: :func:`scansnap.core.optim.finish_update_`.
+    """SGD (momentum) / Adam on the decoder's role blocks:
+    :func:`scansnap.kinds.synthetic.science.optim.finish_update_`.
 
     ``begin()`` once per step; then per chunk ``sink`` says where ∂L/∂Y goes (the momentum buffer, accumulated
     with β = μ after the first step, or a scratch) and ``update`` applies the rule to the block's rows.

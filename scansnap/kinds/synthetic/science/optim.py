@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from scansnap.core.run_config import OptimConfig
+from scansnap.kinds.synthetic.science.config import OptimConfig
 
 
 def finish_update_(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from scansnap.core.data import Problem
+from scansnap.kinds.synthetic.science.data import Problem
 
 
 class DistinctTracker:

@@ -52,11 +52,11 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from scansnap.core import theory
+from scansnap.kinds.synthetic.science import theory
 
 
 class OptimRule(Protocol):
-    """What the stepper needs of an optimiser config (scansnap.core.run_config.OptimConfig fits)."""
+    """What the stepper needs of an optimiser config (scansnap.kinds.synthetic.science.config.OptimConfig fits)."""
 
     @property
     def method(self) -> str: ...
@@ -186,7 +186,8 @@ def _drives(G: float, u: float, c: Theorem4Constants) -> tuple[float, float, flo
 
 
 class _Stepper:
-    """:func:`scansnap.core.optim.finish_update_` (torch.optim's SGD / Adam) in numpy, on a vector of scalar
+    """:func:`scansnap.kinds.synthetic.science.optim.finish_update_` (torch.optim's SGD / Adam) in numpy, on a vector
+    of scalar
     coordinates with weight decay λ·``decay`` per coordinate: the web process draws this theory and loads no
     torch (tests/core/test_optim.py holds the two to float64 rounding)."""
 

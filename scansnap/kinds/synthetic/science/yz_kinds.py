@@ -2,7 +2,8 @@
 
 ``yz``: mini-batches of finite-T (or T = ∞) contexts, one stream per seed; ``yz-meanfield`` (plain decoder):
 every class once with x = P(·|n), weight 1/K.  State: ``Zq`` (R, Q, M_ctx) in the trainer's replica order,
-the decoder blocks ``Yc``, ``Yd``, ``Yu`` (scansnap/core/roles.py) in group order.  ``public`` gives Y back in
+the decoder blocks ``Yc``, ``Yd``, ``Yu`` (scansnap/kinds/synthetic/science/roles.py) in group order.  ``public``
+gives Y back in
 token and replica order, which is what ``Trainer.params``, checkpoints and tests see.
 """
 
@@ -14,7 +15,7 @@ from functools import cached_property, partial
 import numpy as np
 import torch
 
-from scansnap.core.fused import (
+from scansnap.kinds.synthetic.science.fused import (
     BlockOptimizer,
     Workspace,
     attention,
@@ -23,11 +24,11 @@ from scansnap.core.fused import (
     logits,
     loss_and_delta,
 )
-from scansnap.core.kinds import ModelKind, Params, Sampler, Setup, init_tensor, to_numpy
-from scansnap.core.lanes import Lanes
-from scansnap.core.optim import ReplicaOptimizer
-from scansnap.core.roles import Chunk, ReplicaGroups, RoleBatch, RoleLayout
-from scansnap.core.slots import CHUNK_REPLICAS, padded_slots
+from scansnap.kinds.synthetic.science.kinds import ModelKind, Params, Sampler, Setup, init_tensor, to_numpy
+from scansnap.kinds.synthetic.science.lanes import Lanes
+from scansnap.kinds.synthetic.science.optim import ReplicaOptimizer
+from scansnap.kinds.synthetic.science.roles import Chunk, ReplicaGroups, RoleBatch, RoleLayout
+from scansnap.kinds.synthetic.science.slots import CHUNK_REPLICAS, padded_slots
 
 BLOCKS = ("Yc", "Yd", "Yu")
 INIT_PIECE = 1 << 20  # decoder init drawn in pieces of at most this many float64 values

@@ -1,6 +1,7 @@
 """Model kinds as small strategy objects: parameter shapes and init, the training step, effective (Y, Zq).
 
-``yz``, ``yz-meanfield`` (plain)   the decoder stored by token role, fused chunked step: scansnap/core/yz_kinds.py;
+``yz``, ``yz-meanfield`` (plain)   the decoder stored by token role, fused chunked step:
+scansnap/kinds/synthetic/science/yz_kinds.py;
 ``yz-meanfield`` (lemma3)          T→∞ dynamics with the decoder W = FᵀY (Lemma 3): :class:`Lemma3YZ`;
 ``standard``                       embeddings U, W_Q, W_K, W_V with autograd (science §2.2): :class:`StandardModel`.
 
@@ -18,17 +19,17 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from scansnap.core import stats as mx
-from scansnap.core.data import Problem
-from scansnap.core.model import (
+from scansnap.kinds.synthetic.science import stats as mx
+from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.science.data import Problem
+from scansnap.kinds.synthetic.science.model import (
     decoder_from_lemma3,
     effective_yz_standard,
     loss_and_grads_lemma3,
     loss_and_grads_yz,
     loss_yz,
 )
-from scansnap.core.optim import ReplicaOptimizer
-from scansnap.core.run_config import RunConfig
+from scansnap.kinds.synthetic.science.optim import ReplicaOptimizer
 
 Params = dict[str, torch.Tensor]
 LossGrads = tuple[torch.Tensor, Params]

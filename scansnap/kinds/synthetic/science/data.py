@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from scansnap.core.run_config import DataConfig
+from scansnap.kinds.synthetic.science.config import DataConfig
 
 KIND_NONE, KIND_DISTINCT, KIND_COMMON = 0, 1, 2
 
