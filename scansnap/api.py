@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from scansnap.paper.presets import SHELVES, get_preset, load_presets
 from scansnap.service.control import ProgressControl
 from scansnap.service.facade import StoredRuns
-from scansnap.service.run_kinds import kind_named, kind_of, resolve
+from scansnap.service.run_kinds import kind_named, kind_of, resolve, stored_verdicts
 from scansnap.service.store import RunStore
 from scansnap.ui.kind_views import view_of
 
@@ -159,8 +159,4 @@ class Run:
     def verdicts(self) -> list[dict[str, Any]]:
         """What is judged of the run, JSON-ready: a synthetic run's claims of Theorems 2–4 per replica (as its
         export's verdicts.json), a real-text run's drop and rebound of each layer's entropy (JoMA)."""
-        kind = kind_named(self.kind)
-        if kind.verdicts is None:
-            return []
-        verdicts: list[dict[str, Any]] = resolve(kind.verdicts)(self.store, self.id)
-        return verdicts
+        return stored_verdicts(self.store, self.id)

@@ -91,12 +91,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     bar.close()
     if args.out or not args.quiet:  # pandas, pyarrow and scipy: a second of imports a quiet run does without
-        from scansnap.kinds.synthetic.service.export import verdicts_json
         from scansnap.service.export import export_run
+        from scansnap.service.run_kinds import stored_verdicts
     files = export_run(store, job.run_id, args.out, args.format) if args.out else []
     if not args.quiet:
         print(summary(job, status, wall, first, last, files, last_step[0]))
-        print(verdict_lines(json.loads(verdicts_json(store, job.run_id))))
+        print(verdict_lines(stored_verdicts(store, job.run_id)))
     return EXIT_DIVERGED if status == "diverged" else EXIT_OK
 
 

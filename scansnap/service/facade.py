@@ -23,8 +23,6 @@ import pandas as pd
 from cachetools import LRUCache, TTLCache
 
 from scansnap.core.config import ConfigError
-from scansnap.kinds.synthetic.science.config import RunConfig
-from scansnap.kinds.synthetic.service.budget import check_budget
 from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
 from scansnap.kinds.text.service.runs import SentenceMaps, sentence_maps
 from scansnap.service import grid
@@ -62,7 +60,7 @@ from scansnap.service.reproductions import (
     check_id,
     doc_tally,
 )
-from scansnap.service.run_kinds import check_run, completed_statics, kind_of, run_seconds, stored_config
+from scansnap.service.run_kinds import check_run, completed_statics, kind_named, kind_of, run_seconds, stored_config
 from scansnap.service.scheduling import duration
 from scansnap.service.store import ANY_OWNER, RunStore, StoreError
 from scansnap.service.uploads import (
@@ -112,7 +110,6 @@ __all__ = [
     "check_id",
     "check_upload_name",
     "code_problem",
-    "config_from_upload",
     "doc_tally",
     "duration",
     "get_service",
@@ -128,13 +125,6 @@ __all__ = [
 
 RECOVERABLE = ("interrupted", "stopped")  # runs offered "Resume from checkpoint"
 MAX_GRID_CELLS = 48  # runs one grid of the Sweep page may queue (python -m scansnap sweep for more)
-
-
-def config_from_upload(data: bytes) -> RunConfig:
-    """A validated, within-budget RunConfig from the bytes of a JSON file (ConfigError saying why not)."""
-    cfg = parse_config_upload(data)
-    check_budget(cfg)
-    return cfg
 
 
 class ServiceError(Exception):
@@ -419,6 +409,13 @@ class LabService:
         return can_manage(info["owner"], actor.owner, actor.operator)
 
     # ----------------------------------------------------------------- runs
+    def config_from_upload(self, data: bytes, kind: str) -> Any:
+        """A validated config of ``kind`` from the bytes of a JSON file, within this server's limits
+        (its kind's ``check``); ConfigError saying what is wrong and what is allowed."""
+        cfg = parse_config_upload(data, kind_named(kind).config)
+        check_run(self.store.data_dir, cfg)
+        return cfg
+
     def check(self, cfg: Any) -> Estimate | None:
         """Refuse a config of any kind that the dashboard may not train (what its kind admits, e.g. a
         real-text run's corpus; memory and work over this server's limits); else its estimate."""

@@ -127,6 +127,16 @@ def completed_statics(store: RunStore, run_id: str) -> dict[str, Any]:
     return resolve(backfill)(store, info, statics) if backfill else statics
 
 
+def stored_verdicts(store: RunStore, run_id: str) -> list[dict[str, Any]]:
+    """What is judged of a stored run, JSON-ready (its kind's ``verdicts``; none for a kind that judges nothing)."""
+    info = store.get_run(run_id)
+    if info is None:
+        raise KeyError(f"no run {run_id!r}")
+    kind = kind_named(info["kind"])
+    verdicts: list[dict[str, Any]] = resolve(kind.verdicts)(store, run_id) if kind.verdicts else []
+    return verdicts
+
+
 def open_training(cfg: Any, store: RunStore) -> Training:
     """The worker side of ``cfg``'s kind, built for ``cfg`` (imports the kind's trainer: torch)."""
     training: Training = resolve(kind_of(cfg).training)(cfg, store)

@@ -22,7 +22,7 @@ import io
 import math
 from typing import Any, NamedTuple
 
-from scansnap.core.config import ConfigError
+from scansnap.core.config import ConfigError, RootConfig
 from scansnap.kinds.synthetic.science.config import RunConfig
 
 MAX_CONFIG_BYTES = 256 * 1024
@@ -51,10 +51,10 @@ def check_upload_name(name: str, kind: UploadKind) -> None:
         raise ConfigError(f"{shown!r} is not a {kind.suffix} file: upload {kind.what}")
 
 
-def parse_config_upload(data: bytes) -> RunConfig:
-    """A validated RunConfig from the bytes of a JSON file (its budget is checked by the caller:
-    :func:`scansnap.service.facade.config_from_upload`)."""
-    return RunConfig.from_json(_text(data, MAX_CONFIG_BYTES, "config file"))  # every problem a ConfigError
+def parse_config_upload(data: bytes, config: type[RootConfig]) -> Any:
+    """A validated ``config`` (a kind's config class) from the bytes of a JSON file (its limits are checked
+    by the caller: :meth:`scansnap.service.facade.LabService.config_from_upload`)."""
+    return config.from_json(_text(data, MAX_CONFIG_BYTES, "config file"))  # every problem a ConfigError
 
 
 def table_from_csv(data: bytes) -> tuple[list[list[float]], list[int]]:

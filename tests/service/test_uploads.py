@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scansnap.core.config import ConfigError
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.paper.presets import get_preset
-from scansnap.service.facade import config_from_upload
+from scansnap.service.facade import get_service
 from scansnap.service.uploads import (
     MAX_CONFIG_BYTES,
     MAX_CSV_BYTES,
@@ -29,6 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.fixture(scope="module")
+def config_from_upload(data_dir):
+    """The facade's upload of a synthetic run's config."""
+    return lambda data: get_service(data_dir).config_from_upload(data, "synthetic")
+
+
 def _error(fn, *args) -> str:
     with pytest.raises(ConfigError) as info:
         fn(*args)
@@ -38,13 +44,13 @@ def _error(fn, *args) -> str:
 
 
 # ------------------------------------------------------------------------------ config JSON
-def test_valid_config_round_trips():
+def test_valid_config_round_trips(config_from_upload):
     cfg = get_preset("syn-small").config.with_overrides({"optim.steps": "7", "replicas.seeds": "[3]"})
     assert config_from_upload(cfg.to_json().encode()) == cfg
     assert config_from_upload(b"\xef\xbb\xbf" + cfg.to_json().encode()) == cfg  # a UTF-8 BOM is fine
 
 
-def test_config_errors_are_one_clear_message():
+def test_config_errors_are_one_clear_message(config_from_upload):
     assert "262,144 bytes" in _error(config_from_upload, b" " * (MAX_CONFIG_BYTES + 1))
     assert str(MAX_CONFIG_BYTES + 1) in _error(config_from_upload, b" " * (MAX_CONFIG_BYTES + 1)).replace(",", "")
     assert "not UTF-8" in _error(config_from_upload, b'{"name": "\xff"}')
@@ -117,14 +123,14 @@ def _valid_table(out) -> None:
 
 @FAST
 @given(st.binary(max_size=2000))
-def test_config_from_arbitrary_bytes(data):
+def test_config_from_arbitrary_bytes(config_from_upload, data):
     out = _parsed(config_from_upload, data)
     assert isinstance(out, RunConfig | ConfigError)
 
 
 @FAST
 @given(st.text(alphabet='{}[]":,0123456789.-eE trufalsn\\x', max_size=300))
-def test_config_from_json_like_text(text):
+def test_config_from_json_like_text(config_from_upload, text):
     out = _parsed(config_from_upload, text.encode())
     assert isinstance(out, RunConfig | ConfigError)
 

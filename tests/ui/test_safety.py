@@ -232,11 +232,11 @@ def test_fresh_sessions_get_no_extra_operator_key_guesses(data_dir, monkeypatch,
         ({"data": {"source": "table", "table": [[1e308, 1e308, 1.0]], "psi": [0]}}, "sums to inf"),
     ],
 )
-def test_uploads_that_once_broke_the_trainer_are_refused_with_the_field(doc, says):
+def test_uploads_that_once_broke_the_trainer_are_refused_with_the_field(doc, says, data_dir):
     import json
 
     from scansnap.core.config import ConfigError
-    from scansnap.service.facade import config_from_upload
+    from scansnap.service.facade import get_service
 
     with pytest.raises(ConfigError, match=says):
-        config_from_upload(json.dumps(doc).encode())
+        get_service(data_dir).config_from_upload(json.dumps(doc).encode(), "synthetic")

@@ -25,7 +25,6 @@ from scansnap.service.facade import (
     ServiceError,
     UploadKind,
     check_upload_name,
-    config_from_upload,
     table_from_csv,
 )
 from scansnap.ui.errors import guarded
@@ -143,7 +142,7 @@ def on_config_upload(wk: str) -> None:
     if f is None:
         return
     try:
-        cfg = config_from_upload(f.getvalue())
+        cfg = service().config_from_upload(f.getvalue(), "synthetic")
     except ConfigError as e:
         ss["lab.upload_error"] = f"{f.name}: {e}"
         return
