@@ -16,14 +16,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 from cachetools import LRUCache, TTLCache
 
 from scansnap.core.config import ConfigError
-from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
 from scansnap.kinds.text.service.runs import SentenceMaps, sentence_maps
 from scansnap.service import grid
 from scansnap.service.access import (
@@ -73,6 +72,9 @@ from scansnap.service.uploads import (
     table_from_csv,
     table_to_csv,
 )
+
+if TYPE_CHECKING:
+    from scansnap.kinds.text.science.config import TextDataConfig
 
 # This module is the pages' only door into scansnap.service (import-linter checks it): besides the service
 # they may name these job states, access rules, addresses, upload limits and the text store layout.
@@ -262,7 +264,7 @@ class StoredRuns:
             info = self._store.get_run(run_id)
             if info is None:
                 raise KeyError(f"no run {run_id!r}")
-            cfg = TextRunConfig.from_json(info["config_json"])
+            cfg = stored_config(info)
             return sentence_maps(self._weights(run_id, kept[-1]), cfg, kept[-1], text)
 
     def _weights(self, run_id: str, step: int) -> dict[str, np.ndarray]:
@@ -421,6 +423,11 @@ class LabService:
         real-text run's corpus; memory and work over this server's limits); else its estimate."""
         with user_errors():
             return check_run(self.store.data_dir, kind_of(cfg).admit(cfg))
+
+    def stored_run_seconds(self, info: dict[str, Any]) -> float:
+        """:meth:`expected_seconds` of a stored run's config (read with its kind's config class)."""
+        with user_errors():
+            return self.expected_seconds(stored_config(info))
 
     def expected_seconds(self, cfg: Any) -> float:
         """Seconds a whole run of ``cfg`` takes on one training slot, as the queue counts them (its

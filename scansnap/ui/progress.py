@@ -10,14 +10,11 @@ from typing import Any
 import streamlit as st
 
 from scansnap.core.config import ConfigError
-from scansnap.kinds.synthetic.science.config import RunConfig
-from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.service.facade import TERMINAL, JobStatus, ServiceError
 from scansnap.ui.resources import service
 from scansnap.ui.result_words import RunProgress
 
 ss = st.session_state
-CONFIGS: dict[str, Any] = {"synthetic": RunConfig, "text": TextRunConfig}
 
 
 def estimate_s(info: dict[str, Any]) -> float | None:
@@ -26,9 +23,8 @@ def estimate_s(info: dict[str, Any]) -> float | None:
     cache = ss.setdefault("progress.est", {})
     rid = info["id"]
     if rid not in cache:
-        cls = CONFIGS.get(info.get("kind") or "synthetic")
         try:
-            cache[rid] = service().expected_seconds(cls.from_json(info["config_json"])) if cls else None
+            cache[rid] = service().stored_run_seconds(info)
         except (ConfigError, ServiceError, ValueError):
             cache[rid] = None
     return cache[rid]
