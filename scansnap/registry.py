@@ -1,7 +1,9 @@
 """The one list of the kinds of run.  A kind is a package (``scansnap/kinds/<kind>/``) with a ``service``
 module whose ``KIND`` is its :class:`~scansnap.service.kinds.RunKind` and, where the pages show its runs, a
-``ui`` module whose ``VIEW`` is its :class:`~scansnap.ui.kind_views.KindView`.  Shared code finds the
-kinds here, by name, and imports none of them itself (the import contracts in ``pyproject.toml``).
+``ui`` module whose ``VIEW`` is its :class:`~scansnap.ui.kind_views.KindView` (its science may name its
+presets: ``PRESET_SHELF``, :mod:`scansnap.paper.presets`).  The package's last name is the kind's.
+Shared code finds the kinds here, by name, and imports none of them itself (the import contracts in
+``pyproject.toml``).
 
 ``SCANSNAP_KINDS`` (package names, comma-separated) adds kinds from outside this package: a plug-in, or a
 kind the test suite brings."""

@@ -1,8 +1,8 @@
 """Named presets, one shelf per kind of run: ``scansnap/assets/presets/<name>.json`` for the synthetic kind,
 ``scansnap/assets/presets/text/<name>.json`` for real text; each file is {title, order, description, speed
 (optional steps/s), config}, its config read with the kind's config class, or a variant of another
-preset: {title, order, description, variant_of, overrides}.  A new kind adds one
-:class:`Shelf` to :data:`SHELVES`."""
+preset: {title, order, description, variant_of, overrides}.  A kind has a shelf where its science's
+``PRESET_SHELF`` names one (:mod:`scansnap.registry`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scansnap.core.config import ConfigError
-from scansnap.kinds.synthetic.science.config import RunConfig
-from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.registry import kind_packages, kind_part
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "assets" / "presets"
 STORY_SPEED = "story"  # a preset played in story time (the service's STORY: scansnap/service/pacing.py)
@@ -29,10 +28,18 @@ class Shelf:
     what: str
 
 
-SHELVES: dict[str, Shelf] = {
-    "synthetic": Shelf(PRESET_DIR, RunConfig, "preset"),
-    "text": Shelf(PRESET_DIR / "text", TextRunConfig, "text preset"),
-}
+def _shelves() -> dict[str, Shelf]:
+    """Each kind's shelf, by the kind's name (the last part of its package's name)."""
+    shelves = {}
+    for package in kind_packages():
+        spec = kind_part(package, "science", "PRESET_SHELF")
+        if spec is not None:
+            folder, config, what = spec
+            shelves[package.rsplit(".", 1)[-1]] = Shelf(PRESET_DIR / folder, config, what)
+    return shelves
+
+
+SHELVES: dict[str, Shelf] = _shelves()
 
 
 @dataclass(frozen=True)

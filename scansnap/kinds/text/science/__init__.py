@@ -1,6 +1,11 @@
-"""Real text (issue 15): a small causal Transformer language model, its word-level tokenizer,
+"""Real text: a small causal Transformer language model, its word-level tokenizer,
 its trainer and the attention statistics of Scan & Snap Fig. 7 and JoMA's real-data figure.
 
 Pure torch/numpy; no I/O: the corpora are read by ``scansnap.service.corpora`` and handed in as
 :class:`scansnap.kinds.text.science.data.CorpusText`.
 """
+
+from scansnap.kinds.text.science.config import TextRunConfig
+
+# its presets: their folder under scansnap/assets/presets/, their config class, what one is called
+PRESET_SHELF = ("text", TextRunConfig, "text preset")
