@@ -117,10 +117,11 @@ def test_an_integer_of_5000_digits_is_a_clear_error():
         st.sampled_from(["data", "model", "optim", "replicas", "snapshots", "name", "x"]), json_values, max_size=4
     )
 )
-def test_uploaded_config_files(d):
-    from scansnap.service.facade import config_from_upload
+def test_uploaded_config_files(data_dir, d):
+    from scansnap.service.facade import get_service
 
-    cfg = parse_or_clear_error(lambda: config_from_upload(json.dumps(d).encode()))
+    service = get_service(data_dir)
+    cfg = parse_or_clear_error(lambda: service.config_from_upload(json.dumps(d).encode(), "synthetic"))
     if cfg is not None:
         check_budget(cfg)  # an accepted upload is always within budget
 
