@@ -28,7 +28,9 @@ def kind_part(package: str, side: str, name: str) -> Any | None:
     """``<package>.<side>``'s attribute ``name`` (imported now), or None for a kind without that side."""
     try:
         importlib.import_module(package)
-    except ModuleNotFoundError:
+    except ModuleNotFoundError as err:
+        if err.name is None or not (package == err.name or package.startswith(err.name + ".")):
+            raise  # the package exists and fails to import: a real error
         raise ValueError(
             f"{KINDS_ENV} names {package!r}, which is no importable package (allowed: packages with a "
             "'service' module holding KIND, comma-separated)"
