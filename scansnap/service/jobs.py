@@ -81,11 +81,14 @@ class JobManager:
         """``worker_cpus``: the CPUs every worker runs on (default: any), e.g. to keep training off the
         cores that serve pages; torch threads per worker are then divided among those.  ``cluster``: a
         Ray cluster's address (every run trains there; the slots default to its CPUs)."""
-        self.store, self.cluster, capacity = store, cluster, ask(cluster) if cluster else None
+        self.store = store
+        self.cluster = cluster
+        capacity = ask(cluster) if cluster else None
         own = len(os.sched_getaffinity(0))  # the CPUs this server may use (taskset, a container's cpuset)
         slots = max_concurrent or (capacity.cpus if capacity else own)
         self.max_concurrent = max(1, slots)  # the training slots
-        self.limits, self.worker_cpus = limits or Limits(), worker_cpus
+        self.limits = limits or Limits()
+        self.worker_cpus = worker_cpus
         cpus = len(worker_cpus) if worker_cpus else own
         self.torch_threads = max(1, cpus // self.max_concurrent)
         self._jobs: dict[str, Job] = {}
