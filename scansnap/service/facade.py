@@ -427,7 +427,8 @@ class LabService:
     def stored_run_seconds(self, info: dict[str, Any]) -> float:
         """:meth:`expected_seconds` of a stored run's config (read with its kind's config class)."""
         with user_errors():
-            return self.expected_seconds(stored_config(info))
+            cfg = stored_config(info)
+        return self.expected_seconds(cfg)
 
     def expected_seconds(self, cfg: Any) -> float:
         """Seconds a whole run of ``cfg`` takes on one training slot, as the queue counts them (its

@@ -57,17 +57,22 @@ def kind_named(name: str) -> RunKind:
         raise ValueError(f"unknown run kind {name!r}; allowed: {', '.join(KINDS)}") from None
 
 
+def _taking(cfg: Any) -> RunKind | None:
+    return next((kind for kind in KINDS.values() if type(cfg) is kind.config), None)
+
+
 def kind_of(cfg: Any) -> RunKind:
     """The kind whose config class ``cfg`` is (one the registry lists now, or the ``KIND`` of its module)."""
-    for attempt in range(3):
-        for kind in KINDS.values():
-            if type(cfg) is kind.config:
-                return kind
-        if attempt == 0:
-            register_packages()
-        elif type(cfg).__module__ in sys.modules:
-            adopt(type(cfg).__module__)
-    raise ValueError(f"no run kind takes a {type(cfg).__name__}; registered: {', '.join(KINDS)}")
+    kind = _taking(cfg)
+    if kind is None:
+        register_packages()
+        kind = _taking(cfg)
+    if kind is None and type(cfg).__module__ in sys.modules:
+        adopt(type(cfg).__module__)
+        kind = _taking(cfg)
+    if kind is None:
+        raise ValueError(f"no run kind takes a {type(cfg).__name__}; registered: {', '.join(KINDS)}")
+    return kind
 
 
 def stored_config(info: dict[str, Any]) -> Any:

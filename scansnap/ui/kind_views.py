@@ -45,15 +45,18 @@ class KindView:
 
 
 _VIEWS: dict[str, KindView] = {}
+_READ: set[str] = set()  # the kinds' packages whose ``ui.VIEW`` is in _VIEWS
 
 
 def views() -> dict[str, KindView]:
-    """Each kind's view by its store name (each kind's ``ui.VIEW``, imported on first use: a kind's page
-    parts import this module)."""
+    """Each kind's view by its store name (each kind's ``ui.VIEW``, read once per package on first use: a
+    kind's page parts import this module)."""
     for package in kind_packages():
-        view = kind_part(package, "ui", "VIEW")
-        if isinstance(view, KindView) and view.name not in _VIEWS:
-            _VIEWS[view.name] = view
+        if package not in _READ:
+            view = kind_part(package, "ui", "VIEW")
+            if isinstance(view, KindView):  # a kind without one is asked again (cheap: its modules are loaded)
+                _VIEWS.setdefault(view.name, view)
+                _READ.add(package)
     return _VIEWS
 
 
