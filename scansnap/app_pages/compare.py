@@ -1,25 +1,24 @@
-"""Compare: overlay stored runs' metrics, synthetic (Y, Z) and real-text runs; the legend names each run by
-the settings that differ, in words.  ``?runs=<id>,<id>&metric=<name>``: an id that is no stored run with data
-and a metric the chosen runs do not record are said, naming what is allowed."""
+"""Compare: overlay stored runs' metrics, of every kind with a view (:mod:`scansnap.ui.kind_views`); the
+legend names each run by the settings that differ, in words.  ``?runs=<id>,<id>&metric=<name>``: an id that
+is no stored run with data and a metric the chosen runs do not record are said, naming what is allowed."""
 
 import json
 
 import streamlit as st
 
 from scansnap.ui import charts_pages
-from scansnap.ui.page_data import compare_series, metric_label, overlaid_metrics
+from scansnap.ui.kind_views import views
+from scansnap.ui.page_data import compare_series, metric_label, metric_words, overlaid_metrics
 from scansnap.ui.resources import service
-from scansnap.ui.settings_words import KIND_WORDS, LegendRun, legend_names
+from scansnap.ui.settings_words import LegendRun, kind_words, legend_names
 from scansnap.ui.text import plain, shown
 from scansnap.ui.widgets import font, plot_ui
 
 ss = st.session_state
-KINDS = KIND_WORDS
-FIRST = {"synthetic": "entropy_distinct", "text": "attn_entropy"}  # each kind's metric shown first
 
 
 def kind_of(run: dict) -> str:
-    return run.get("kind") or "synthetic"
+    return run["kind"]
 
 
 def linked_runs(by_id: dict[str, dict], problems: list[str]) -> list[str]:
@@ -38,18 +37,18 @@ def linked_runs(by_id: dict[str, dict], problems: list[str]) -> list[str]:
     return wanted or [i for i, r in by_id.items() if kind_of(r) == kind][:2]
 
 
-def metric_ui(kinds: set[str], fresh: bool, problems: list[str], column) -> str:
-    """The metric picker: the metrics every chosen kind records; the link's one if it is among them."""
+def metric_ui(kinds: set[str], fresh: bool, problems: list[str], column) -> str | None:
+    """The metric picker: the metrics every chosen kind records; the link's one if it is among them (None
+    when the kinds share none)."""
     names = overlaid_metrics(kinds)
     key = "cmp.metric." + "+".join(sorted(kinds))  # another choice of kinds: another list, another widget
     asked = st.query_params.get("metric")
     if fresh and asked is not None and asked not in names:
-        which = " and ".join(KINDS[k] for k in sorted(kinds))
-        problems.append(
-            f"metric = {shown(asked)} is not recorded by the chosen {which} runs (allowed: {', '.join(names)})"
-        )
-    if (fresh and asked in names) or ss.get(key) not in names:
-        first = [FIRST[k] for k in sorted(kinds) if FIRST[k] in names]
+        which = " and ".join(kind_words(k) for k in sorted(kinds))
+        allowed = ", ".join(names) or "none"
+        problems.append(f"metric = {shown(asked)} is not recorded by the chosen {which} runs (allowed: {allowed})")
+    if names and ((fresh and asked in names) or ss.get(key) not in names):
+        first = [m for k in sorted(kinds) if (m := views()[k].first_metric) in names]
         ss[key] = asked if asked in names else (first or names)[0]
     return column.selectbox("metric", names, key=key, format_func=metric_label)
 
@@ -62,10 +61,10 @@ def legend(chosen: list[str], by_id: dict[str, dict]) -> dict[str, str]:
 
 
 def with_data(runs: list[dict | None]) -> list[dict]:
-    """The runs a chart can show (stored, a step trained, a kind Compare knows), each once, in order."""
+    """The runs a chart can show (stored, a step trained, a kind with a view), each once, in order."""
     seen: dict[str, dict] = {}
     for r in runs:
-        if r is not None and (r["last_step"] or 0) > 0 and kind_of(r) in KINDS:
+        if r is not None and (r["last_step"] or 0) > 0 and kind_of(r) in views():
             seen.setdefault(r["id"], r)
     return list(seen.values())
 
@@ -102,7 +101,7 @@ chosen = c[0].multiselect(
     "runs",
     list(by_id),
     key="cmp.runs",
-    format_func=lambda i: f"{by_id[i]['name']} · {KINDS[kind_of(by_id[i])]} · {i} · {by_id[i]['status']}",
+    format_func=lambda i: f"{by_id[i]['name']} · {kind_words(kind_of(by_id[i]))} · {i} · {by_id[i]['status']}",
 )
 kinds = {kind_of(by_id[i]) for i in chosen} or {kind_of(runs[0])}
 metric = metric_ui(kinds, fresh, problems, c[1])
@@ -110,15 +109,18 @@ logx = c[2].checkbox("log x", value=True, key="cmp.logx")
 for problem in problems:
     st.warning(plain(problem))  # URL text: shown as typed
 lecture = {k: v for k, v in st.query_params.to_dict().items() if k == "lecture"}
-ss["cmp.sig"] = {**lecture, "runs": ",".join(chosen), "metric": metric}
+ss["cmp.sig"] = {**lecture, "runs": ",".join(chosen)} | ({"metric": metric} if metric else {})
 st.query_params.from_dict(ss["cmp.sig"])
 
 if len(kinds) > 1:
+    which = " and ".join(f"{kind_words(k)} runs" for k in sorted(kinds))
+    shared = ", ".join(metric_words(m) for m in overlaid_metrics(kinds))
     st.info(
-        "Synthetic runs and real-text runs record different metrics: together they share only the mini-batch "
-        "training loss. Pick runs of one kind to overlay any of its metrics."
+        f"{which[0].upper() + which[1:]} record different metrics: together they share "
+        + (f"only the {shared}" if shared else "none")
+        + ". Pick runs of one kind to overlay any of its metrics."
     )
-if chosen:
+if chosen and metric is not None:
     names = legend(chosen, by_id)
     lines = [
         (f"{names[i]} · {what}" if what else names[i], x, y)
@@ -126,9 +128,8 @@ if chosen:
         for what, x, y in compare_series(i, metric, by_id[i]["last_step"] or 0)
     ]
     plot_ui(charts_pages.overlay(lines, metric, logx, font()), "cmp-chart", f"compare-{metric}-{'-'.join(chosen)}")
+    notes = [views()[k].compare_note for k in sorted(kinds) if views()[k].compare_note]
     st.caption(
-        "Synthetic runs: the class mean of each run, averaged over its replicas. Real-text runs: attention "
-        "entropy and attention on frequent words are the mean over heads, one line per layer. Each legend names "
-        "a run by the settings that differ among the chosen runs of its kind (by its name when none do). Losses "
-        "are drawn on a log axis (they fall towards 0)."
+        " ".join(notes) + " Each legend names a run by the settings that differ among the chosen runs of its kind "
+        "(by its name when none do). Losses are drawn on a log axis (they fall towards 0)."
     )

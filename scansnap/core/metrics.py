@@ -1,62 +1,69 @@
-"""The one registry of metric names (no torch: the web process imports it).
+"""The metric catalogue (no torch: the web process imports it).
 
-Every metric the engine records has one name here, used verbatim as the store's ``metric``
-column, the export's column value, the CLI table's row and the key of a chart's trace;
-:data:`METRICS` gives each its human-readable label (the paper's symbols, plain Unicode: no LaTeX)
-for chart axes, legends and select boxes, and whether a chart draws it on a log axis.  The tensors
-behind them are computed in :mod:`scansnap.kinds.synthetic.science.stats` (synthetic runs) and
-:mod:`scansnap.kinds.text.science.metrics` (real text; ``train_loss`` there is the mean mini-batch loss since
-the previous snapshot).
+Every metric a kind of run records has one name, used verbatim as the store's ``metric`` column, the
+export's column value, the CLI table's row and the key of a chart's trace.  Each kind declares its own
+as its science's ``METRICS`` (:class:`Metric`: a human-readable label in the paper's symbols, plain
+Unicode, no LaTeX, for chart axes, legends and select boxes, and whether a chart draws it on a log
+axis); :data:`METRICS` here is all of them by name, found through :mod:`scansnap.registry`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
+
+from scansnap.registry import kind_packages, kind_part
 
 
 @dataclass(frozen=True)
 class Metric:
     """A recorded quantity: its name, a label in the paper's symbols, whether it is per class n
-    (synthetic runs), whether it is per layer (real-text runs), which kinds of run record it, and
-    whether charts draw it on a log axis (it spans decades and tends to 0: a loss)."""
+    (synthetic runs), whether it is per layer (real-text runs), and whether charts draw it on a log axis
+    (it spans decades and tends to 0: a loss)."""
 
     name: str
     label: str
     per_class: bool
     per_layer: bool = False
-    kinds: tuple[str, ...] = ("synthetic",)
     log: bool = False
 
 
-METRICS: dict[str, Metric] = {
-    m.name: m
-    for m in (
-        Metric("loss", "population loss (T→∞, nats)", False, log=True),
-        Metric("accuracy", "population accuracy", False),
-        Metric("train_loss", "mini-batch training loss (nats)", False, kinds=("synthetic", "text"), log=True),
-        # real text (scansnap.kinds.text.science.metrics): per layer, and per head when a layer has several
-        Metric("attn_entropy", "attention entropy (nats)", False, True, ("text",)),
-        Metric("attn_share_frequent", "attention on frequent tokens", False, True, ("text",)),
-        Metric("attn_share_common", "attention on common tokens", False, True, ("text",)),
-        Metric("attn_share_distinct", "attention on distinct tokens", False, True, ("text",)),
-        Metric("val_loss", "validation loss (nats)", False, kinds=("text",), log=True),
-        Metric("val_ppl", "validation perplexity", False, kinds=("text",), log=True),
-        Metric("entropy_distinct", "attention entropy H(c_n) on distinct tokens (nats)", True),
-        Metric("entropy_all", "attention entropy H(c_n) on all tokens (nats)", True),
-        Metric("common_mass", "attention on common tokens Σ_CT c(l|n)", True),
-        Metric("B_hat", "total growth B̂_n of the distinct logits, measured", True),
-        Metric("dz_dominant", "logit change Δz of the dominant distinct token l₀", True),
-        Metric("bracket_lo", "Thm 3 lower bracket f_nl₀(0)² × total growth B̂_n", True),
-        Metric("rel_gain", "relative gain r(l₀/l₁ | n)", True),
-        Metric("rel_gain_pred", "predicted gain r(0)·exp(2Δz_l₀) from the logit change", True),
-        Metric("share_distinct_up", "share of distinct tokens whose logit rose (Δz > 0)", True),
-        Metric("share_common_down", "share of common tokens whose logit fell (Δz < 0)", True),
-        Metric("dz_common", "the common token's logit drop −Δz, measured", True),
-        Metric("B_theory", "total growth B_n, calibrated Theorem 4", False),
-        Metric("dz_common_theory", "the common token's logit drop −Δz, calibrated Theorem 4", False),
-    )
-}
+@cache
+def _recorded(packages: tuple[str, ...]) -> dict[str, tuple[Metric, ...]]:
+    """Each kind's metrics by its name: its science's ``METRICS`` (:mod:`scansnap.registry`)."""
+    return {p.rsplit(".", 1)[-1]: tuple(kind_part(p, "science", "METRICS") or ()) for p in packages}
+
+
+def recorded() -> dict[str, tuple[Metric, ...]]:
+    """The metrics each kind of run records, by kind, in each kind's order."""
+    return _recorded(kind_packages())
+
+
+@cache
+def _by_name(packages: tuple[str, ...]) -> dict[str, Metric]:
+    out: dict[str, Metric] = {}
+    for metrics in _recorded(packages).values():
+        for m in metrics:
+            out.setdefault(m.name, m)
+    return out
+
+
+class _Catalogue(Mapping[str, Metric]):
+    """Every kind's metrics by name (a name two kinds record, once: the first kind's)."""
+
+    def __getitem__(self, name: str) -> Metric:
+        return _by_name(kind_packages())[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_by_name(kind_packages()))
+
+    def __len__(self) -> int:
+        return len(_by_name(kind_packages()))
+
+
+METRICS: Mapping[str, Metric] = _Catalogue()
 _SUBSCRIPT = re.compile(r"_([^\W_]+)")  # x_n, η_Y, f_nl₀: the run of letters/digits after "_"
 
 
@@ -100,12 +107,13 @@ def is_log(name: str) -> bool:
 
 
 def metric_names(kind: str) -> list[str]:
-    """The metrics a run of ``kind`` (``synthetic`` or ``text``) records, in registry order."""
-    return [m.name for m in METRICS.values() if kind in m.kinds]
+    """The metrics a run of ``kind`` records, in its kind's order (none for a kind not registered)."""
+    return [m.name for m in recorded().get(kind, ())]
 
 
 def shared_metrics(kinds: set[str] | frozenset[str]) -> list[str]:
-    """The metrics that runs of every one of ``kinds`` record (what they can be overlaid on), in
-    registry order: all of a kind's own for one kind; for synthetic and real-text runs together,
-    only ``train_loss``."""
-    return [m.name for m in METRICS.values() if kinds <= set(m.kinds)]
+    """The metrics that runs of every one of ``kinds`` record (what they can be overlaid on), in the
+    first kind's order (by name): all of a kind's own for one kind; for synthetic and real-text runs
+    together, only ``train_loss``."""
+    names = [metric_names(k) for k in sorted(kinds)]
+    return [n for n in names[0] if all(n in other for other in names[1:])] if names else []

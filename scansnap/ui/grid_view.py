@@ -8,13 +8,12 @@ from typing import Any
 
 import streamlit as st
 
-from scansnap.kinds.text.ui.state import TEXT_KNOBS
 from scansnap.paper.findings import GridAxis, grid_finding
 from scansnap.paper.presets import SHELVES, Preset, load_presets
 from scansnap.service.facade import TERMINAL, duration
 from scansnap.ui import charts_pages, grid_form
 from scansnap.ui.errors import guarded, show_callback_error
-from scansnap.ui.knobs import KNOBS
+from scansnap.ui.kind_views import views
 from scansnap.ui.progress import run_progress
 from scansnap.ui.resources import service
 from scansnap.ui.result_words import column_label, column_unit, column_what, progress_text, summary_labels
@@ -24,7 +23,6 @@ from scansnap.ui.text import plain
 from scansnap.ui.widgets import font, plot_ui
 
 ss = st.session_state
-KNOB_KEYS = {"synthetic": [k.key for k in KNOBS], "text": [k.key for k in TEXT_KNOBS]}
 
 
 def all_presets() -> dict[str, Preset]:
@@ -47,7 +45,7 @@ def form(presets: dict[str, Preset]) -> tuple[list[Any], list[str], list[str]] |
     title = {k: p.title for k, p in presets.items()}
     base = c[0].selectbox("the grid's base preset", list(presets), format_func=title.__getitem__, key="gr.base")
     kind = next(k for k in SHELVES if base in load_presets(k))
-    examples = ", ".join(KNOB_KEYS[kind][:12])
+    examples = ", ".join(views()[kind].knobs[:12])
     c[1].text_area(
         "axes, one per line: KEY=V1,V2,...",
         key="gr.axes",
@@ -94,12 +92,13 @@ def results(run_ids: list[str], keys: list[str]) -> None:
         return
     infos = [info for rid in summary["run"] if (info := service().run(rid)) is not None]
     runs = [run_progress(info, service().status(info["id"])) for info in infos]
-    kind = (infos[0].get("kind") if infos else None) or "synthetic"
+    kind = infos[0]["kind"] if infos else ""
     done = sum(r.ended for r in runs)
     st.progress(done / max(1, len(runs)), text=progress_text(runs, service().schedule().slots))
     metrics = [c for c in summary.columns if c not in {*keys, "seed", "run", "status"}]
     if metrics:
-        default = next((m for m in ("attn_entropy@L0", "entropy_distinct") if m in metrics), metrics[0])
+        first = views()[kind].first_metric if kind in views() else None  # a per-layer one: its first layer's
+        default = next((m for m in metrics if first and m.split("@")[0] == first), metrics[0])
         metric = st.selectbox(
             "metric", metrics, index=metrics.index(default), key="gr.metric", format_func=column_label
         )

@@ -1,6 +1,7 @@
 """How the pages show a run of each kind: the ``ui.VIEW`` of each kind's package (:mod:`scansnap.registry`;
 its service side: :mod:`scansnap.service.run_kinds`): the page that opens it, how many models it trains side by side,
-whether it has an HTML report, what its export holds, and its figures outside the dashboard (``figure``:
+whether it has an HTML report, what its export holds, how the Compare page names its runs and their
+settings (:mod:`scansnap.ui.settings_words`), and its figures outside the dashboard (``figure``:
 ``"module:function"`` taking the facade's stored runs, the run id, a name of ``figure_names`` and the view's
 options, returning the page's Plotly figure).  A kind with no view registered is listed
 and exported, with nothing to open it in."""
@@ -8,8 +9,8 @@ and exported, with nothing to open it in."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from scansnap.registry import kind_packages, kind_part
@@ -36,6 +37,16 @@ class KindView:
     export_note: str = "The zips hold the run's config and tables (docs/explore.md: export schema)."
     figure: str | None = None
     figure_names: tuple[str, ...] = ()
+    words: str = ""  # the kind in a label ("real text"; its name when empty)
+    knobs: tuple[str, ...] = ()  # the config keys its page's knobs set, in their order
+    first_metric: str | None = None  # the metric the Compare page shows first
+    setting_labels: Mapping[str, str] = field(default_factory=dict)  # config keys in words, the knobs' order
+    settings: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # a config as the settings told apart
+    compare_note: str = ""  # how the Compare page draws a run of the kind, in a sentence
+
+    @property
+    def label(self) -> str:
+        return self.words or self.name
 
     def models(self, info: dict[str, Any]) -> int:
         return self.replicas(json.loads(info["config_json"]))
@@ -44,20 +55,18 @@ class KindView:
         return self.sweep(json.loads(info["config_json"]))
 
 
-_VIEWS: dict[str, KindView] = {}
-_READ: set[str] = set()  # the kinds' packages whose ``ui.VIEW`` is in _VIEWS
+_VIEWS: dict[str, KindView] = {}  # each listed kind's package → its ``ui.VIEW``, once read
 
 
 def views() -> dict[str, KindView]:
-    """Each kind's view by its store name (each kind's ``ui.VIEW``, read once per package on first use: a
-    kind's page parts import this module)."""
+    """Each listed kind's view by its store name (each kind's ``ui.VIEW``, read once per package on first
+    use: a kind's page parts import this module)."""
     for package in kind_packages():
-        if package not in _READ:
+        if package not in _VIEWS:
             view = kind_part(package, "ui", "VIEW")
             if isinstance(view, KindView):  # a kind without one is asked again (cheap: its modules are loaded)
-                _VIEWS.setdefault(view.name, view)
-                _READ.add(package)
-    return _VIEWS
+                _VIEWS[package] = view
+    return {v.name: v for p in kind_packages() if (v := _VIEWS.get(p)) is not None}
 
 
 def view_of(info: dict[str, Any]) -> KindView:

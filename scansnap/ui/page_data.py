@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from scansnap.core.metrics import METRICS, label, shared_metrics
+from scansnap.core.metrics import METRICS, bare_label, label, shared_metrics
 from scansnap.kinds.synthetic.science.calibration import Theorem4Constants
 from scansnap.kinds.synthetic.science.config import DataConfig
 from scansnap.kinds.synthetic.science.data import build_problem
@@ -77,6 +77,11 @@ def overlaid_metrics(kinds: set[str]) -> list[str]:
 def metric_label(name: str) -> str:
     """A metric's name in words (:func:`scansnap.core.metrics.label`)."""
     return label(name)
+
+
+def metric_words(name: str) -> str:
+    """A metric's name in words, without its unit, for a sentence (:func:`scansnap.core.metrics.bare_label`)."""
+    return bare_label(name)
 
 
 @byte_lru("theory curves")

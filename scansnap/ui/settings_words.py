@@ -6,50 +6,13 @@ without the gloss: ``"η_Y (decoder)"`` → ``"η_Y"``), its value as a person w
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from scansnap.core.config import flatten_dotted
-from scansnap.kinds.text.ui.state import TEXT_KNOBS
-from scansnap.ui.knobs import KNOBS
+from scansnap.ui.kind_views import views
 
-KIND_WORDS = {"synthetic": "synthetic", "text": "real text"}
-CORPUS = "data.corpus"  # a real-text run's corpus, in one setting (its source, file, folder or dataset)
-CORPUS_KEYS = ("data.source", "data.path", "data.hf_dataset", "data.upload_name")
-BUILTIN_CORPUS = "built-in (World English Bible)"
-_EXTRA = {  # settings that no knob shows, by kind
-    "synthetic": {
-        "data.table": "P(l|n) table",
-        "data.psi": "query of each next token ψ",
-        "replicas.lr_pairs": "(η_Y, η_Z) pairs",
-    },
-    "text": {
-        CORPUS: "corpus",
-        "optim.lr_attention": "attention learning rate",  # the knobs' "learning rate: embedding, decoder"
-        "optim.lr_mlp": "MLP learning rate",  # holds a comma: a legend lists settings with commas
-        "optim.lr_other": "embedding and decoder learning rate",
-        "data.max_train_tokens": "training text cap (tokens)",
-        "data.valid_fraction": "validation share",
-        "model.tie_weights": "decoder tied to the embedding",
-        "model.device": "device",
-        "optim.momentum": "momentum",
-        "optim.beta1": "Adam β1",
-        "optim.beta2": "Adam β2",
-        "optim.eps": "Adam ε",
-        "optim.weight_decay": "weight decay",
-        "optim.clip_norm": "gradient clip (norm)",
-        "optim.epoch_steps": "steps per epoch",
-        "probe.eval_batch": "probe streams",
-        "probe.probe_window": "probe window",
-        "probe.val_windows": "validation windows",
-        "probe.frequent_top_n": "frequent words counted",
-        "snapshots.log_count": "log-spaced snapshots",
-        "snapshots.max_count": "max snapshots",
-    },
-}
 NONE_WORDS = {  # what an unset (None) value means, by key
     "optim.clip_norm": "off",
     "data.max_train_tokens": "whole corpus",
@@ -63,28 +26,36 @@ GROUP_FROM = 10_000  # integers from here on are grouped by thousands (a thin sp
 THIN = "\u2009"
 
 
-def _gloss_cut(label: str) -> str:
-    return label.split(" (")[0]
+def knob_labels(knobs: Sequence[Any]) -> dict[str, str]:
+    """Each knob's config key → its label without the gloss (``"η_Y (decoder)"`` → ``"η_Y"``), in order;
+    the run's name left out."""
+    return {k.key: k.label.split(" (")[0] for k in knobs if k.key != "name"}
 
 
-def _labels(kind: str) -> dict[str, str]:
-    knobs = TEXT_KNOBS if kind == "text" else KNOBS
-    own = {k.key: _gloss_cut(k.label) for k in knobs if k.key != "name"}
-    if kind == "text":  # the corpus takes the source knob's place (first)
-        own = {CORPUS if key == "data.source" else key: v for key, v in own.items()}
-    return own | _EXTRA.get(kind, {})
+def flat_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """A config as dotted keys → value, the run's name left out."""
+    return {k: v for k, v in flatten_dotted(config).items() if k != "name"}
 
 
-LABELS = {kind: _labels(kind) for kind in KIND_WORDS}
+def kind_words(kind: str) -> str:
+    """A kind of run in a label: its view's words (``"real text"``), else its name."""
+    view = views().get(kind)
+    return view.label if view else kind
 
 
-def setting_label(key: str, kind: str = "synthetic") -> str:
+def labels(kind: str) -> dict[str, str]:
+    """The words for a kind's config keys, the knobs' order first (its view's ``setting_labels``)."""
+    view = views().get(kind)
+    return dict(view.setting_labels) if view else {}
+
+
+def setting_label(key: str, kind: str) -> str:
     """The words for config ``key`` of a run of ``kind``: its knob's label without the gloss, else a
     label of its own, else its last part in words (``probe.eval_batch`` → ``"eval batch"``)."""
-    return LABELS.get(kind, {}).get(key) or key.split(".")[-1].replace("_", " ")
+    return labels(kind).get(key) or key.split(".")[-1].replace("_", " ")
 
 
-def phrase(key: str, value: Any, kind: str = "synthetic") -> str:
+def phrase(key: str, value: Any, kind: str) -> str:
     """One setting in words, ``"layers = 2"`` (``"seeds = 1–3"`` for several seeds)."""
     name = setting_label(key, kind)
     if key == "replicas.seeds" and isinstance(value, list | tuple) and len(value) > 1:
@@ -143,33 +114,11 @@ def value_words(key: str, value: Any) -> str:
     return str(value)
 
 
-def corpus_words(data: dict[str, Any]) -> str:
-    """A real-text run's corpus as a person names it: the uploaded file's name (without the stored
-    name's content hash), the folder's name, the dataset, or the built-in corpus."""
-    source = data.get("source") or "builtin"
-    if source == "upload":
-        name = str(data.get("upload_name") or "an upload")
-        return re.sub(r"^[0-9a-f]{16}-", "", name)
-    if source == "wikitext-dir":
-        return PurePosixPath(str(data.get("path") or "a folder")).name or str(data.get("path"))
-    if source == "huggingface":
-        return str(data.get("hf_dataset"))
-    return BUILTIN_CORPUS
-
-
 def shown_settings(config: dict[str, Any], kind: str) -> dict[str, Any]:
-    """A config as the settings a person tells apart (dotted keys → value), the run's name left out: a
-    real-text run's corpus as one setting; a sweep's (η_Y, η_Z) pairs as its η_Y and its η_Z values."""
-    flat = {k: v for k, v in flatten_dotted(config).items() if k != "name"}
-    if kind == "text":
-        data = config.get("data", {}) if isinstance(config.get("data"), dict) else {}
-        flat = {CORPUS: corpus_words(data)} | {k: v for k, v in flat.items() if k not in CORPUS_KEYS}
-    pairs = flat.get("replicas.lr_pairs")
-    if kind == "synthetic" and isinstance(pairs, list | tuple) and pairs:
-        flat["optim.eta_y"] = sorted({float(p[0]) for p in pairs})
-        flat["optim.eta_z"] = sorted({float(p[1]) for p in pairs})
-        flat.pop("replicas.lr_pairs")
-    return flat
+    """A config as the settings a person tells apart (dotted keys → value), the run's name left out, as
+    its kind's view tells them (a real-text run's corpus as one setting; a sweep's η_Y and η_Z values)."""
+    view = views().get(kind)
+    return view.settings(config) if view and view.settings else flat_settings(config)
 
 
 def differing(settings: Sequence[dict[str, Any]], kind: str) -> list[str]:
@@ -177,7 +126,7 @@ def differing(settings: Sequence[dict[str, Any]], kind: str) -> list[str]:
     first: the data, the model, the optimiser), then the others by key."""
     keys = {k for s in settings for k in s}
     differ = {k for k in keys if len({json.dumps(s.get(k), sort_keys=True, default=str) for s in settings}) > 1}
-    order = list(LABELS.get(kind, {}))
+    order = list(labels(kind))
     return [k for k in order if k in differ] + sorted(differ - set(order))
 
 
@@ -204,6 +153,6 @@ def legend_names(runs: Sequence[LegendRun]) -> list[str]:
         for i, s in zip(idx, settings, strict=True):
             words = ", ".join(phrase(k, s.get(k), kind) for k in keys)
             words = words or runs[i].name or f"run {runs[i].id}"
-            out[i] = f"{KIND_WORDS.get(kind, kind)}: {words}" if len(kinds) > 1 else words
+            out[i] = f"{kind_words(kind)}: {words}" if len(kinds) > 1 else words
     seen = [out.count(name) for name in out]
     return [f"{name} (run {r.id})" if n > 1 else name for name, n, r in zip(out, seen, runs, strict=True)]

@@ -207,7 +207,7 @@ def test_a_grid_shows_its_axes_and_metric_in_words(site):
         charts = [c for c in pg.evaluate(CHART_TEXT) if c["title"].startswith("final")]
         assert charts, "no grid chart"
         words = charts[-1]["words"]
-        assert setting_label("data.num_distinct_per_next") in words, words  # the x axis
+        assert setting_label("data.num_distinct_per_next", "synthetic") in words, words  # the x axis
         drawn = " ".join(words).replace("\u200b", "")  # plotly draws c<sub>n</sub> as c, n between zero-width spaces
         assert column_label("entropy_distinct").replace("_", "") in drawn, words  # the y axis and the legend
         assert not [t for t in words if CODE.search(t)], words

@@ -51,9 +51,9 @@ def test_a_grid_over_a_data_knob_trains_one_run_per_cell_and_reopens_by_its_link
     box = again.selectbox(key="gr.metric")
     assert box.value == "entropy_distinct" and label("entropy_distinct") in box.options
     headers = {c: v.get("label") for c, v in json.loads(again.dataframe[0].proto.columns).items()}
-    assert headers["data.num_distinct_per_next"] == setting_label("data.num_distinct_per_next")
+    assert headers["data.num_distinct_per_next"] == setting_label("data.num_distinct_per_next", "synthetic")
     assert headers["entropy_distinct"] == label("entropy_distinct") and headers["optim.steps"] == "steps"
-    axes = [GridAxis(k, setting_label(k)) for k in ("data.num_distinct_per_next", "optim.steps")]
+    axes = [GridAxis(k, setting_label(k, "synthetic")) for k in ("data.num_distinct_per_next", "optim.steps")]
     said = grid_finding(table, axes, "entropy_distinct", bare_label("entropy_distinct"), unit("entropy_distinct"))
     assert said and said.startswith("Final attention entropy H(c_n) on distinct tokens ")
     assert said.replace("\\", "") in [m.value.replace("\\", "") for m in again.markdown]

@@ -12,14 +12,12 @@ import pytest
 from scansnap.core.config import flatten_dotted
 from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.kinds.text.ui.state import TEXT_KNOBS
+from scansnap.kinds.text.ui.words import BUILTIN_CORPUS, CORPUS_KEYS, corpus_words
 from scansnap.paper.presets import get_preset, load_presets
 from scansnap.ui.knobs import KNOBS
 from scansnap.ui.settings_words import (
-    BUILTIN_CORPUS,
-    CORPUS_KEYS,
-    LABELS,
     LegendRun,
-    corpus_words,
+    labels,
     legend_names,
     number,
     seeds_words,
@@ -72,7 +70,7 @@ def test_synthetic_runs_are_named_by_their_learning_rates_token_counts_and_seeds
     a = syn_run("a", **{"optim.eta_z": 2.0, "data.num_distinct_per_next": 20, "replicas.seeds": [1, 2, 3]})
     b = syn_run("b", **{"optim.eta_z": 0.5, "data.num_distinct_per_next": 5, "replicas.seeds": [4]})
     names = legend_names([a, b])
-    tokens = setting_label("data.num_distinct_per_next")
+    tokens = setting_label("data.num_distinct_per_next", "synthetic")
     assert names == [f"{tokens} = 20, η_Z = 2, seeds = 1–3", f"{tokens} = 5, η_Z = 0.5, seed = 4"]
     readable(names)
 
@@ -117,7 +115,7 @@ def test_every_config_key_has_a_label_and_a_knob_keeps_its_own():
         for key in flatten_dotted(cfg.to_dict()):
             if key == "name" or (kind == "text" and key in CORPUS_KEYS):
                 continue  # the corpus keys make one setting, data.corpus
-            assert key in LABELS[kind], (kind, key)
+            assert key in labels(kind), (kind, key)
         for k in knobs:  # the knob's label without its gloss: "η_Y (decoder)" → "η_Y"
             if k.key not in ("name", "data.source") and not k.key.startswith("optim.lr_"):
                 assert k.label.startswith(setting_label(k.key, kind)), (k.key, k.label)

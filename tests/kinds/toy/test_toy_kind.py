@@ -1,6 +1,6 @@
 """A third kind of run that lives in this folder only (``service.py``, ``ui.py``, its registry line in
-``conftest.py``): it trains in process and through the job manager's worker, stores, resumes, exports and
-shows on the Runs page, while no file outside this folder names it."""
+``conftest.py``, its metric in ``science.py``): it trains in process and through the job manager's worker,
+stores, resumes, exports, compares and shows on the Runs page, while no file outside this folder names it."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scansnap.paper.presets import get_preset
 from scansnap.service.facade import get_service
 from scansnap.service.jobs import get_manager
 from scansnap.service.run_kinds import create_run, kind_of, run_seconds, stored_config
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
-from tests.apphelp import run_app
+from tests.apphelp import open_page, run_app, shown_text
 from tests.guards import GUARD_S
+from tests.kinds.toy import science
 from tests.kinds.toy import service as toy
 
 FOLDER = Path(__file__).resolve().parent
@@ -39,7 +41,7 @@ def test_no_file_outside_its_folder_names_the_toy_kind():
         check=True,
     ).stdout.split()
     inside = [p for p in tracked if (ROOT / p).resolve().is_relative_to(FOLDER)]
-    assert {"service.py", "ui.py", "conftest.py"} <= {Path(p).name for p in inside}
+    assert {"service.py", "ui.py", "science.py", "conftest.py"} <= {Path(p).name for p in inside}
     assert all(NAMES.search((ROOT / p).read_text()) for p in inside if p.endswith(("service.py", "conftest.py")))
     outside = [p for p in tracked if p not in inside and (ROOT / p).is_file()]
     named = [p for p in outside if NAMES.search((ROOT / p).read_text(errors="replace"))]
@@ -93,3 +95,30 @@ def test_a_toy_kind_trains_through_the_job_manager_in_a_worker_and_shows_on_the_
     table = at.dataframe[0].value
     assert table.set_index("id").loc[rid, "replicas"] == 1
     assert not [b for b in at.button if b.key == "runs.open"]  # no page shows a toy run
+
+
+def test_toy_runs_compare_on_their_metric_and_beside_a_synthetic_run_on_none(data_dir):
+    """The Compare page lists the toy's metric (its science's METRICS) and shows it first, one line per
+    run, x_t = (1 − r)^t, each named by the setting that differs (its rate); chosen with a synthetic run,
+    it says the two kinds share no metric and draws nothing."""
+    m = get_manager(data_dir)
+    fast, slow = (m.submit(toy.ToyConfig(rate=r, optim={"steps": 20}), name=f"toy {r}") for r in (0.5, 0.25))
+    assert m.wait(fast, timeout=GUARD_S) == "finished" and m.wait(slow, timeout=GUARD_S) == "finished"
+    at = open_page("app_pages/compare.py", {"runs": f"{fast},{slow}"})
+    assert not at.exception and not at.warning and not at.error, shown_text(at.warning)
+    box = at.selectbox(key="cmp.metric.toy")
+    assert box.value == "x" and list(box.options) == [science.METRICS[0].label]
+    [fig] = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    lines = {t["name"]: t for t in fig["data"]}
+    assert set(lines) == {"rate = 0.5", "rate = 0.25"}
+    for rate in (0.5, 0.25):
+        line = lines[f"rate = {rate}"]
+        y = (1 - rate) ** np.asarray(line["x"], float)
+        np.testing.assert_allclose(line["y"], y, rtol=5e-4)  # a chart sends 4 significant digits
+    assert "Toy runs: x, one line each." in shown_text(at.caption)
+
+    job = RunJob(get_preset("syn-small").config.with_overrides({"optim.steps": 4}), m.store, name="syn")
+    assert job.run() == "finished"
+    at = open_page("app_pages/compare.py", {"runs": f"{fast},{job.run_id}"})
+    assert not at.exception and not at.error
+    assert "share none" in shown_text(at.info) and not at.get("plotly_chart")

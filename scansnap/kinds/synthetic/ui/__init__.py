@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from scansnap.kinds.synthetic.ui.words import SETTING_LABELS, shown_settings
 from scansnap.ui.kind_views import KindView
+from scansnap.ui.knobs import KNOBS
 
 
 def _replicas(config: dict[str, Any]) -> int:
@@ -28,4 +30,9 @@ VIEW = KindView(
     export_note="The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera button.",
     figure="scansnap.kinds.synthetic.ui.notebook:lab_figure",
     figure_names=("c_n", "snap", "entropy", "c_n_heatmap", "z", "bracket", "loss"),
+    first_metric="entropy_distinct",
+    knobs=tuple(k.key for k in KNOBS),
+    setting_labels=SETTING_LABELS,
+    settings=shown_settings,
+    compare_note="Synthetic runs: the class mean of each run, averaged over its replicas.",
 )

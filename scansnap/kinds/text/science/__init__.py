@@ -6,6 +6,9 @@ Pure torch/numpy; no I/O: the corpora are read by ``scansnap.service.corpora`` a
 """
 
 from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.kinds.text.science.recorded import METRICS
 
 # its presets: their folder under scansnap/assets/presets/, their config class, what one is called
 PRESET_SHELF = ("text", TextRunConfig, "text preset")
+
+__all__ = ["METRICS", "PRESET_SHELF"]
