@@ -55,7 +55,7 @@ def stages_ui() -> None:
             st.latex(eq)
             st.markdown(text)
             if st.button(f"Open the Lab with “{presets[name].title}”", key=f"stage.{title[:1]}"):
-                st.switch_page("app_pages/lab.py", query_params={"preset": name})
+                st.switch_page("kinds/synthetic/ui/page.py", query_params={"preset": name})
 
 
 C0_SOURCES = ("a preset's initial state", "ρ₀ (C₀ = ρ₀⁴/K)", "a value of C₀")
@@ -86,7 +86,7 @@ def theorem4_ui() -> None:
         f"$B_n(t_0)$ = {th['B_t0']:.3f}. Fig. 9 of the paper: M=100, K=1, $\\eta_Y = 10\\,\\eta_Z$, C₀ = 1 (left)."
     )
     if preset and st.button(f"Open the Lab with “{load_presets()[preset].title}”", key="th.open"):
-        st.switch_page("app_pages/lab.py", query_params={"preset": preset})
+        st.switch_page("kinds/synthetic/ui/page.py", query_params={"preset": preset})
 
 
 def _preset_picker() -> str | None:

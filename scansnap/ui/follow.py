@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -28,14 +27,13 @@ from scansnap.ui.text import plain, shown
 ss = st.session_state
 FOLLOW = "follow"  # the URL parameter of a student's page
 CHECK_S = 2.0  # how often a student's page looks for the lecturer's next run
-HOME = "lab"  # the page the app opens at "/" (scansnap/ui/shell.py PAGES[0]); the others are at /<file stem>
 
 
 # ------------------------------------------------------------------------------ pure
 def page_path(kind: str) -> str:
     """The URL path of the page that shows runs of ``kind`` ("" for the home page)."""
-    stem = Path(views()[kind].page or "").stem
-    return "" if stem == HOME else stem
+    home = next(iter(views()))  # the first kind's page is the one the app opens at "/" (scansnap/ui/shell.py)
+    return "" if kind == home else views()[kind].url
 
 
 def join_link(base: str, code: str) -> str:

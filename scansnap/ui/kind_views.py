@@ -37,12 +37,16 @@ class KindView:
     export_note: str = "The zips hold the run's config and tables (docs/explore.md: export schema)."
     figure: str | None = None
     figure_names: tuple[str, ...] = ()
+    tab: str = ""  # its page's title in the navigation
+    icon: str = ""  # its page's icon in the navigation
+    url: str = ""  # its page's URL path
     words: str = ""  # the kind in a label ("real text"; its name when empty)
     knobs: tuple[str, ...] = ()  # the config keys its page's knobs set, in their order
     first_metric: str | None = None  # the metric the Compare page shows first
     setting_labels: Mapping[str, str] = field(default_factory=dict)  # config keys in words, the knobs' order
     settings: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # a config as the settings told apart
     compare_note: str = ""  # how the Compare page draws a run of the kind, in a sentence
+    warm: Callable[[], None] | None = None  # what its page's first visitor would wait for, done at start-up
 
     @property
     def label(self) -> str:

@@ -9,18 +9,17 @@ import streamlit as st
 from scansnap.service.facade import ServiceError
 from scansnap.ui.errors import boundary, damage_notice
 from scansnap.ui.gc_freeze import freeze_imports
+from scansnap.ui.kind_views import views
 from scansnap.ui.live.slots import SLOTS
 from scansnap.ui.resources import service
 from scansnap.ui.widgets import apply_lecture_mode, lecture_requested
 
-PAGES = [
-    ("app_pages/lab.py", "Lab", "🧪"),
-    ("app_pages/text.py", "Real text", "📖"),
-    ("app_pages/compare.py", "Compare", "📈"),
-    ("app_pages/sweep.py", "Sweep", "🧮"),
-    ("app_pages/theory.py", "Theory", "📐"),
-    ("app_pages/reproduce.py", "Reproduce", "✅"),
-    ("app_pages/runs.py", "Runs", "🗂️"),
+SHARED_PAGES = [  # (the page's script, under scansnap/; its URL path; its title; its icon)
+    ("app_pages/compare.py", "compare", "Compare", "📈"),
+    ("app_pages/sweep.py", "sweep", "Sweep", "🧮"),
+    ("app_pages/theory.py", "theory", "Theory", "📐"),
+    ("app_pages/reproduce.py", "reproduce", "Reproduce", "✅"),
+    ("app_pages/runs.py", "runs", "Runs", "🗂️"),
 ]
 PAPER_LINE = (
     "**Scan & Snap lab** · how a 1-layer transformer's attention first *scans* (distinct tokens grow, "
@@ -30,12 +29,21 @@ PAPER_LINE = (
 )
 
 
+def pages() -> list[tuple[str, str, str, str]]:
+    """The navigation: each kind's page (its view's), the first the one "/" opens, then the shared pages."""
+    kinds = [(v.page, v.url, v.tab, v.icon) for v in views().values() if v.page and v.tab]
+    return kinds + SHARED_PAGES
+
+
 def main() -> None:
     lecture = lecture_requested()
     sidebar = "collapsed" if lecture else "auto"  # a projector's screen is for the controls and the charts
     st.set_page_config(page_title="Scan & Snap lab", page_icon="🔭", layout="wide", initial_sidebar_state=sidebar)
-    pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)]
-    page = st.navigation(pages, position="top")
+    navigation = [
+        st.Page(path, title=title, icon=icon, url_path=url, default=i == 0)
+        for i, (path, url, title, icon) in enumerate(pages())
+    ]
+    page = st.navigation(navigation, position="top")
     damage = None
     with suppress(ServiceError):  # only the pages that need the store say when it cannot be opened
         # created with the first page of any kind: its fork server loads torch (~2 s) while pages render

@@ -201,7 +201,7 @@ def test_lab_offers_recovery_of_the_interrupted_run_on_screen(data_dir):
     mgr = get_manager(data_dir)
     at = app()
     rid = _interrupted(mgr.store, _owner_of(at))
-    at.switch_page("app_pages/lab.py")
+    at.switch_page("kinds/synthetic/ui/page.py")
     at.query_params["run"] = rid
     at.run()
     assert any("was interrupted" in w.value for w in at.warning)

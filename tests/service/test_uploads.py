@@ -242,7 +242,7 @@ def _lab_in_table_mode():
 
 
 def _text_page_with_the_uploader():
-    at = app().switch_page("app_pages/text.py").run()
+    at = app().switch_page("kinds/text/ui/page.py").run()
     next(w for w in at.sidebar.selectbox if w.label == "corpus").set_value("upload").run()
     return at
 

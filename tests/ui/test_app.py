@@ -13,11 +13,12 @@ from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.presets import get_preset
 from scansnap.service.jobs import get_manager
+from scansnap.ui.shell import pages
 from tests.apphelp import live_figure, open_share_box, wait_for
 from tests.apphelp import run_app as app
 from tests.guards import GUARD_S
 
-PAGES = [f"app_pages/{name}.py" for name in ("lab", "text", "compare", "sweep", "theory", "reproduce", "runs")]
+PAGES = [path for path, *_ in pages()]
 
 
 def widget(at: AppTest, kind: str, label: str):
@@ -53,7 +54,7 @@ def test_every_page_renders(data_dir):
     for page in PAGES:
         at.switch_page(page).run()
         assert not at.exception, page
-    at.switch_page("app_pages/lab.py").run()
+    at.switch_page("kinds/synthetic/ui/page.py").run()
     assert len(at.get("plotly_chart")) == 1  # back on the Lab: the P(l|n) preview
 
 

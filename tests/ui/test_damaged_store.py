@@ -41,7 +41,7 @@ def _errors(at) -> list[str]:
     [
         ("app_pages/runs.py", {}),
         ("app_pages/compare.py", {}),
-        ("app_pages/lab.py", {"run": "FIRST"}),
+        ("kinds/synthetic/ui/page.py", {"run": "FIRST"}),
     ],
 )
 def test_every_page_says_the_one_message_once_and_writes_nothing(damaged, page, params):

@@ -145,7 +145,9 @@ def test_the_first_visit_hint_gives_way_after_a_pick(data_dir):
     assert "Pick a preset" not in hint and "Press **▶ Start** to train “Lecture: scan, then snap”" in hint
 
 
-@pytest.mark.parametrize(("page", "key"), [("app_pages/lab.py", "lab-share"), ("app_pages/text.py", "text-share")])
+@pytest.mark.parametrize(
+    ("page", "key"), [("kinds/synthetic/ui/page.py", "lab-share"), ("kinds/text/ui/page.py", "text-share")]
+)
 def test_the_share_box_draws_its_link_and_config_only_when_open(data_dir, page, key):
     """Closed (as every page load finds it), the box draws no code box: the browser never loads the syntax
     highlighter for it; opened, it shows the link to this view and the config, as JSON."""

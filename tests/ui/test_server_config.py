@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = [
     ROOT / "scansnap" / "app.py",
     *sorted(p for p in (ROOT / "scansnap" / "app_pages").glob("*.py") if p.name != "__init__.py"),
+    *sorted((ROOT / "scansnap" / "kinds").glob("*/ui/page.py")),
 ]
 
 

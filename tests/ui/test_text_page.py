@@ -19,10 +19,10 @@ from scansnap.service.facade import get_service
 from scansnap.service.jobs import get_manager
 from scansnap.service.store import RunStore
 from scansnap.ui.chart_style import plain_title
-from tests.apphelp import APP, live_figure
+from tests.apphelp import APP, live_figure, open_page
 from tests.guards import GUARD_S
 
-PAGE = "app_pages/text.py"
+PAGE = "kinds/text/ui/page.py"
 SMALL = {
     "preset": "text-fig7-1layer",
     "data.vocab_size": "2000",
@@ -38,10 +38,8 @@ SMALL = {
 
 
 def open_text_page(params: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=GUARD_S)
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    return at.switch_page(PAGE).run()
+    """The page opened with these URL parameters (after a first run: its URL path is not its file's name)."""
+    return open_page(PAGE, params or {})
 
 
 def live_figures(at: AppTest) -> dict[str, dict]:

@@ -31,7 +31,7 @@ BAD = {
 }
 LAB_KEYS = [*flatten_dotted(RunConfig().to_dict()), *UI_PARAMS]
 PAGES = {
-    "app_pages/lab.py": LAB_KEYS,
+    "kinds/synthetic/ui/page.py": LAB_KEYS,
     "app_pages/compare.py": ["runs", "metric", "lecture"],
     "app_pages/sweep.py": ["run", "lecture", "grid", "axes"],
     "app_pages/theory.py": ["lecture", "show"],
@@ -43,7 +43,7 @@ GENERIC = "This app has encountered an error"
 
 def _open(page: str):
     at = run_app()
-    return at if page == "app_pages/lab.py" else at.switch_page(page).run()
+    return at if page == "kinds/synthetic/ui/page.py" else at.switch_page(page).run()
 
 
 @pytest.mark.parametrize("page", list(PAGES))

@@ -8,7 +8,7 @@ from scansnap.ui.kind_views import KindView
 
 VIEW = KindView(
     "text",
-    "app_pages/text.py",
+    "kinds/text/ui/page.py",
     "Real text",
     "real-text",
     "open it on the Real text page",
@@ -16,6 +16,9 @@ VIEW = KindView(
     "attn_maps.npz (docs/explore.md: export schema).",
     figure="scansnap.kinds.text.ui.notebook:text_figure",
     figure_names=("attn_entropy", "groups", "loss", "attn_map"),
+    tab="Real text",
+    icon="📖",
+    url="text",
     words="real text",
     first_metric="attn_entropy",
     knobs=tuple(k.key for k in TEXT_KNOBS),

@@ -144,7 +144,7 @@ def live_now_ui() -> None:
     st.subheader("📡 Live now")
     for r in live:
         st.page_link(
-            "app_pages/lab.py",
+            "kinds/synthetic/ui/page.py",
             label=f"{plain(r['name'], limit=40)} · step {step_text(r['step'])} · {r['id']}",  # a name is text only
             query_params={"run": r["id"]},
             disabled=r["id"] == ss.get("lab.run"),

@@ -148,7 +148,7 @@ def recovery_and_budget_ui(run_cfg: "TextRunConfig | None") -> bool:
 def live_now_ui() -> None:
     for r in service().live_broadcasts(kind="text"):
         st.page_link(
-            "app_pages/text.py",
+            "kinds/text/ui/page.py",
             label=f"📡 {plain(r['name'], limit=40)} · step {step_text(r['step'])}",
             query_params={"run": r["id"]},
             disabled=r["id"] == ss.get("text.run"),
