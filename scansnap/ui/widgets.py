@@ -102,6 +102,20 @@ def share_ui(key: str, params: dict[str, str], config: RootConfig | None) -> Non
             st.code(config.to_json(), language="json")
 
 
+def preset_select(label: str, presets: dict[str, Any], current: str, key: str, on_change: Any) -> None:
+    """A page's preset picker: the presets by their titles, ``current`` selected; ``on_change(key)`` on a pick."""
+    names = list(presets)
+    st.selectbox(
+        label,
+        names,
+        index=names.index(current),
+        key=key,
+        on_change=on_change,
+        args=(key,),
+        format_func=lambda k: presets[k].title,
+    )
+
+
 def verdicts_ui(verdicts: list[Verdict]) -> None:
     """One badge per verdict, four in a row (one Markdown element per verdict in a container laid out by
     scansnap/assets/live.css): its label, then one sentence of words (whether the claim holds, or why it is not

@@ -18,7 +18,7 @@ from scansnap.ui.page_data import p_preview
 from scansnap.ui.resources import service
 from scansnap.ui.run_list import step_text
 from scansnap.ui.text import plain
-from scansnap.ui.widgets import LIVE_STYLE, font, knob_ui, lecture_on, plot_ui, recovery_ui, share_ui
+from scansnap.ui.widgets import LIVE_STYLE, font, knob_ui, lecture_on, plot_ui, preset_select, recovery_ui, share_ui
 
 ss = st.session_state
 followed = follow.resolve("synthetic")  # a student's page: ?follow=CODE opens the lecturer's newest run
@@ -155,20 +155,11 @@ def preset_ui() -> None:
     """The preset picker, and what is on screen: the preset's description, or the opened run's own
     config (its name, and the preset it started from)."""
     presets = load_presets()
-    names = list(presets)
     cur = ss["lab.preset"]
     origin = ss.get("lab.origin")
     if origin:
         st.markdown(f"**Run: {plain(origin['name'], limit=60)}** (`{origin['id']}`)")
-    st.selectbox(
-        "Preset" if not origin else "Start from a preset",
-        names,
-        index=names.index(cur),
-        key=W("preset"),
-        on_change=lab_actions.on_preset,
-        args=(W("preset"),),
-        format_func=lambda k: presets[k].title,
-    )
+    preset_select("Preset" if not origin else "Start from a preset", presets, cur, W("preset"), lab_actions.on_preset)
     if origin:
         st.caption(f"The knobs below are this run's own config (it started from “{presets[cur].title}”).")
     else:

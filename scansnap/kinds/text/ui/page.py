@@ -19,7 +19,7 @@ from scansnap.ui.errors import show_callback_error
 from scansnap.ui.resources import service
 from scansnap.ui.run_list import step_text
 from scansnap.ui.text import code, plain, quoted_words
-from scansnap.ui.widgets import knob_ui, lecture_on, recovery_ui, share_ui
+from scansnap.ui.widgets import knob_ui, lecture_on, preset_select, recovery_ui, share_ui
 
 if TYPE_CHECKING:
     from scansnap.kinds.text.science.config import TextRunConfig
@@ -157,17 +157,8 @@ def live_now_ui() -> None:
 
 def preset_ui() -> None:
     presets = load_presets("text")
-    names = list(presets)
     cur = ss["text.preset"]
-    st.selectbox(
-        "Preset",
-        names,
-        index=names.index(cur),
-        key=W("preset"),
-        on_change=text_actions.on_preset,
-        args=(W("preset"),),
-        format_func=lambda k: presets[k].title,
-    )
+    preset_select("Preset", presets, cur, W("preset"), text_actions.on_preset)
     if not lecture:
         st.caption(presets[cur].description)
 
