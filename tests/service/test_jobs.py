@@ -669,7 +669,7 @@ def test_first_step_does_not_wait_for_the_mean_field_twin(tmp_path, monkeypatch,
     """The twin (1–3 s of training on 2 cores) is computed beside a run that trains on one torch thread:
     with a twin that cannot finish until the test lets it, the run still trains; it reports ``finished``
     only once the twin is stored."""
-    from scansnap.service import twin
+    from scansnap.kinds.synthetic.service import twin
 
     release, computing = threading.Event(), threading.Event()
     real = twin.train_twin
@@ -700,7 +700,7 @@ def test_first_step_does_not_wait_for_the_mean_field_twin(tmp_path, monkeypatch,
 def test_stop_does_not_wait_for_the_twin_and_a_resumed_run_computes_it(tmp_path, monkeypatch, one_torch_thread):
     """Stopped while its twin is still being computed (a twin that would wait for the test forever): the
     run is ``stopped`` at once, without a twin; resumed from its checkpoint, it computes the twin."""
-    from scansnap.service import twin
+    from scansnap.kinds.synthetic.service import twin
 
     computing, real = threading.Event(), twin.train_twin
 

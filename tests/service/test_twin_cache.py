@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from scansnap.paper.meanfield import meanfield_twin
+from scansnap.kinds.synthetic.science.meanfield import meanfield_twin
+from scansnap.kinds.synthetic.service import twin
 from scansnap.paper.presets import get_preset
-from scansnap.service import twin, twin_cache
+from scansnap.service import twin_cache
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from scansnap.service.twin_cache import TwinCache

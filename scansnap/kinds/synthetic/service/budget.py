@@ -29,7 +29,7 @@ from scansnap.service.budget import (
     checkpoint_seconds,
 )
 
-MEANFIELD_MAX_STEPS = 1500  # the twin's steps at most (scansnap.paper.meanfield, which imports torch: not here)
+MEANFIELD_MAX_STEPS = 1500  # the twin's steps at most (science.meanfield imports torch: not here)
 MEANFIELD_MAX_FLOATS = 2_000_000  # the twin's stored floats at most (likewise)
 
 PER_CLASS_ROWS = 4000  # the synthetic trainer's: above this R·K only class means of per-class metrics are kept
@@ -200,8 +200,8 @@ def stored_parts(cfg: RunConfig, checkpoint: float) -> tuple[tuple[str, float], 
 
 
 def twin_replicas(cfg: RunConfig) -> int:
-    """Replicas of the run's mean-field twin (``scansnap.paper.meanfield.twin_plan``, without building the
-    distribution): as many as store at most MEANFIELD_MAX_FLOATS floats, none but for ``model.kind = yz``."""
+    """Replicas of the run's mean-field twin (``science.meanfield.twin_plan``, without building
+    the distribution): as many as store at most MEANFIELD_MAX_FLOATS floats, none but for ``model.kind = yz``."""
     if cfg.model.kind != "yz":
         return 0
     K, Q, M_ctx, _, _ = problem_sizes(cfg)

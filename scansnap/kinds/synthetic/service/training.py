@@ -11,10 +11,10 @@ from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.train import Snapshot, Trainer
 from scansnap.kinds.synthetic.service.budget import check_budget
 from scansnap.kinds.synthetic.service.theory import INLINE_WORK, OverlayProcess, curve_work
+from scansnap.kinds.synthetic.service.twin import BackgroundTwin
 from scansnap.paper.run_theory import replica_theory, theory_scalars
 from scansnap.paper.theory_view import overlay_statics, step_grid
 from scansnap.service.store import RunStore
-from scansnap.service.twin import BackgroundTwin
 
 
 class YZTraining:
@@ -49,7 +49,7 @@ class YZTraining:
     def after_first_snapshot(self, store: RunStore, run_id: str) -> Beside | None:
         """The theory lines of the charts, once per run, computed beside the training (so its first step
         does not wait for them): Theorem 4's overlay where it takes long (:class:`OverlayProcess`) and
-        the mean-field twin (scansnap/service/twin.py)."""
+        the mean-field twin (scansnap/kinds/synthetic/service/twin.py)."""
         have = store.statics(run_id)
         overlay = None if "theory_step" in have else OverlayProcess(self.cfg, self.z0, self.theories, store, run_id)
         twin = None if "mf_steps" in have else BackgroundTwin(self.cfg, store, run_id)

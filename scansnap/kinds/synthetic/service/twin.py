@@ -21,7 +21,7 @@ import threading
 import torch
 
 from scansnap.kinds.synthetic.science.config import RunConfig
-from scansnap.paper.meanfield import train_twin, twin_plan
+from scansnap.kinds.synthetic.science.meanfield import train_twin, twin_plan
 from scansnap.service.store import RunStore
 from scansnap.service.twin_cache import TwinCache, twin_key
 
