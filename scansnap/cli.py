@@ -141,8 +141,7 @@ def summary(
 def verdict_lines(verdicts: list[dict[str, Any]]) -> str:
     """One line a verdict: replica, badge label and the text under the Lab's badge (PASS / FAIL /
     N/A, the number and what was measured beside it; for n/a why, and the failed conditions)."""
-    from scansnap.paper.claims import verdict_text
-    from scansnap.paper.verdicts import Tally, Verdict
+    from scansnap.paper.verdicts import Tally, Verdict, verdict_text
 
     lines = ["verdicts (the claims of Theorems 2–4; pass or fail only where the theorem applies):"]
     for d in verdicts:

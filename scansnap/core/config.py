@@ -183,18 +183,30 @@ def _allowed_keys(root: type[BaseModel], parent: tuple[str, ...]) -> list[str]:
     return list(model.model_fields)
 
 
-def field_bounds(key: str, root: type[BaseModel]) -> tuple[float | None, float | None]:
-    """(lowest, highest) value the schema ``root`` (a kind's config class) allows for dotted key ``key``
-    (None where unbounded); a strict bound (gt / lt) is returned as is, so callers must step inside
-    it themselves."""
+def _field_metadata(key: str, root: type[BaseModel]) -> list[Any]:
+    """The constraints (``Field(ge=…, max_length=…)``) the schema ``root`` puts on dotted key ``key``."""
     model: type[BaseModel] = root
     *path, last = key.split(".")
     for part in path:
         ann = model.model_fields[part].annotation
         assert isinstance(ann, type) and issubclass(ann, BaseModel), key
         model = ann
+    return list(model.model_fields[last].metadata)
+
+
+def field_bounds(key: str, root: type[BaseModel]) -> tuple[float | None, float | None]:
+    """(lowest, highest) value the schema ``root`` (a kind's config class) allows for dotted key ``key``
+    (None where unbounded); a strict bound (gt / lt) is returned as is, so callers must step inside
+    it themselves."""
     lo = hi = None
-    for m in model.model_fields[last].metadata:
+    for m in _field_metadata(key, root):
         lo = getattr(m, "ge", getattr(m, "gt", lo))
         hi = getattr(m, "le", getattr(m, "lt", hi))
     return lo, hi
+
+
+def field_max_length(key: str, root: type[BaseModel]) -> int:
+    """The most items the schema ``root`` allows in the list at dotted key ``key`` (its ``max_length``)."""
+    most = [m.max_length for m in _field_metadata(key, root) if getattr(m, "max_length", None) is not None]
+    assert most, f"{key} has no max_length"
+    return int(most[0])

@@ -24,7 +24,7 @@ from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT
 from scansnap.kinds.synthetic.science.theory_checks import measured_snap_step, snap_is_stable
 from scansnap.paper import verdicts as vd
 from scansnap.paper.run_theory import short_condition
-from scansnap.paper.verdicts import WORDS, Verdict
+from scansnap.paper.verdicts import Verdict, verdict_text
 
 SIGN_STEP = 10  # Thm 2 is judged on Δz over the first 10 steps (science §6.1); Y(0) = 0 makes step 1's ΔZ vanish
 MIN_RHO = 0.9  # Thm 3: Spearman ρ(Δz, P) over each class's distinct tokens (science §6.2)
@@ -265,17 +265,6 @@ def none_judged(verdicts: list[Verdict]) -> str | None:
         f"No claim is judged on this run, because the theorems assume what this setup does not: "
         f"{verdicts[0].reason}. The Lecture and theorem4 presets are set inside their conditions."
     )
-
-
-def verdict_text(v: Verdict) -> str:
-    """A run's verdict in one line, the same under the Lab's badge and in ``python -m scansnap run``'s
-    summary: statistic = value (threshold) and what was measured beside it (the detail, e.g. the
-    measured snap), or why it is n/a (outside its theorem: every failed condition in short, then the
-    measured number, :func:`within`)."""
-    beside = f" · {v.detail}" if v.detail and v.detail not in v.reason else ""
-    if v.status == "n/a":
-        return f"{WORDS['n/a']}: {v.reason}{beside}"  # (within: the measured number is in the detail)
-    return f"{WORDS[v.status]}: {v.statistic} = {v.value:.3g} ({v.threshold}){beside}"
 
 
 def _na(claim: str, stat: str, threshold: str, reason: str, id: str, detail: str = "") -> Verdict:

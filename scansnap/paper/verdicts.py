@@ -395,3 +395,14 @@ def entropy_never_rises(item: str, claim: str, H: ArrayLike, tol: float = 1e-6) 
         tol,
         f"H(0) {h[0]:.4f}, end {h[-1]:.4f}",
     )
+
+
+def verdict_text(v: Verdict) -> str:
+    """A run's verdict in one line, the same under the Lab's badge and in ``python -m scansnap run``'s
+    summary: statistic = value (threshold) and what was measured beside it (the detail, e.g. the
+    measured snap), or why it is n/a (its reason: for a claim outside its theorem, the failed
+    conditions, with the measured number in the detail)."""
+    beside = f" · {v.detail}" if v.detail and v.detail not in v.reason else ""
+    if v.status == "n/a":
+        return f"{WORDS['n/a']}: {v.reason}{beside}"  # (within: the measured number is in the detail)
+    return f"{WORDS[v.status]}: {v.statistic} = {v.value:.3g} ({v.threshold}){beside}"

@@ -1,5 +1,5 @@
 """Small ``*_ui()`` helpers shared by the pages: chart output, lecture mode, knob widgets, the
-copy-link box, verdict badges, recovery of interrupted runs.  They return plain values."""
+copy-link box, recovery of interrupted runs.  They return plain values."""
 
 from __future__ import annotations
 
@@ -13,17 +13,13 @@ import plotly.graph_objects as go
 import streamlit as st
 from pydantic import BaseModel
 
-from scansnap.core.config import MAX_SEED, RootConfig, field_bounds, get_dotted, parse_value
-from scansnap.kinds.synthetic.science.config import MAX_SEEDS
-from scansnap.paper.claims import in_words, none_judged, verdict_text
-from scansnap.paper.verdicts import Verdict
+from scansnap.core.config import MAX_SEED, RootConfig, field_bounds, field_max_length, get_dotted, parse_value
 from scansnap.service.facade import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from scansnap.ui.chart_style import FONT, LECTURE_FONT, plot_config
 from scansnap.ui.kind_views import view_of
 from scansnap.ui.knobs import Knob, eta_options
 from scansnap.ui.resources import service
 from scansnap.ui.session import actor
-from scansnap.ui.text import plain
 
 CSS = Path(__file__).resolve().parent.parent / "assets" / "style.css"
 LIVE_STYLE = CSS.with_name("live.css").read_text()  # the live pages' layout (Lab, Real text): read once
@@ -33,7 +29,6 @@ LIVE_STYLE = CSS.with_name("live.css").read_text()  # the live pages' layout (La
 # when tens of sessions tick at once (set once, when the UI is first imported).
 sys.setswitchinterval(0.001)
 MAX_TEXT = 200  # characters of a text knob (T, snapshot interval, run name)
-BADGES = {"pass": ("green", "✅"), "fail": ("red", "❌"), "n/a": ("gray", "➖")}
 
 
 def lecture_on() -> bool:
@@ -116,20 +111,6 @@ def preset_select(label: str, presets: dict[str, Any], current: str, key: str, o
     )
 
 
-def verdicts_ui(verdicts: list[Verdict]) -> None:
-    """One badge per verdict, four in a row (one Markdown element per verdict in a container laid out by
-    scansnap/assets/live.css): its label, then one sentence of words (whether the claim holds, or why it is not
-    judged); the statistic, the number and the threshold in its tooltip."""
-    if (why := none_judged(verdicts)) is not None:
-        st.caption(plain(why))
-    with st.container(key="lab-verdicts"):
-        for v in verdicts:
-            color, icon = BADGES[v.status]
-            st.markdown(
-                f":{color}-badge[{icon} {plain(v.label)}]\n\n:small[{plain(in_words(v))}]", help=plain(verdict_text(v))
-            )
-
-
 def _widget_value(knob: Knob, raw: Any) -> Any:
     """Widget value → config value (text fields are parsed like URL values; '' means None)."""
     if knob.kind == "text":
@@ -150,7 +131,8 @@ def knob_ui(knob: Knob, cfg: dict[str, Any], wkey: str, on_change: Any, schema: 
         count = len(cfg["replicas"]["seeds"])
         st.number_input(knob.label, 0, MAX_SEED - count + 1, _clamp(cfg["replicas"]["seeds"][0], 0, MAX_SEED), 1, **cb)
     elif knob.kind == "replicas":
-        st.number_input(knob.label, 1, MAX_SEEDS, _clamp(len(cfg["replicas"]["seeds"]), 1, MAX_SEEDS), 1, **cb)
+        most = field_max_length("replicas.seeds", schema)
+        st.number_input(knob.label, 1, most, _clamp(len(cfg["replicas"]["seeds"]), 1, most), 1, **cb)
     elif knob.kind == "eta":
         v = float(get_dotted(cfg, knob.key))
         st.select_slider(knob.label, options=eta_options(v), value=v, format_func=lambda x: f"{x:g}", **cb)

@@ -658,3 +658,13 @@ def test_class_and_query_counts_match_the_built_problem():
         pb = build_problem(data)
         assert (data.num_classes, data.num_queries) == (pb.P.shape[0], int(pb.psi.max()) + 1)
         assert data.table_cells == pb.P.size
+
+
+def test_field_max_length_reads_the_schemas_list_bound():
+    """The Lab's replicas widget takes its upper bound from the config class, not from a constant of one kind."""
+    from scansnap.core.config import field_max_length
+    from scansnap.kinds.synthetic.science.config import MAX_SEEDS
+
+    assert field_max_length("replicas.seeds", RunConfig) == MAX_SEEDS
+    with pytest.raises(AssertionError, match="no max_length"):
+        field_max_length("optim.momentum", RunConfig)

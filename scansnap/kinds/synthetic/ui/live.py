@@ -21,6 +21,7 @@ from cachetools import LRUCache
 from scansnap.core.schedule import topk_note
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui import view
+from scansnap.kinds.synthetic.ui.badges import verdicts_ui
 from scansnap.kinds.synthetic.ui.chart_list import CHARTS
 from scansnap.kinds.synthetic.ui.charts import View, figure
 from scansnap.paper.claims import run_claims
@@ -32,7 +33,7 @@ from scansnap.ui.live.figure import live_payload, live_plot_ui, plotly_loader_ui
 from scansnap.ui.live.frame import Watched, live_frame
 from scansnap.ui.live.run_data import run_history, run_statics
 from scansnap.ui.text import plain
-from scansnap.ui.widgets import font, lecture_on, verdicts_ui
+from scansnap.ui.widgets import font, lecture_on
 
 ss = st.session_state
 
