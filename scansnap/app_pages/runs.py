@@ -11,7 +11,6 @@ import streamlit as st
 
 from scansnap.ui import session
 from scansnap.ui.errors import show_callback_error
-from scansnap.ui.exports import html_report
 from scansnap.ui.kind_views import view_of
 from scansnap.ui.resources import service
 from scansnap.ui.run_list import table_row
@@ -79,9 +78,9 @@ d[2].download_button(
 )
 d[3].download_button(
     "HTML report",
-    disabled=not view.report,
-    help=None if view.report else "the charts of a synthetic run; this run exports its tables (zips)",
-    data=lambda: html_report(service().stored, rid),
+    disabled=view.report is None,
+    help=None if view.report else f"{view.label} runs have no HTML report: this run exports its tables (zips)",
+    data=lambda: view.report(service().stored, rid) if view.report else "",
     file_name=f"scansnap-{rid}-report.html",
     mime="text/html",
     on_click="ignore",

@@ -32,7 +32,7 @@ class KindView:
     noun: str = ""  # what a run of the kind is called in a sentence ("a real-text run")
     where: str = "no page opens it"  # where to open one, as said to someone on another page
     replicas: Callable[[dict[str, Any]], int] = one_model  # models trained side by side, from the config
-    report: bool = False  # an HTML report of its charts
+    report: Callable[[Any, str], str] | None = None  # its HTML report (the stored runs, a run id → HTML)
     sweep: Callable[[dict[str, Any]], bool] = no_sweep  # a sweep the Sweep page opens, from the config
     export_note: str = "The zips hold the run's config and tables (docs/explore.md: export schema)."
     figure: str | None = None

@@ -119,3 +119,26 @@ def test_delete_says_what_it_deleted_and_the_run_leaves_the_picker(runs_page, da
     assert rid not in set(at.dataframe[0].value["id"])
     assert at.selectbox(key="runs.pick").value == ids["queued"]
     assert not at.checkbox(key="runs.sure").value
+
+
+def _report_button(at):
+    return next(b for b in at.get("download_button") if b.proto.label == "HTML report")
+
+
+def test_the_html_report_is_offered_for_a_kind_whose_view_has_one(runs_page, data_dir):
+    """A synthetic run's view renders its report (the button is on); a real-text run's has none: the button
+    is off and says why, in the kind's words."""
+    at, ids = runs_page
+    at.selectbox(key="runs.pick").set_value(_label(at, ids["finished"])).run()
+    assert not _report_button(at).proto.disabled
+    store = get_manager(data_dir).store
+    text = create_run(
+        store, get_preset("text-fig7-1layer-live", "text").config, name="a text one", owner=at.session_state["owner"]
+    )
+    try:
+        at.run()
+        at.selectbox(key="runs.pick").set_value(_label(at, text)).run()
+        button = _report_button(at)
+        assert button.proto.disabled and button.proto.help.startswith("real text runs have no HTML report")
+    finally:
+        store.delete(text)

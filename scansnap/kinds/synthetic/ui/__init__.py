@@ -31,6 +31,13 @@ def _warm() -> None:
             p_preview(presets[name].config.data.model_dump_json(), font)
 
 
+def _report(stored: Any, run_id: str) -> str:
+    """The run's HTML report (its charts, verdicts and config; imported on first use)."""
+    from scansnap.ui.exports import html_report
+
+    return html_report(stored, run_id)
+
+
 def _sweep(config: dict[str, Any]) -> bool:
     return bool(config["replicas"].get("lr_pairs"))
 
@@ -42,7 +49,7 @@ VIEW = KindView(
     "synthetic",
     "open it in the Lab",
     _replicas,
-    report=True,
+    report=_report,
     sweep=_sweep,
     export_note="The HTML report embeds plotly.js and opens offline; chart PNGs come from each chart's camera button.",
     figure="scansnap.kinds.synthetic.ui.notebook:lab_figure",
