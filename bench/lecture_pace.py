@@ -26,7 +26,8 @@ import tempfile
 import time
 from typing import Any
 
-from scansnap.paper.history import RunHistory, observed
+from scansnap.kinds.synthetic.paper.observe import observed
+from scansnap.paper.history import RunHistory
 from scansnap.paper.presets import get_preset
 from scansnap.paper.story import run_story
 from scansnap.service.facade import STORY, STORY_S, Actor, LabService, get_service

@@ -71,7 +71,7 @@ def test_the_contracts_that_cannot_be_skipped_are_there():
     assert by_type["independence"]["modules"] == ["scansnap.kinds.*"]  # every kind's package
     assert by_type["protected"]["protected_modules"] == ["scansnap.kinds"]
     inside = [c for c in _contracts().values() if c["type"] == "layers" and c.get("containers") == ["scansnap.kinds.*"]]
-    assert inside and inside[0]["layers"] == ["(ui)", "(service)", "(science)"]
+    assert inside and inside[0]["layers"] == ["(ui)", "(service)", "(paper)", "(science)"]
 
 
 def _service_attributes(path: Path) -> list[str]:

@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from scansnap.kinds.synthetic.paper.observe import observed, query_row, token_info
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.paper.claims import run_claims
 from scansnap.paper.environment import environment
-from scansnap.paper.history import RunHistory, observed, query_row, token_info
+from scansnap.paper.history import RunHistory
 from scansnap.paper.report import Section, render_html
 from scansnap.paper.theory_view import run_snap, stored_overlay
 from scansnap.paper.verdicts import tally

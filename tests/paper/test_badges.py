@@ -28,6 +28,7 @@ import math
 import pytest
 
 from scansnap.cli import verdict_lines
+from scansnap.kinds.synthetic.paper.observe import observed, problem_from_statics
 from scansnap.kinds.synthetic.science import calibration as cal
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.data import build_problem
@@ -35,7 +36,7 @@ from scansnap.kinds.synthetic.service.export import verdicts_json
 from scansnap.kinds.synthetic.ui import live as area
 from scansnap.paper import claims
 from scansnap.paper.claims import CURVE_TOL, verdict_text
-from scansnap.paper.history import RunHistory, observed, problem_from_statics
+from scansnap.paper.history import RunHistory
 from scansnap.paper.items.common import observed_from_snapshots, train
 from scansnap.paper.presets import get_preset
 from scansnap.paper.run_theory import failed_conditions, replica_curves

@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scansnap.kinds.synthetic.paper.observe import observed, token_info
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.kinds.synthetic.ui import charts as lab_charts
 from scansnap.kinds.synthetic.ui.state import LAB
 from scansnap.paper.claims import run_claims
-from scansnap.paper.history import RunHistory, decimate, observed, rnd, token_info
+from scansnap.paper.history import RunHistory, decimate, rnd
 from scansnap.paper.presets import get_preset, load_presets
 from scansnap.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
 from scansnap.paper.theory_view import Snap, calibrated_overlay

@@ -76,7 +76,7 @@ def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, li
 
 def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int = 0) -> Observed:
     """The view of one replica that :mod:`scansnap.paper.claims` judges, its theorems' conditions
-    checked (the Lab builds the same from the run store, :func:`scansnap.paper.history.observed`)."""
+    checked (the Lab builds the same from the run store, :func:`scansnap.kinds.synthetic.paper.observe.observed`)."""
     last, problem = snaps[-1].scalars, tr.problem
     full = all("z" in s.arrays for s in snaps)
     z0 = tr.Z0[replica].double().cpu().numpy()

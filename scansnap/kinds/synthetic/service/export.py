@@ -27,9 +27,10 @@ import pandas as pd
 
 from scansnap.core.config import ConfigError
 from scansnap.core.schedule import TOPK, full_snapshots
+from scansnap.kinds.synthetic.paper.observe import run_verdicts
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.service.budget import problem_sizes
-from scansnap.paper.history import RunHistory, run_verdicts
+from scansnap.paper.history import RunHistory
 from scansnap.service.files import atomic_write, scalar_parts, write_tables
 
 KIND_CATEGORIES = ("distinct", "common")

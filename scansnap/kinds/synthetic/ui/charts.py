@@ -13,8 +13,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from scansnap.kinds.synthetic.paper.observe import query_row, token_info
 from scansnap.kinds.synthetic.ui.chart_list import TITLES
-from scansnap.paper.history import RunHistory, query_row, token_info
+from scansnap.paper.history import RunHistory
 from scansnap.paper.run_theory import short_condition
 from scansnap.paper.theory_view import Snap, run_snap, stored_overlay, twin_agreement
 from scansnap.ui import charts

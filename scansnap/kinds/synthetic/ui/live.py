@@ -19,13 +19,14 @@ import streamlit as st
 from cachetools import LRUCache
 
 from scansnap.core.schedule import topk_note
+from scansnap.kinds.synthetic.paper.observe import observed
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui import view
 from scansnap.kinds.synthetic.ui.badges import verdicts_ui
 from scansnap.kinds.synthetic.ui.chart_list import CHARTS
 from scansnap.kinds.synthetic.ui.charts import View, figure
 from scansnap.paper.claims import run_claims
-from scansnap.paper.history import RunHistory, observed
+from scansnap.paper.history import RunHistory
 from scansnap.paper.story import Story, run_story
 from scansnap.paper.verdicts import Verdict
 from scansnap.ui.caches import BOUNDS_MB

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from scansnap.kinds.synthetic.paper.observe import query_row
 from scansnap.kinds.synthetic.ui.chart_list import CHART_KEYS
 from scansnap.kinds.synthetic.ui.charts import View, figure
-from scansnap.paper.history import RunHistory, query_row
+from scansnap.paper.history import RunHistory
 from scansnap.ui.chart_style import FONT, Spec
 
 NAMES = {  # a notebook's names for the Lab's charts (the URL's keys are accepted too)

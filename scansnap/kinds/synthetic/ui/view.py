@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from scansnap.kinds.synthetic.paper.observe import query_row
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui.state import INDICATIVE, set_view
-from scansnap.paper.history import RunHistory, query_row
+from scansnap.paper.history import RunHistory
 
 ss = st.session_state
 SEGMENTS = 12  # up to this many choices: one button each (one click), more: a select box
