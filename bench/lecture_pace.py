@@ -4,8 +4,8 @@
 The run is started the way the Lab's ▶ Start does, through the service facade the dashboard calls
 (``submit`` paused, ``set_speed`` to the speed, ``resume``: ``scansnap/ui/run_actions.py``), on a job manager made as
 the dashboard makes its own (``get_service``).  Every ``--poll-s`` the story is read as the Lab's caption
-reads it (the stored history → :func:`scansnap.paper.story.run_story`), so each phase's time is the time its
-sentence would be on screen: *start* (the attention has not moved yet), *scan* (common tokens losing
+reads it (the stored history → :func:`scansnap.kinds.synthetic.paper.story.run_story`), so each phase's time is
+the time its sentence would be on screen: *start* (the attention has not moved yet), *scan* (common tokens losing
 attention, then distinct tokens winning) and *snap* (the attention frozen, provisional or not), each as a
 share of the wall time from ▶ Start to ``finished``.  Target: every phase ≥ 20 % at the preset's own speed.
 ``--speeds`` plays the same run at other speeds side by side (e.g. ``story 20``: story time against the
@@ -27,9 +27,9 @@ import time
 from typing import Any
 
 from scansnap.kinds.synthetic.paper.observe import observed
+from scansnap.kinds.synthetic.paper.story import run_story
 from scansnap.paper.history import RunHistory
 from scansnap.paper.presets import get_preset
-from scansnap.paper.story import run_story
 from scansnap.service.facade import STORY, STORY_S, Actor, LabService, get_service
 from scansnap.service.jobs import TERMINAL
 

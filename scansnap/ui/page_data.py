@@ -11,13 +11,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from scansnap.core.metrics import METRICS, bare_label, label, shared_metrics
+from scansnap.kinds.synthetic.paper.run_theory import initial_constants
 from scansnap.kinds.synthetic.science.calibration import Theorem4Constants
 from scansnap.kinds.synthetic.science.config import DataConfig
 from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.kinds.synthetic.science.theory import B_exact, joma_default_mu, joma_simulate, theory_curve
 from scansnap.kinds.synthetic.science.theory import t0 as theory_t0
 from scansnap.paper.presets import load_presets
-from scansnap.paper.run_theory import initial_constants
 from scansnap.service.facade import StoredReproduction
 from scansnap.ui import preview_chart
 from scansnap.ui.caches import byte_lru

@@ -180,8 +180,8 @@ def test_a_long_run_keeps_the_short_runs_start_and_spaces_the_rest_by_log():
 def test_the_snap_of_a_long_run_is_the_short_runs(tmp_path, one_torch_thread):
     """The snap measured on a 20,000-step Syn-Small run lies within 10 % of the 100-step run's (same
     preset, same seed): the schedule keeps the dynamics of a long run."""
+    from scansnap.kinds.synthetic.paper.claims import measured_snap
     from scansnap.kinds.synthetic.paper.observe import observed
-    from scansnap.paper.claims import measured_snap
     from scansnap.paper.history import RunHistory
     from scansnap.paper.presets import get_preset
     from scansnap.service.runner import RunJob

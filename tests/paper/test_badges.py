@@ -28,22 +28,22 @@ import math
 import pytest
 
 from scansnap.cli import verdict_lines
+from scansnap.kinds.synthetic.paper import claims
+from scansnap.kinds.synthetic.paper.claims import CURVE_TOL, verdict_text
 from scansnap.kinds.synthetic.paper.observe import observed, problem_from_statics
+from scansnap.kinds.synthetic.paper.run_theory import failed_conditions, replica_curves
 from scansnap.kinds.synthetic.science import calibration as cal
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.kinds.synthetic.service.export import verdicts_json
 from scansnap.kinds.synthetic.ui import live as area
-from scansnap.paper import claims
-from scansnap.paper.claims import CURVE_TOL, verdict_text
+from scansnap.kinds.synthetic.ui.exports import html_report
 from scansnap.paper.history import RunHistory
 from scansnap.paper.items.common import observed_from_snapshots, train
 from scansnap.paper.presets import get_preset
-from scansnap.paper.run_theory import failed_conditions, replica_curves
 from scansnap.paper.verdicts import Verdict
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
-from scansnap.ui.exports import html_report
 
 SHORT = {"optim.steps": 200}  # theorem4: t_0 = 2K ln M/η_Y ≈ 63 steps, so 200 steps pass it
 FEW_DISTINCT = {**SHORT, "data.num_distinct_per_next": 3}

@@ -9,17 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scansnap.kinds.synthetic.paper.claims import run_claims
 from scansnap.kinds.synthetic.paper.observe import observed, token_info
+from scansnap.kinds.synthetic.paper.theory_view import Snap, calibrated_overlay
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.data import build_problem
 from scansnap.kinds.synthetic.ui import charts as lab_charts
+from scansnap.kinds.synthetic.ui import figures, token_lines
 from scansnap.kinds.synthetic.ui.state import LAB
-from scansnap.paper.claims import run_claims
 from scansnap.paper.history import RunHistory, decimate, rnd
 from scansnap.paper.presets import get_preset, load_presets
 from scansnap.paper.sweeps import config_diffs, sweep_config, sweep_settings, sweep_summary
-from scansnap.paper.theory_view import Snap, calibrated_overlay
-from scansnap.ui import chart_style, charts, token_lines
+from scansnap.ui import chart_style
 from scansnap.ui.url_state import encode
 
 
@@ -121,15 +122,15 @@ def test_live_payload_at_default_settings_is_small():
     cfg = get_preset("syn-small").config
     ov = calibrated_overlay(cfg, pb, np.zeros((pb.Q, pb.M_ctx)), 0)
     figs = [
-        charts.cn_lines(steps, C, 0, info, supp, int(steps[-1]), mf=mf),
-        charts.cn_heatmap(C[:2], np.array([0, 1]), 10),
-        charts.z_lines(steps, Z, 0, info, supp, mf=(steps, Z)),
-        charts.entropy_chart(steps, H, ov, Snap(100, False)),
-        charts.snap_chart(steps, H, H, ov, Snap(100, False), 0, indicative=True),
-        charts.bracket_chart(steps, H, H, H, 0),
-        charts.loss_chart(steps, H, H),
+        figures.cn_lines(steps, C, 0, info, supp, int(steps[-1]), mf=mf),
+        figures.cn_heatmap(C[:2], np.array([0, 1]), 10),
+        figures.z_lines(steps, Z, 0, info, supp, mf=(steps, Z)),
+        figures.entropy_chart(steps, H, ov, Snap(100, False)),
+        figures.snap_chart(steps, H, H, ov, Snap(100, False), 0, indicative=True),
+        figures.bracket_chart(steps, H, H, H, 0),
+        figures.loss_chart(steps, H, H),
     ]
-    assert charts.payload_bytes(figs) <= 200_000
+    assert figures.payload_bytes(figs) <= 200_000
 
 
 def test_snap_chart_draws_theory_in_its_own_dashes_labelled_on_the_lines_or_not_at_all():
@@ -143,9 +144,9 @@ def test_snap_chart_draws_theory_in_its_own_dashes_labelled_on_the_lines_or_not_
         cfg = get_preset(name).config.with_overrides({"optim.steps": int(steps[-1])})
         pb = build_problem(cfg.data)
         ov = calibrated_overlay(cfg, pb, np.zeros((pb.Q, pb.M_ctx)), 0)
-        measured = {t["line"]["color"] for t in charts.snap_chart(steps, series, series, ov, None, 0)["data"]}
+        measured = {t["line"]["color"] for t in figures.snap_chart(steps, series, series, ov, None, 0)["data"]}
         for indicative in (False, True):
-            fig = charts.snap_chart(steps, series, series, ov, Snap(int(steps[-8]), False), 0, indicative=indicative)
+            fig = figures.snap_chart(steps, series, series, ov, Snap(int(steps[-8]), False), 0, indicative=indicative)
             theory = [t for t in fig["data"] if t["name"].startswith("Theorem 4")]
             if not solid and not indicative:
                 assert theory == [] and not fig["layout"]["legend"].get("title", {}).get("text")
@@ -165,7 +166,7 @@ def test_snap_chart_draws_theory_in_its_own_dashes_labelled_on_the_lines_or_not_
             assert fig["layout"]["legend"]["title"]["text"] == f"Theorem 4's constant C₀ = ρ₀⁴/K = {rho0_sq**2 / 2:.3g}"
             snap = next(a for a in fig["layout"]["annotations"] if a["text"] == "snap (measured)")
             assert snap["xanchor"] == "right"  # log10(steps[-8]) / 4 > 0.6
-    fig = charts.snap_chart(steps, series, series, None, Snap(30, True), 0)
+    fig = figures.snap_chart(steps, series, series, None, Snap(30, True), 0)
     assert any(a["text"] == "snap so far (provisional)" for a in fig["layout"]["annotations"])
     assert any(sh.get("line", {}).get("dash") == "dash" for sh in fig["layout"]["shapes"])
 
@@ -195,13 +196,13 @@ def test_the_snap_caption_says_in_words_why_the_theory_is_off():
 
 
 def test_caption_wraps_and_grows_the_bottom_margin():
-    fig = charts.loss_chart(np.arange(5), np.ones(5), np.ones(5))
+    fig = figures.loss_chart(np.arange(5), np.ones(5), np.ones(5))
     before = dict(fig["layout"]["margin"]), fig["layout"]["height"]
-    charts.caption(fig, "word " * 40)
+    figures.caption(fig, "word " * 40)
     note = fig["layout"]["annotations"][-1]
     lines = note["text"].split("<br>")
     size = fig["layout"]["xaxis"]["tickfont"]["size"]
-    per_line = int(charts.CAPTION_PX / (charts.CAPTION_EM * size))  # the narrowest chart's line
+    per_line = int(figures.CAPTION_PX / (figures.CAPTION_EM * size))  # the narrowest chart's line
     assert len(lines) == -(-len("word " * 40) // (per_line + 1)) and all(len(x) <= per_line for x in lines)
     assert note["xshift"] == 10 - fig["layout"]["margin"]["l"]  # from the figure's left edge, as the title
     grow = fig["layout"]["margin"]["b"] - before[0]["b"]
@@ -267,10 +268,10 @@ def test_many_token_charts_draw_the_largest_p_tokens_and_stay_small():
     assert all(info.p[t] <= cut + 1e-12 for t in dist if t not in set(shown))  # nothing larger left out
     steps = np.arange(S) * 100
     Z = np.random.default_rng(0).standard_normal((S, pb.M_ctx))
-    fig = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z))
+    fig = figures.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z))
     names = [t.get("name", "") for t in fig["data"]]
     assert f"+{201 - token_lines.MAX_LINES} tokens of smallest P not drawn" in names
-    assert charts.payload_bytes([fig]) < 100_000
+    assert figures.payload_bytes([fig]) < 100_000
 
 
 def _split_lines(trace: dict) -> dict[int, tuple[list, list]]:
@@ -296,7 +297,7 @@ def test_token_lines_are_one_trace_per_colour_and_keep_every_token():
     steps = np.arange(50) * 3
     Z = np.random.default_rng(1).standard_normal((50, pb.M_ctx))
     tokens = np.flatnonzero((pb.token_kind != 0).any(0))
-    fig = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z + 1))
+    fig = figures.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z + 1))
     lines = [t for t in fig["data"] if t.get("hoverinfo") != "skip"]
     theory = [t for t in fig["data"] if t.get("hoverinfo") == "skip"]
     assert len(lines) == chart_style.COLOR_LEVELS + 1 and len(theory) == chart_style.COLOR_LEVELS
@@ -328,8 +329,8 @@ def test_z_title_promises_the_mean_field_lines_only_when_they_are_drawn():
     tokens = np.flatnonzero((pb.token_kind != 0).any(0))
     steps = np.arange(5)
     Z = np.zeros((5, pb.M_ctx))
-    with_twin = charts.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z))
-    alone = charts.z_lines(steps, Z, 0, info, tokens)
+    with_twin = figures.z_lines(steps, Z, 0, info, tokens, mf=(steps, Z))
+    alone = figures.z_lines(steps, Z, 0, info, tokens)
     title = lambda fig: fig["layout"]["title"]["text"]
     assert "dashed: T→∞ mean field" in title(with_twin) and "dash" in str(with_twin["data"])
     assert "dashed" not in title(alone)

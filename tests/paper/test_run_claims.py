@@ -1,4 +1,4 @@
-"""The four claims of one run (scansnap.paper.claims) on hand-made histories: each passes on data that
+"""The four claims of one run (scansnap.kinds.synthetic.paper.claims) on hand-made histories: each passes on data that
 satisfies it, fails on data that violates it, and is n/a (with its reason) when it cannot be judged
 or its theorem's conditions fail.  Real runs: tests/paper/test_badges.py."""
 
@@ -11,9 +11,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from scansnap.kinds.synthetic.paper import claims
+from scansnap.kinds.synthetic.paper.claims import Observed
 from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT, KIND_NONE
-from scansnap.paper import claims
-from scansnap.paper.claims import Observed
 from scansnap.paper.verdicts import Verdict
 
 # Two classes, each with its own query: token 0 common, tokens 1-3 distinct of class 0 (P rising),
@@ -144,7 +144,7 @@ def test_adam_has_no_theorem4():
 
 
 def test_verdict_text_is_what_the_badge_and_the_cli_say():
-    """One line per verdict (scansnap.paper.claims.verdict_text), read back from verdicts.json."""
+    """One line per verdict (scansnap.kinds.synthetic.paper.claims.verdict_text), read back from verdicts.json."""
     failed = {"theorem2": ("T = 128: finite contexts (Assumption 1b)", "plain decoder: Y is not kept in span(F)")}
     obs = replace(observe(GOOD_DZ, SNAPPED, **on_curve(1.05)), failed=failed)
     got = {v.id: v for v in claims.run_claims(obs)}

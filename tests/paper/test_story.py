@@ -1,4 +1,4 @@
-"""The live story (scansnap.paper.story): each phase begins at the first probed step where its measured
+"""The live story (scansnap.kinds.synthetic.paper.story): each phase begins at the first probed step where its measured
 statistic holds, the phase shown is the latest begun, and the theory note names failed conditions."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scansnap.kinds.synthetic.paper.claims import Observed
+from scansnap.kinds.synthetic.paper.story import PROBES, Story, probe_indices, run_story
 from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT
-from scansnap.paper.claims import Observed
-from scansnap.paper.story import PROBES, Story, probe_indices, run_story
 
 STEPS = np.arange(0, 201)
 # One query, K = 2 classes; tokens 0–1 common to both, 2–5 distinct to class 0, 6–9 to class 1.

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scansnap.kinds.synthetic.paper.theory_view import twin_agreement
 from scansnap.kinds.synthetic.science.meanfield import meanfield_twin
 from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.kinds.synthetic.ui.charts import twin_flip
 from scansnap.paper.history import RunHistory
 from scansnap.paper.presets import get_preset
-from scansnap.paper.theory_view import twin_agreement
 
 
 def finite_T_run(distinct: int, steps: int = 300) -> tuple[RunHistory, dict[str, np.ndarray]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from scansnap.kinds.synthetic.ui.exports import html_report
 from scansnap.paper.presets import get_preset
 from scansnap.service import access
 from scansnap.service.access import browser_owner, can_manage, operator_configured, operator_ok, owner_salt, xsrf_token
@@ -23,7 +24,6 @@ from scansnap.service.export import zipped_export
 from scansnap.service.jobs import get_manager
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
-from scansnap.ui.exports import html_report
 from scansnap.ui.text import WORD_JOINER, plain
 from tests.apphelp import run_app as app
 from tests.guards import GUARD_S

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from scansnap.kinds.synthetic.paper.observe import problem_from_statics
+from scansnap.kinds.synthetic.paper.theory_view import THEORY_STATICS, calibrated_overlay, stored_overlay
 from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.paper.history import RunHistory
-from scansnap.paper.theory_view import THEORY_STATICS, calibrated_overlay, stored_overlay
 from scansnap.service.export import zipped_export
 from scansnap.service.run_kinds import stored_config
 from scansnap.service.runner import RunJob

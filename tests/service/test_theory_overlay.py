@@ -10,6 +10,14 @@ import numpy as np
 import psutil
 import pytest
 
+from scansnap.kinds.synthetic.paper.run_theory import replica_theory
+from scansnap.kinds.synthetic.paper.theory_view import (
+    THEORY_STATICS,
+    calibrated_overlay,
+    overlay_statics,
+    step_grid,
+    stored_overlay,
+)
 from scansnap.kinds.synthetic.science.data import build_problem, run_statics
 from scansnap.kinds.synthetic.service import theory as yz_theory
 from scansnap.kinds.synthetic.service import training as yz_training
@@ -21,8 +29,6 @@ from scansnap.kinds.synthetic.service.theory import (
     curve_work,
 )
 from scansnap.paper.presets import get_preset
-from scansnap.paper.run_theory import replica_theory
-from scansnap.paper.theory_view import THEORY_STATICS, calibrated_overlay, overlay_statics, step_grid, stored_overlay
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 

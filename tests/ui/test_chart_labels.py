@@ -12,16 +12,16 @@ import pandas as pd
 import pytest
 
 from scansnap.core.metrics import html_label, label, metric_names
+from scansnap.kinds.synthetic.ui.exports import MF_NOTE, html_report, run_figures
 from scansnap.paper.presets import get_preset
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore
 from scansnap.ui import charts_pages
 from scansnap.ui.chart_style import plain_title
-from scansnap.ui.exports import MF_NOTE, html_report, run_figures
 from tests.apphelp import run_app
 from tests.figtext import figure_texts, unreadable
 
-MF_NAME = "mean-field (T→∞)"  # the twin's legend entry (scansnap.ui.token_lines)
+MF_NAME = "mean-field (T→∞)"  # the twin's legend entry (scansnap.kinds.synthetic.ui.token_lines)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

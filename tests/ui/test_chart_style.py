@@ -9,7 +9,8 @@ import re
 
 import numpy as np
 
-from scansnap.ui import chart_style, charts
+from scansnap.kinds.synthetic.ui import figures
+from scansnap.ui import chart_style
 from scansnap.ui.chart_style import (
     CHAR_EM,
     LEGEND_EM,
@@ -100,7 +101,7 @@ def test_fit_top_puts_the_legend_under_the_title_and_grows_the_height_by_its_row
 
 def test_a_single_trace_or_a_heatmap_gets_no_legend_room():
     single = fit_top(spec(_lines(1), "One line", 15, "k"))
-    heat = fit_top(charts.cn_heatmap(np.eye(2), np.array([0, 0]), 3))
+    heat = fit_top(figures.cn_heatmap(np.eye(2), np.array([0, 0]), 3))
     assert single["layout"]["meta"]["legend_px"] == 0 and heat["layout"]["meta"]["legend_px"] == 0
     assert chart_style.legend_names(heat) == [] and heat["layout"]["title"]["text"].count("<sub>n</sub>") == 1
 

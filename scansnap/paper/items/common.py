@@ -21,14 +21,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from scansnap.core.metrics import html_subscripts
+from scansnap.kinds.synthetic.paper.claims import Observed
+from scansnap.kinds.synthetic.paper.run_theory import replica_curves, replica_t0, unmet_conditions
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.train import Snapshot, Trainer
 from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
 from scansnap.kinds.text.science.data import EncodedCorpus
 from scansnap.kinds.text.science.trainer import TextSnapshot, TextTrainer
-from scansnap.paper.claims import Observed
 from scansnap.paper.items.result import Progress
-from scansnap.paper.run_theory import replica_curves, replica_t0, unmet_conditions
 
 HEATMAP_STEPS = (0, 2, 4, 6, 8, 10)  # Fig. 4/5 rows, then "Final"
 KIND_NAMES = {0: "none", 1: "distinct", 2: "common"}
@@ -75,7 +75,7 @@ def train(cfg: RunConfig, progress: Progress | None = None) -> tuple[Trainer, li
 
 
 def observed_from_snapshots(snaps: Sequence[Snapshot], tr: Trainer, replica: int = 0) -> Observed:
-    """The view of one replica that :mod:`scansnap.paper.claims` judges, its theorems' conditions
+    """The view of one replica that :mod:`scansnap.kinds.synthetic.paper.claims` judges, its theorems' conditions
     checked (the Lab builds the same from the run store, :func:`scansnap.kinds.synthetic.paper.observe.observed`)."""
     last, problem = snaps[-1].scalars, tr.problem
     full = all("z" in s.arrays for s in snaps)

@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from scansnap.kinds.synthetic.paper import claims
+from scansnap.kinds.synthetic.paper.claims import SIGN_STEP
 from scansnap.kinds.synthetic.science import theory
-from scansnap.paper import claims
 from scansnap.paper import verdicts as vd
-from scansnap.paper.claims import SIGN_STEP
 from scansnap.paper.items import theorem_figs as figs
 from scansnap.paper.items.catalog import ITEMS
 from scansnap.paper.items.common import observed_from_snapshots, scalar_series, scalars_frame, train

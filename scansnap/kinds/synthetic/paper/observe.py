@@ -1,6 +1,6 @@
 """A stored synthetic run as the claims see it: per-token colour facts, the row of ψ(n), the run's
 :class:`~scansnap.kinds.synthetic.science.data.Problem` from its statics, and the view of one replica that
-:mod:`scansnap.paper.claims` judges, with the theorems' conditions checked on it (pure numpy)."""
+:mod:`scansnap.kinds.synthetic.paper.claims` judges, with the theorems' conditions checked on it (pure numpy)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any, overload
 
 import numpy as np
 
+from scansnap.kinds.synthetic.paper.claims import Observed, run_claims
+from scansnap.kinds.synthetic.paper.run_theory import replica_t0, unmet_conditions
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT, Problem
-from scansnap.paper.claims import Observed, run_claims
 from scansnap.paper.history import RunHistory, TokenInfo
-from scansnap.paper.run_theory import replica_t0, unmet_conditions
 
 
 def token_info(P: np.ndarray, token_kind: np.ndarray) -> TokenInfo:
@@ -74,7 +74,7 @@ class ReplicaRows(Sequence[np.ndarray]):
 def observed(
     hist: RunHistory, statics: dict[str, np.ndarray], replica: int = 0, cfg: RunConfig | None = None
 ) -> Observed:
-    """The view of replica ``replica`` that :mod:`scansnap.paper.claims` judges (with ``cfg``, the
+    """The view of replica ``replica`` that :mod:`scansnap.kinds.synthetic.paper.claims` judges (with ``cfg``, the
     theorems' conditions are checked on it too, and where Theorem 4 applies its calibrated curve,
     stored with the run's scalars, and predicted t_0 come with it)."""
     P = statics["P"]

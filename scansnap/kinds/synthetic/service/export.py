@@ -219,8 +219,8 @@ class _StepZ:
 
 
 def verdicts_json(store: Any, run_id: str) -> str:
-    """The run's verdicts (the claims of Theorems 2–4 per replica, :mod:`scansnap.paper.claims`) as JSON,
-    read through :class:`_VerdictReads` (a few snapshots at a time)."""
+    """The run's verdicts (the claims of Theorems 2–4 per replica, :mod:`scansnap.kinds.synthetic.paper.claims`) as
+    JSON, read through :class:`_VerdictReads` (a few snapshots at a time)."""
     run = store.get_run(run_id)
     hist = RunHistory(run_id)
     hist.update(_VerdictReads(store, run_id))

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from scansnap.kinds.synthetic.paper.observe import problem_from_statics
+from scansnap.kinds.synthetic.paper.run_theory import ReplicaTheory, replica_conditions
+from scansnap.kinds.synthetic.paper.theory_view import overlay_statics
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.data import Problem, build_problem
-from scansnap.paper.run_theory import ReplicaTheory, replica_conditions
-from scansnap.paper.theory_view import overlay_statics
 from scansnap.service.store import RunStore
 from scansnap.service.writers import die_with
 

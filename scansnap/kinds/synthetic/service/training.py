@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from scansnap.kinds.synthetic.paper.run_theory import replica_theory, theory_scalars
+from scansnap.kinds.synthetic.paper.theory_view import overlay_statics, step_grid
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.train import Snapshot, Trainer
 from scansnap.kinds.synthetic.service.budget import check_budget
 from scansnap.kinds.synthetic.service.theory import INLINE_WORK, OverlayProcess, curve_work
 from scansnap.kinds.synthetic.service.twin import BackgroundTwin
-from scansnap.paper.run_theory import replica_theory, theory_scalars
-from scansnap.paper.theory_view import overlay_statics, step_grid
 from scansnap.service.store import RunStore
 
 

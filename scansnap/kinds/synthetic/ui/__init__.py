@@ -33,7 +33,7 @@ def _warm() -> None:
 
 def _report(stored: Any, run_id: str) -> str:
     """The run's HTML report (its charts, verdicts and config; imported on first use)."""
-    from scansnap.ui.exports import html_report
+    from scansnap.kinds.synthetic.ui.exports import html_report
 
     return html_report(stored, run_id)
 

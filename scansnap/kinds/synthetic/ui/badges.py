@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from scansnap.paper.claims import in_words, none_judged
+from scansnap.kinds.synthetic.paper.claims import in_words, none_judged
 from scansnap.paper.verdicts import Verdict, verdict_text
 from scansnap.ui.text import plain
 

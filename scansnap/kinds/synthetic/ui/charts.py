@@ -2,8 +2,8 @@
 from a run's history, and the one sentence under each that says what to see.  No Streamlit here.
 
 The three a lecture needs come first (c_n over time, the snap with its theory, the entropy); the
-theory is Theorem 4 calibrated to the run (:mod:`scansnap.paper.theory_view`), each line its own dash and
-labelled on it: in the measurement's colours when its conditions hold; otherwise off (grey and named
+theory is Theorem 4 calibrated to the run (:mod:`scansnap.kinds.synthetic.paper.theory_view`), each line its own
+dash and labelled on it: in the measurement's colours when its conditions hold; otherwise off (grey and named
 indicative when the viewer asks for it), with the first failed condition said in words.
 """
 
@@ -14,11 +14,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from scansnap.kinds.synthetic.paper.observe import query_row, token_info
+from scansnap.kinds.synthetic.paper.run_theory import short_condition
+from scansnap.kinds.synthetic.paper.theory_view import Snap, run_snap, stored_overlay, twin_agreement
+from scansnap.kinds.synthetic.ui import figures
 from scansnap.kinds.synthetic.ui.chart_list import TITLES
 from scansnap.paper.history import RunHistory
-from scansnap.paper.run_theory import short_condition
-from scansnap.paper.theory_view import Snap, run_snap, stored_overlay, twin_agreement
-from scansnap.ui import charts
 from scansnap.ui.chart_style import LECTURE_FONT, Spec, fit_top, lecture_layout
 
 CAPTIONS = {
@@ -93,7 +93,7 @@ def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tup
     view = View(*view)
     r, n, _, cursor, fs, _ = view
     if not hist.steps:  # a run that has not stored its first snapshot yet: the chart's frame, same height
-        fig = charts.placeholder(TITLES[key], fs, LAST_HEIGHT.get((key, fs)))
+        fig = figures.placeholder(TITLES[key], fs, LAST_HEIGHT.get((key, fs)))
         return lecture_layout(fig) if fs >= LECTURE_FONT else fig
     if key in ("cn", "cnh", "z"):
         fig = _token_figure(key, hist, statics, view)
@@ -103,10 +103,10 @@ def figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], view: tup
         nn = n if len(hist.metric("B_hat", r, n)[0]) else None
         bs, B = hist.metric("B_hat", r, nn)
         lo, dz = hist.metric("bracket_lo", r, nn)[1], hist.metric("dz_dominant", r, nn)[1]
-        fig = charts.bracket_chart(bs, B, dz, lo, n if nn is not None else "mean", fs, cursor)
+        fig = figures.bracket_chart(bs, B, dz, lo, n if nn is not None else "mean", fs, cursor)
     else:
         ls, loss = hist.metric("loss", r)
-        fig = charts.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)
+        fig = figures.loss_chart(ls, loss, hist.metric("accuracy", r)[1], fs, cursor)
     fig = fit_top(_captioned(key, fig, hist, statics, view))
     LAST_HEIGHT[(key, fs)] = fig["layout"]["height"]
     return fig
@@ -120,13 +120,13 @@ def _captioned(key: str, fig: Spec, hist: RunHistory, statics: dict[str, np.ndar
     r, n, _, cursor, fs, _ = view
     lecture = fs >= LECTURE_FONT
     if key == "z":
-        fig = charts.caption(fig, CAPTIONS[key] + twin_flip(hist, statics, r))
+        fig = figures.caption(fig, CAPTIONS[key] + twin_flip(hist, statics, r))
     elif key == "cn" and lecture:  # no room for a legend in a third of a projector: the caption says it
         fig["layout"]["showlegend"] = False
         twin = any(t.get("legendgroup") == "mf" for t in fig["data"])
-        fig = charts.caption(fig, CAPTIONS[key] + (" Dashed: the T → ∞ twin." if twin else ""))
+        fig = figures.caption(fig, CAPTIONS[key] + (" Dashed: the T → ∞ twin." if twin else ""))
     elif key in CAPTIONS:
-        fig = charts.caption(fig, CAPTIONS[key])
+        fig = figures.caption(fig, CAPTIONS[key])
     return lecture_layout(fig, _lecture_title(key, n, hist.last_step, cursor)) if lecture else fig
 
 
@@ -146,18 +146,18 @@ def _snap_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], vie
     hs, H = hist.metric("entropy_distinct", r)
     snap = run_snap(ds, dzc, hs, H)
     if key == "H":
-        fig = charts.entropy_chart(hs, H, ov, snap, fs, cursor)
-        return charts.caption(fig, "Shaded by what was measured: blue while it scans, orange once it has snapped.")
+        fig = figures.entropy_chart(hs, H, ov, snap, fs, cursor)
+        return figures.caption(fig, "Shaded by what was measured: blue while it scans, orange once it has snapped.")
     nn = n if len(hist.metric("dz_common", r, n)[0]) else None
     ds, dzc = hist.metric("dz_common", r, nn)
     B = hist.metric("B_hat", r, nn)[1]
-    fig = charts.snap_chart(ds, dzc, B, ov, snap, n if nn is not None else "mean", fs, cursor, indicative)
+    fig = figures.snap_chart(ds, dzc, B, ov, snap, n if nn is not None else "mean", fs, cursor, indicative)
     if fs < LECTURE_FONT:
-        return charts.caption(fig, _snap_caption(ov, snap, indicative) + twin_flip(hist, statics, r))
+        return figures.caption(fig, _snap_caption(ov, snap, indicative) + twin_flip(hist, statics, r))
     for trace in fig["data"]:  # a third of a projector: short names, C₀ in the caption
         trace["name"] = LECTURE_NAMES.get(trace["name"], trace["name"])
     fig["layout"]["legend"].pop("title", None)
-    return charts.caption(fig, _snap_caption(ov, snap, indicative, short=True))
+    return figures.caption(fig, _snap_caption(ov, snap, indicative, short=True))
 
 
 LECTURE_NAMES = {  # the measured lines' names on a projector (the theory lines are labelled on the lines)
@@ -172,15 +172,15 @@ def _token_figure(key: str, hist: RunHistory, statics: dict[str, np.ndarray], vi
     kind, query_of = statics["token_kind"], statics["query_of_class_id"]
     if key == "cnh":
         at = hist.steps.index(cursor) if cursor is not None else -1
-        return charts.cn_heatmap(hist.c[at][r], class_query(statics), hist.steps[at], fs)
+        return figures.cn_heatmap(hist.c[at][r], class_query(statics), hist.steps[at], fs)
     info = token_info(statics["P"], kind)
     mf = _clip(twin(statics, r) if len(hist.steps) > 1 else None, step)
     if key == "cn":
         line = (mf["steps"], mf["c"][:, n]) if mf else None
-        return charts.cn_lines(steps, hist.c_of(r, n), n, info, np.flatnonzero(kind[n] != 0), step, fs, line, cursor)
+        return figures.cn_lines(steps, hist.c_of(r, n), n, info, np.flatnonzero(kind[n] != 0), step, fs, line, cursor)
     ztok = np.flatnonzero((kind[query_of == statics["query_tokens"][q]] != 0).any(0))
     line = (mf["steps"], mf["z"][:, q]) if mf else None
-    return charts.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs, line, cursor)
+    return figures.z_lines(steps, hist.z_of(r, q), q, info, ztok, fs, line, cursor)
 
 
 def twin(statics: dict[str, np.ndarray], r: int) -> dict[str, np.ndarray] | None:

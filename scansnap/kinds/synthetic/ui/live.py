@@ -2,7 +2,7 @@
 
 Each tick takes the run's history, one object for every session showing the run (``run_history``:
 what the store gained since, read once for all of them), says in one sentence which phase the run is
-in (:mod:`scansnap.paper.story`), redraws the charts from decimated, rounded arrays and measures the
+in (:mod:`scansnap.kinds.synthetic.paper.story`), redraws the charts from decimated, rounded arrays and measures the
 JSON it sends.  When the run stops being active it triggers one full rerun so the controls refresh.
 In lecture mode the three charts of the story come first, sized by the browser to fill the screen
 under the control bar (``scansnap/ui/live/figure.py``).
@@ -19,15 +19,15 @@ import streamlit as st
 from cachetools import LRUCache
 
 from scansnap.core.schedule import topk_note
+from scansnap.kinds.synthetic.paper.claims import run_claims
 from scansnap.kinds.synthetic.paper.observe import observed
+from scansnap.kinds.synthetic.paper.story import Story, run_story
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.ui import view
 from scansnap.kinds.synthetic.ui.badges import verdicts_ui
 from scansnap.kinds.synthetic.ui.chart_list import CHARTS
 from scansnap.kinds.synthetic.ui.charts import View, figure
-from scansnap.paper.claims import run_claims
 from scansnap.paper.history import RunHistory
-from scansnap.paper.story import Story, run_story
 from scansnap.paper.verdicts import Verdict
 from scansnap.ui.caches import BOUNDS_MB
 from scansnap.ui.live.figure import live_payload, live_plot_ui, plotly_loader_ui

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from scansnap.kinds.synthetic.paper.run_theory import ReplicaTheory, replica_conditions, replica_curves, replica_theory
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT, Problem
 from scansnap.kinds.synthetic.science.theory_checks import Condition, measured_snap_step, sign_agreement, snap_is_stable
-from scansnap.paper.run_theory import ReplicaTheory, replica_conditions, replica_curves, replica_theory
 
 POINTS = 200  # grid points of a theory curve
 

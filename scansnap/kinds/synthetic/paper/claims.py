@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from scansnap.kinds.synthetic.paper.run_theory import short_condition
 from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT
 from scansnap.kinds.synthetic.science.theory_checks import measured_snap_step, snap_is_stable
 from scansnap.paper import verdicts as vd
-from scansnap.paper.run_theory import short_condition
 from scansnap.paper.verdicts import Verdict, verdict_text
 
 SIGN_STEP = 10  # Thm 2 is judged on Δz over the first 10 steps (science §6.1); Y(0) = 0 makes step 1's ΔZ vanish
@@ -57,7 +57,7 @@ class Observed:
     ``dz_common`` (S,) −Δz of the common tokens, means over classes (NaN without a common token);
     ``P`` (K, M_ctx); ``token_kind`` (K, M_ctx); ``rows`` (K,) row of z that holds ψ(n); ``shares``
     the last stored share_common_down / share_distinct_up (top-k fallback); ``failed``: theorem →
-    its conditions that do not hold on this run (:mod:`scansnap.paper.run_theory`); ``method`` the
+    its conditions that do not hold on this run (:mod:`scansnap.kinds.synthetic.paper.run_theory`); ``method`` the
     optimiser; ``dz_theory`` (S,) −Δz_common of Theorem 4 calibrated to the run at ``steps`` (None
     where Theorem 4 does not apply); ``t0`` its predicted t_0 in steps (NaN: unknown)."""
 

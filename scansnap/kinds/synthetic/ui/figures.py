@@ -17,8 +17,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from scansnap.core.metrics import html_subscripts, label
+from scansnap.kinds.synthetic.paper.theory_view import Snap
+from scansnap.kinds.synthetic.ui.token_lines import token_traces
 from scansnap.paper.history import TokenInfo, decimate, rnd
-from scansnap.paper.theory_view import Snap
 from scansnap.ui.chart_style import (
     FONT,
     MAX_POINTS,
@@ -30,7 +31,6 @@ from scansnap.ui.chart_style import (
     spec,
     vline,
 )
-from scansnap.ui.token_lines import token_traces
 
 
 def cn_lines(

@@ -7,7 +7,7 @@ Phases, in the order the paper tells them:
      P(l|n) differs, in its order: Spearman ρ(Δz, P) > 0.9 in every class (Thm 3);
   3. *snapped*: the measured snap of −Δz_common (or of the entropy) has happened: from that step on
      each doubling of t moves it by < 10 % of its total change (Thm 4, measured).
-The statistics are those of :mod:`scansnap.paper.claims`, evaluated at up to :data:`PROBES` stored steps
+The statistics are those of :mod:`scansnap.kinds.synthetic.paper.claims`, evaluated at up to :data:`PROBES` stored steps
 (log-spaced), so a tick costs the same however long the run.
 """
 
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scansnap.kinds.synthetic.paper.claims import MIN_RHO, Observed, measured_snap, snap_is_settled, spearman
 from scansnap.kinds.synthetic.science.data import KIND_COMMON, KIND_DISTINCT
 from scansnap.paper import verdicts as vd
-from scansnap.paper.claims import MIN_RHO, Observed, measured_snap, snap_is_settled, spearman
 
 PROBES = 40  # stored steps at which the phase tests are evaluated
 PHASES = ("starting", "suppressing", "winning", "snapped")

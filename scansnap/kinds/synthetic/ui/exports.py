@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
+from scansnap.kinds.synthetic.paper.claims import run_claims
 from scansnap.kinds.synthetic.paper.observe import observed, query_row, token_info
+from scansnap.kinds.synthetic.paper.theory_view import run_snap, stored_overlay
 from scansnap.kinds.synthetic.science.config import RunConfig
-from scansnap.paper.claims import run_claims
+from scansnap.kinds.synthetic.ui import figures
 from scansnap.paper.environment import environment
 from scansnap.paper.history import RunHistory
 from scansnap.paper.report import Section, render_html
-from scansnap.paper.theory_view import run_snap, stored_overlay
 from scansnap.paper.verdicts import tally
-from scansnap.ui import charts
 from scansnap.ui.chart_style import fit_top, plain_title, set_title
 from scansnap.ui.run_list import step_text
 
@@ -61,9 +61,9 @@ def token_figures(hist: RunHistory, st_: dict[str, np.ndarray], n: int, replica:
     supp, ztok = np.flatnonzero(kind[n] != 0), np.flatnonzero((kind[qs == q] != 0).any(0))
     mf_c, mf_z = _twin(st_, replica, "c", n, last), _twin(st_, replica, "z", q, last)
     return [
-        ("c_n over time", _titled(charts.cn_lines(steps, hist.c_of(replica, n), n, tinfo, supp, last, mf=mf_c), mf_c)),
-        ("c_n of every next token", charts.cn_heatmap(hist.c[-1][replica], qs, last)),
-        ("z_m over time", _titled(charts.z_lines(steps, hist.z_of(replica, q), q, tinfo, ztok, mf=mf_z), mf_z)),
+        ("c_n over time", _titled(figures.cn_lines(steps, hist.c_of(replica, n), n, tinfo, supp, last, mf=mf_c), mf_c)),
+        ("c_n of every next token", figures.cn_heatmap(hist.c[-1][replica], qs, last)),
+        ("z_m over time", _titled(figures.z_lines(steps, hist.z_of(replica, q), q, tinfo, ztok, mf=mf_z), mf_z)),
     ]
 
 
@@ -79,13 +79,13 @@ def run_figures(store: Any, run_id: str, n: int = 0, replica: int = 0) -> list[t
     snap = run_snap(ds, dzc, hs, H)
     bs, B = hist.metric("B_hat", replica)
     figs.append(
-        ("The snap against Theorem 4 calibrated to this run", charts.snap_chart(ds, dzc, B, overlay, snap, "mean"))
+        ("The snap against Theorem 4 calibrated to this run", figures.snap_chart(ds, dzc, B, overlay, snap, "mean"))
     )
-    figs.append(("Attention entropy on distinct tokens", charts.entropy_chart(hs, H, overlay, snap)))
+    figs.append(("Attention entropy on distinct tokens", figures.entropy_chart(hs, H, overlay, snap)))
     lo, dz = hist.metric("bracket_lo", replica)[1], hist.metric("dz_dominant", replica)[1]
-    figs.append(("Theorem 3's bracket", charts.bracket_chart(bs, B, dz, lo, "mean")))
+    figs.append(("Theorem 3's bracket", figures.bracket_chart(bs, B, dz, lo, "mean")))
     ls, loss = hist.metric("loss", replica)
-    figs.append(("Loss and accuracy", charts.loss_chart(ls, loss, hist.metric("accuracy", replica)[1])))
+    figs.append(("Loss and accuracy", figures.loss_chart(ls, loss, hist.metric("accuracy", replica)[1])))
     return [(name, fit_top(fig)) for name, fig in figs]
 
 
