@@ -1,5 +1,5 @@
 """JoMA's real-data run at the authors' settings, seeds 1–3, every snapshot's attention entropy per
-layer; then each layer's minimum and rebound as mean ± SD over the seeds (scansnap.paper.text_view).
+layer; then each layer's minimum and rebound as mean ± SD over the seeds (scansnap.kinds.text.paper.text_view).
 
     .venv/bin/python -m bench.joma_seeds --steps 6000 --out joma_seeds.json [--set KEY=VALUE ...]
 
@@ -18,9 +18,9 @@ import time
 import numpy as np
 import torch
 
+from scansnap.kinds.text.paper.text_view import across_seeds
 from scansnap.kinds.text.science.trainer import TextTrainer
 from scansnap.paper.presets import get_preset
-from scansnap.paper.text_view import across_seeds
 from scansnap.service.corpora import encoded_corpus
 
 SEEDS = (1, 2, 3)

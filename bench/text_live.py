@@ -16,9 +16,9 @@ import time
 import numpy as np
 import torch
 
+from scansnap.kinds.text.paper.text_view import drop_rebound
 from scansnap.kinds.text.science.trainer import TextTrainer
 from scansnap.paper.presets import get_preset
-from scansnap.paper.text_view import drop_rebound
 from scansnap.service.corpora import encoded_corpus
 
 
@@ -55,7 +55,7 @@ def measure(preset: str, overrides: dict[str, object]) -> dict[str, object]:
         "layer0_entropy_start": entropy[0],
         "layer0_entropy_min": min(entropy),
         "layer0_entropy_end": entropy[-1],
-        "smoothed_per_layer": [  # scansnap.paper.text_view: start, minimum (at step), end, rebound
+        "smoothed_per_layer": [  # scansnap.kinds.text.paper.text_view: start, minimum (at step), end, rebound
             {"start": d.start, "min": d.min_value, "min_step": d.min_step, "end": d.end, "rebound": d.rebound}
             for d in read
         ],

@@ -25,7 +25,8 @@ def kind_packages() -> tuple[str, ...]:
 
 
 def kind_part(package: str, side: str, name: str) -> Any | None:
-    """``<package>.<side>``'s attribute ``name`` (imported now), or None for a kind without that side."""
+    """``<package>.<side>``'s attribute ``name`` (imported now; ``side`` may be dotted, ``paper.items``), or None for
+    a kind without that side."""
     try:
         importlib.import_module(package)
     except ModuleNotFoundError as err:
@@ -38,7 +39,8 @@ def kind_part(package: str, side: str, name: str) -> Any | None:
     try:
         module = importlib.import_module(f"{package}.{side}")
     except ModuleNotFoundError as err:
-        if err.name != f"{package}.{side}":
+        target = f"{package}.{side}"
+        if err.name is None or not err.name.startswith(package + ".") or not (target + ".").startswith(err.name + "."):
             raise  # the side exists and fails to import: a real error
         return None
     return getattr(module, name, None)

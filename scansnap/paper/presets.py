@@ -117,3 +117,9 @@ def get_preset(name: str, kind: str = "synthetic") -> Preset:
     if name not in presets:
         raise ConfigError(f"unknown {SHELVES[kind].what} {name!r}; available: {', '.join(presets)}")
     return presets[name]
+
+
+def preset_config(preset: str, overrides: dict[str, Any] | None = None, kind: str = "synthetic") -> Any:
+    """A preset's config (from ``kind``'s shelf) with dotted overrides (values as JSON text or Python values)."""
+    cfg = get_preset(preset, kind).config
+    return cfg.with_overrides(overrides) if overrides else cfg

@@ -21,7 +21,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from scansnap.paper.environment import environment
-from scansnap.paper.items.catalog import QUICK_DIFFERENCES
+from scansnap.paper.items.catalog import quick_differences
 from scansnap.paper.items.result import ItemResult
 from scansnap.paper.verdicts import WORDS, Verdict, tally
 
@@ -134,7 +134,7 @@ def summary(results: Sequence[ItemResult], quick: bool, env: dict[str, Any]) -> 
         "schema": SCHEMA_VERSION,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "quick": quick,
-        "quick_differences": list(QUICK_DIFFERENCES) if quick else [],
+        "quick_differences": list(quick_differences()) if quick else [],
         "all_passed": all(v.status != "fail" for v in verdicts),
         "n_verdicts": counts.total,
         "n_passed": counts.passed,
@@ -159,7 +159,7 @@ def summary(results: Sequence[ItemResult], quick: bool, env: dict[str, Any]) -> 
 
 def reproduction_html(results: Sequence[ItemResult], doc: dict[str, Any]) -> str:
     status = tally(v for r in results for v in r.verdicts).sentence
-    mode = "--quick (" + "; ".join(QUICK_DIFFERENCES) + ")" if doc["quick"] else "full"
+    mode = "--quick (" + "; ".join(quick_differences()) + ")" if doc["quick"] else "full"
     headline = f"{status} · mode: {mode} · the items took {doc['wall_s']:.1f} s · {doc['created']}"
     sections = [Section(r.title, r.figures, r.verdicts, r.notes, r.configs, _item_status(r), r.name) for r in results]
     title = "Scan and Snap (Tian et al., NeurIPS 2023): reproduction report"

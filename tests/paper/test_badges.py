@@ -30,6 +30,7 @@ import pytest
 from scansnap.cli import verdict_lines
 from scansnap.kinds.synthetic.paper import claims
 from scansnap.kinds.synthetic.paper.claims import CURVE_TOL, verdict_text
+from scansnap.kinds.synthetic.paper.items.common import observed_from_snapshots, train
 from scansnap.kinds.synthetic.paper.observe import observed, problem_from_statics
 from scansnap.kinds.synthetic.paper.run_theory import failed_conditions, replica_curves
 from scansnap.kinds.synthetic.science import calibration as cal
@@ -39,7 +40,6 @@ from scansnap.kinds.synthetic.service.export import verdicts_json
 from scansnap.kinds.synthetic.ui import live as area
 from scansnap.kinds.synthetic.ui.exports import html_report
 from scansnap.paper.history import RunHistory
-from scansnap.paper.items.common import observed_from_snapshots, train
 from scansnap.paper.presets import get_preset
 from scansnap.paper.verdicts import Verdict
 from scansnap.service.runner import RunJob

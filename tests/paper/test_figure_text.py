@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from scansnap.core.metrics import METRICS, html_label, html_subscripts, is_log, label, metric_names
+from scansnap.kinds.synthetic.paper.items import fig4, fig5, fig6, fig9, joma, theorems
+from scansnap.kinds.synthetic.paper.items.configs import fig6_config, theorems_applies_config, theorems_long_config
 from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.kinds.text.science.data import EncodedCorpus
 from scansnap.kinds.text.science.tokenizer import Vocabulary
 from scansnap.kinds.text.science.trainer import TextTrainer
-from scansnap.paper.items import fig4, fig5, fig6, fig9, joma, theorems
-from scansnap.paper.items.configs import fig6_config, theorems_applies_config, theorems_long_config
 from scansnap.paper.presets import get_preset
 from scansnap.service.runner import RunJob
 from scansnap.service.store import RunStore

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scansnap.kinds.synthetic.paper.items.configs import fig6_config
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.train import Trainer
 from scansnap.paper.items.common import collect
-from scansnap.paper.items.configs import fig6_config
 from scansnap.service.reproduction_run import StopRequestedError
 from tests.core.test_text_trainer import small_cfg, synthetic_corpus
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from scansnap.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_VERDICT_FAILED, main
-from scansnap.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, check_items
+from scansnap.paper.items.catalog import ITEMS, check_items, quick_differences
 
 VERDICT_KEYS = {
     "id",
@@ -56,7 +56,7 @@ def test_quick_reproduce_every_verdict_passes(quick_reproduction):
     ]
     assert not failed, failed
     assert rc == EXIT_OK and doc["all_passed"] and doc["quick"]
-    assert doc["quick_differences"] == list(QUICK_DIFFERENCES)
+    assert doc["quick_differences"] == list(quick_differences())
     na = [v for v in doc["verdicts"] if v["status"] == "n/a"]
     # quick mode judges joma-real's layer-0 drop only (its other values lie within hundredths of a nat of the
     # threshold): n/a, with the measured numbers in the reason; the four run claims on Syn-Small lie outside
@@ -95,7 +95,7 @@ def test_rerun_replaces_stale_data(tmp_path):
 
 
 def test_failed_verdict_exits_4_and_still_writes_the_report(tmp_path, monkeypatch, capsys):
-    from scansnap.paper.items import joma
+    from scansnap.kinds.synthetic.paper.items import joma
 
     monkeypatch.setattr(joma, "MIN_REBOUND", 10.0)  # an impossible rebound: that verdict must FAIL
     assert main(["reproduce", "--only", "joma", "--out", str(tmp_path)]) == EXIT_VERDICT_FAILED

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scansnap.kinds.text.paper.items import configs, fig7, joma_real
 from scansnap.kinds.text.science.data import EncodedCorpus
 from scansnap.kinds.text.science.tokenizer import Vocabulary
-from scansnap.paper.items import configs, fig7, joma_real
 
 V = 60
 

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from scansnap.core.metrics import METRICS, label, metric_names
-from scansnap.paper.items import configs, runner
-from scansnap.paper.items.catalog import ITEMS, QUICK_DIFFERENCES, total_work
-from scansnap.paper.text_view import (
+from scansnap.kinds.text.paper.items import configs
+from scansnap.kinds.text.paper.text_view import (
     MIN_REBOUND,
     across_seeds,
     drop_rebound,
@@ -24,6 +23,8 @@ from scansnap.paper.text_view import (
     summary,
     trend,
 )
+from scansnap.paper.items import runner
+from scansnap.paper.items.catalog import ITEMS, quick_differences, total_work
 
 STEPS = np.arange(0, 1100, 100)  # 11 snapshots
 FALL_AND_RISE = np.array([2.5, 2.2, 2.0, 2.0, 2.0, 2.1, 2.2, 2.3, 2.4, 2.4, 2.4])
@@ -165,7 +166,7 @@ def test_the_text_items_are_catalogued_with_their_work_and_quick_differences():
     assert ITEMS["fig7"].work(True) == 100 + 200 and ITEMS["fig7"].work(False) == 3 * 2 * 1500  # seeds 1–3
     assert ITEMS["joma-real"].work(True) == 200 and ITEMS["joma-real"].work(False) == 3 * 58_580  # seeds 1–3
     assert total_work(["fig7", "joma-real"], True) == 500
-    assert sum(d.startswith(("fig7:", "joma-real:")) for d in QUICK_DIFFERENCES) == 2
+    assert sum(d.startswith(("fig7:", "joma-real:")) for d in quick_differences()) == 2
 
 
 def test_run_item_hands_the_corpus_loader_to_text_items_only(monkeypatch):
@@ -175,7 +176,7 @@ def test_run_item_hands_the_corpus_loader_to_text_items_only(monkeypatch):
         seen["loader"] = corpus_loader
         raise RuntimeError("stop here")
 
-    monkeypatch.setattr(runner.MODULES["fig7"], "run", fake_run)
+    monkeypatch.setattr(runner.module_of("fig7"), "run", fake_run)
     loader = object()
     with pytest.raises(RuntimeError, match="stop here"):
         runner.run_item("fig7", quick=True, corpus_loader=loader)

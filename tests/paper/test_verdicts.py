@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scansnap.paper import fig6_patterns as f6
+from scansnap.kinds.synthetic.paper import fig6_patterns as f6
 from scansnap.paper import verdicts as vd
 
 P = np.array([[0.2, 0.1, 0.3, 0.4, 0.0], [0.2, 0.0, 0.0, 0.0, 0.8]])

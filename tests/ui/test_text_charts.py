@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from scansnap.kinds.text.paper.text_view import drop_rebound
 from scansnap.kinds.text.ui import charts as text_charts
-from scansnap.paper.text_view import drop_rebound
 
 
 def test_entropy_chart_marks_the_minimum_and_the_rebound_only_where_measured():

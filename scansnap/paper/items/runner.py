@@ -7,11 +7,12 @@ thread (measured here under load).  ``torch.set_num_threads`` is process-wide; i
 after each item.
 
 Real-text items (``ITEMS[name].corpus``) are given ``corpus_loader``: the service passes
-``scansnap.service.corpora.encoded_corpus`` (the paper layer reads no files).
+the text kind's corpus reader (the paper layer reads no files).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import time
 from collections.abc import Callable
@@ -19,13 +20,14 @@ from types import ModuleType
 from typing import Any
 
 from scansnap.core.device import torch_threads
-from scansnap.paper.items import fig4, fig5, fig6, fig7, fig9, joma, joma_real, theorems
 from scansnap.paper.items.catalog import ITEMS
 from scansnap.paper.items.common import CorpusLoader
 from scansnap.paper.items.result import ItemResult, Progress
 
-MODULES: dict[str, ModuleType] = {m.NAME: m for m in (fig4, fig5, fig6, fig9, theorems, joma, fig7, joma_real)}
-assert list(MODULES) == list(ITEMS), "every catalogued item has a module, in report order"
+
+def module_of(name: str) -> ModuleType:
+    """The module that runs item ``name`` (its kind's, imported now)."""
+    return importlib.import_module(ITEMS[name].module)
 
 
 def run_item(
@@ -42,10 +44,11 @@ def run_item(
     one after the other here; :mod:`scansnap.service.cluster` passes one that runs them as tasks)."""
     t = time.perf_counter()
     extra: dict[str, Any] = {"corpus_loader": corpus_loader, "seeds": seeds} if ITEMS[name].corpus else {}
-    if pmap is not None and "pmap" in inspect.signature(MODULES[name].run).parameters:
+    module = module_of(name)
+    if pmap is not None and "pmap" in inspect.signature(module.run).parameters:
         extra["pmap"] = pmap
     with torch_threads(threads):
-        result: ItemResult = MODULES[name].run(quick=quick, progress=progress, **extra)
+        result: ItemResult = module.run(quick=quick, progress=progress, **extra)
     if threads is not None:
         result.notes.append(f"Ran with {threads} intra-op torch thread(s).")
     result.wall_s = time.perf_counter() - t

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scansnap.paper.text_view import live_verdict
+from scansnap.kinds.text.paper.text_view import live_verdict
 from scansnap.service.files import atomic_write, scalar_parts, write_tables
 
 MAPS_FILE = "attn_maps.npz"
@@ -140,7 +140,7 @@ def table(store: Any, run_id: str, name: str) -> pd.DataFrame:
 
 def layer_readings(store: Any, run_id: str) -> list[dict[str, Any]]:
     """JoMA's sparser-then-denser of each layer, as the Real text page reads it
-    (:func:`scansnap.paper.text_view.live_verdict` on the layer's entropy, mean over heads): whether the
+    (:func:`scansnap.kinds.text.paper.text_view.live_verdict` on the layer's entropy, mean over heads): whether the
     entropy dropped and rebounded (``measured``, ``too early`` while the run trains, ``not measured``), the
     figures, and the page's sentence."""
     run = store.get_run(run_id)

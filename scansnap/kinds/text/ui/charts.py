@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from scansnap.core.metrics import label
+from scansnap.kinds.text.paper.text_view import DropRebound
 from scansnap.paper.history import decimate
-from scansnap.paper.text_view import DropRebound
 from scansnap.ui.chart_style import MAX_POINTS, Spec, cursor_line, fit_top, jl, spec, title_style
 
 LAYER_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")

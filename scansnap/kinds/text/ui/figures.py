@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from scansnap.kinds.text.paper.text_view import drop_rebound
 from scansnap.kinds.text.ui import charts as text_charts
 from scansnap.kinds.text.ui.history import TextHistory
-from scansnap.paper.text_view import drop_rebound
 from scansnap.ui.chart_style import Spec
 
 GROUP_NAMES = {"distinct": "distinct words", "common": "common words", "frequent": "{n} most frequent"}

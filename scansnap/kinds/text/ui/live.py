@@ -7,7 +7,7 @@ last snapshot; when it is paused or done, a scrubber picks any stored step.  Fig
 layer at the run's iterations 0, ¼, ½ and its end (the snapshot schedule always holds them).
 
 In lecture mode the first screen is the story (one sentence from the measurements,
-:func:`scansnap.paper.text_view.story`) and four charts that fill it (``text-hero``, fitted by the
+:func:`scansnap.kinds.text.paper.text_view.story`) and four charts that fill it (``text-hero``, fitted by the
 browser as the Lab's: the entropy per layer, layer 0's live attention map, the loss, the common and
 distinct words); the verdicts, explanations and the other maps come below.
 """
@@ -22,6 +22,7 @@ import numpy as np
 import streamlit as st
 from cachetools import LRUCache
 
+from scansnap.kinds.text.paper.text_view import groups_sentence, live_verdict, story
 from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.kinds.text.science.contexts import WINDOW as CONTEXT_WINDOW
 from scansnap.kinds.text.ui import charts as text_charts
@@ -29,7 +30,6 @@ from scansnap.kinds.text.ui import figures
 from scansnap.kinds.text.ui.history import TextHistory
 from scansnap.kinds.text.ui.sentence import sentence_ui
 from scansnap.paper.items.costs import about
-from scansnap.paper.text_view import groups_sentence, live_verdict, story
 from scansnap.ui.caches import BOUNDS_MB, byte_lru
 from scansnap.ui.live.figure import live_payload, live_plot_ui, plotly_loader_ui
 from scansnap.ui.live.frame import Watched, live_frame

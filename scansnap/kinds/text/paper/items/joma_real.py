@@ -6,11 +6,11 @@ constant rate, clip 0.5, batch 20 × bptt 35, 58,580 steps (JoMA's 20 epochs of 
 authors' seeds 1–3.  JoMA reports (WikiText-2, mean of 3 seeds, science §7): a sharp drop in the
 first 1–2k minibatches, then a partial rebound (2 layers: L0 2.51 → 1.34 at 2k → 1.83; L1 2.55 →
 1.53 → 2.17 at 58k).  Verdicts per layer, on the mean curve over seeds smoothed as
-:mod:`scansnap.paper.text_view` says: the entropy drops ≥ MIN_DROP below H(0) and, after its
+:mod:`scansnap.kinds.text.paper.text_view` says: the entropy drops ≥ MIN_DROP below H(0) and, after its
 minimum, rises ≥ MIN_REBOUND by the end; each seed's values (mean ± SD) and the snapshot noise are
 in the reason.  A fail is a measured result, not an error.
 
-``quick=True`` (CPU smoke size, :mod:`scansnap.paper.items.configs`): seed 1, vocabulary capped at
+``quick=True`` (CPU smoke size, :mod:`scansnap.kinds.text.paper.items.configs`): seed 1, vocabulary capped at
 2,000 words, batch 10, 200 steps, a snapshot every 10 steps.  At that size the authors' settings
 show the whole shape within 200 steps (measured: layer 0 2.546 → 2.262 at step 50 → 2.421, layer 1
 2.557 → 2.478 → 2.579, smoothed), but only layer 0's drop stands well clear of the 0.1-nat
@@ -23,11 +23,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from scansnap.paper import verdicts as vd
-from scansnap.paper.items.catalog import ITEMS
-from scansnap.paper.items.common import (
+from scansnap.kinds.text.paper.items import ITEMS
+from scansnap.kinds.text.paper.items.common import (
     CorpusLoader,
-    ItemMap,
     entropy_figure,
     layer_scalars_frame,
     map_grid,
@@ -37,12 +35,14 @@ from scansnap.paper.items.common import (
     seed_entropy,
     train_texts,
 )
-from scansnap.paper.items.configs import JOMA_PRESET as PRESET
-from scansnap.paper.items.configs import joma_config as config
-from scansnap.paper.items.configs import joma_work as work
-from scansnap.paper.items.configs import text_seeds
+from scansnap.kinds.text.paper.items.configs import JOMA_PRESET as PRESET
+from scansnap.kinds.text.paper.items.configs import joma_config as config
+from scansnap.kinds.text.paper.items.configs import joma_work as work
+from scansnap.kinds.text.paper.items.configs import text_seeds
+from scansnap.kinds.text.paper.text_view import MIN_DROP, MIN_REBOUND, SMOOTH, across_seeds, summary
+from scansnap.paper import verdicts as vd
+from scansnap.paper.items.common import ItemMap
 from scansnap.paper.items.result import ItemResult, Progress
-from scansnap.paper.text_view import MIN_DROP, MIN_REBOUND, SMOOTH, across_seeds, summary
 
 NAME = "joma-real"
 TITLE = ITEMS[NAME].title

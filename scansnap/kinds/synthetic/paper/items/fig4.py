@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from scansnap.kinds.synthetic.paper.items import ITEMS
+from scansnap.kinds.synthetic.paper.items.common import c_frame, c_heatmaps, scalar_series, scalars_frame, train
+from scansnap.kinds.synthetic.paper.items.configs import FIG4_PAIRS, fig4_config
 from scansnap.paper import verdicts as vd
-from scansnap.paper.items.catalog import ITEMS
-from scansnap.paper.items.common import c_frame, c_heatmaps, scalar_series, scalars_frame, train
-from scansnap.paper.items.configs import FIG4_PAIRS, fig4_config
 from scansnap.paper.items.result import ItemResult, Progress
 
 NAME = "fig4"

@@ -13,9 +13,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from scansnap.core.metrics import html_subscripts
+from scansnap.kinds.synthetic.paper.items import ITEMS
 from scansnap.kinds.synthetic.science import theory
 from scansnap.paper import verdicts as vd
-from scansnap.paper.items.catalog import ITEMS
 from scansnap.paper.items.result import ItemResult, Progress
 
 NAME = "fig9"

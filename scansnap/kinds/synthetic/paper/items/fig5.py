@@ -8,10 +8,10 @@ tokens that wins depends on the learning rate ("tunable inductive bias").
 
 from __future__ import annotations
 
+from scansnap.kinds.synthetic.paper.items import ITEMS
+from scansnap.kinds.synthetic.paper.items.common import c_frame, c_heatmaps, scalar_series, scalars_frame, train
+from scansnap.kinds.synthetic.paper.items.configs import FIG5_ETAS, fig5_config
 from scansnap.paper import verdicts as vd
-from scansnap.paper.items.catalog import ITEMS
-from scansnap.paper.items.common import c_frame, c_heatmaps, scalar_series, scalars_frame, train
-from scansnap.paper.items.configs import FIG5_ETAS, fig5_config
 from scansnap.paper.items.result import ItemResult, Progress
 
 NAME = "fig5"

@@ -17,10 +17,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from scansnap.core.metrics import html_label, html_subscripts
-from scansnap.paper import fig6_patterns as f6
-from scansnap.paper.items.catalog import ITEMS
-from scansnap.paper.items.common import ItemMap, train
-from scansnap.paper.items.configs import FIG6_NUM_LAST, fig6_config
+from scansnap.kinds.synthetic.paper import fig6_patterns as f6
+from scansnap.kinds.synthetic.paper.items import ITEMS
+from scansnap.kinds.synthetic.paper.items.common import train
+from scansnap.kinds.synthetic.paper.items.configs import FIG6_NUM_LAST, fig6_config
+from scansnap.paper.items.common import ItemMap
 from scansnap.paper.items.result import ItemResult, Progress
 
 NAME = "fig6"

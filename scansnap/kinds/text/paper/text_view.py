@@ -30,7 +30,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import ArrayLike
 
-MIN_DROP = MIN_REBOUND = 0.1  # nats, as the JoMA simulation item (scansnap.paper.items.joma)
+MIN_DROP = MIN_REBOUND = 0.1  # nats, as the JoMA simulation item (scansnap.kinds.synthetic.paper.items.joma)
 SMOOTH = 5  # snapshots in the running median
 HOLD = 2  # consecutive snapshots a live verdict's new reading must hold before it is shown
 MAD_TO_SD = 1.4826  # σ = 1.4826 · MAD for normally distributed jitter

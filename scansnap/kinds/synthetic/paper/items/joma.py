@@ -14,9 +14,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from scansnap.kinds.synthetic.paper.items import ITEMS
 from scansnap.kinds.synthetic.science import theory
 from scansnap.paper import verdicts as vd
-from scansnap.paper.items.catalog import ITEMS
 from scansnap.paper.items.result import ItemResult, Progress
 
 NAME = "joma"

@@ -29,19 +29,19 @@ import plotly.graph_objects as go
 
 from scansnap.kinds.synthetic.paper import claims
 from scansnap.kinds.synthetic.paper.claims import SIGN_STEP
-from scansnap.kinds.synthetic.science import theory
-from scansnap.paper import verdicts as vd
-from scansnap.paper.items import theorem_figs as figs
-from scansnap.paper.items.catalog import ITEMS
-from scansnap.paper.items.common import observed_from_snapshots, scalar_series, scalars_frame, train
-from scansnap.paper.items.configs import (
+from scansnap.kinds.synthetic.paper.items import ITEMS
+from scansnap.kinds.synthetic.paper.items import theorem_figs as figs
+from scansnap.kinds.synthetic.paper.items.common import observed_from_snapshots, scalar_series, scalars_frame, train
+from scansnap.kinds.synthetic.paper.items.configs import (
     LONG_LAYOUTS,
-    preset_config,
     theorems_applies_config,
     theorems_long_config,
     theorems_mf_config,
 )
+from scansnap.kinds.synthetic.science import theory
+from scansnap.paper import verdicts as vd
 from scansnap.paper.items.result import ItemResult, Progress
+from scansnap.paper.presets import preset_config
 
 NAME = "theorems"
 TITLE = ITEMS[NAME].title

@@ -6,12 +6,12 @@ one, clip 0.5, batch 20 × bptt 35, 1,500 steps, the probe on a training window 
 the corpus the service loads (the built-in corpus unless configured otherwise; the paper used
 WikiText-2), at the authors' seeds 1–3.  Verdict per model, on the mean over seeds: the lowest
 layer's attention entropy H = mean_{b,i} −Σ_{j≤i} a_ij ln a_ij on the probe set, smoothed
-(:mod:`scansnap.paper.text_view`), ends at least MIN_DROP nats below iteration 0; each seed's value
+(:mod:`scansnap.kinds.text.paper.text_view`), ends at least MIN_DROP nats below iteration 0; each seed's value
 (mean ± SD) is in the reason.  Maps: seed 1's probe window, lowest layer, at iterations 0, ¼, ½, end.
 
 ``quick=True`` (CPU smoke size): seed 1, vocabulary capped at 2,000 words, batch 10, 100 steps (1 layer)
 and 200 steps (3 layers: its lowest layer starts to move only after ~100 steps); the configs are
-in :mod:`scansnap.paper.items.configs`.
+in :mod:`scansnap.kinds.text.paper.items.configs`.
 """
 
 from __future__ import annotations
@@ -21,12 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scansnap.kinds.text.science.trainer import TextSnapshot
-from scansnap.paper import verdicts as vd
-from scansnap.paper.items.catalog import ITEMS
-from scansnap.paper.items.common import (
+from scansnap.kinds.text.paper.items import ITEMS
+from scansnap.kinds.text.paper.items.common import (
     CorpusLoader,
-    ItemMap,
     TrainedText,
     entropy_figure,
     layer_scalars_frame,
@@ -37,12 +34,15 @@ from scansnap.paper.items.common import (
     seed_entropy,
     train_texts,
 )
-from scansnap.paper.items.configs import FIG7_RUNS as RUNS
-from scansnap.paper.items.configs import fig7_config as config
-from scansnap.paper.items.configs import fig7_work as work
-from scansnap.paper.items.configs import text_seeds
+from scansnap.kinds.text.paper.items.configs import FIG7_RUNS as RUNS
+from scansnap.kinds.text.paper.items.configs import fig7_config as config
+from scansnap.kinds.text.paper.items.configs import fig7_work as work
+from scansnap.kinds.text.paper.items.configs import text_seeds
+from scansnap.kinds.text.paper.text_view import SMOOTH, across_seeds
+from scansnap.kinds.text.science.trainer import TextSnapshot
+from scansnap.paper import verdicts as vd
+from scansnap.paper.items.common import ItemMap
 from scansnap.paper.items.result import ItemResult, Progress
-from scansnap.paper.text_view import SMOOTH, across_seeds
 
 NAME = "fig7"
 TITLE = ITEMS[NAME].title
