@@ -20,8 +20,8 @@ import torch
 
 from scansnap.kinds.text.paper.text_view import across_seeds
 from scansnap.kinds.text.science.trainer import TextTrainer
+from scansnap.kinds.text.service.corpora import encoded_corpus
 from scansnap.paper.presets import get_preset
-from scansnap.service.corpora import encoded_corpus
 
 SEEDS = (1, 2, 3)
 

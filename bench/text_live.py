@@ -18,8 +18,8 @@ import torch
 
 from scansnap.kinds.text.paper.text_view import drop_rebound
 from scansnap.kinds.text.science.trainer import TextTrainer
+from scansnap.kinds.text.service.corpora import encoded_corpus
 from scansnap.paper.presets import get_preset
-from scansnap.service.corpora import encoded_corpus
 
 
 def measure(preset: str, overrides: dict[str, object]) -> dict[str, object]:

@@ -39,8 +39,8 @@ from scansnap.kinds.text.science.data import window
 from scansnap.kinds.text.science.model import sinusoidal_table
 from scansnap.kinds.text.science.trainer import TextTrainer
 from scansnap.kinds.text.service.budget import estimate
+from scansnap.kinds.text.service.corpora import encoded_corpus
 from scansnap.paper.presets import get_preset
-from scansnap.service.corpora import encoded_corpus
 
 PRESET = "text-fig7-1layer"
 LIVE = "text-fig7-1layer-live"

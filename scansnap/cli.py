@@ -266,9 +266,9 @@ def reproduce_here(names: list[str], quick: bool, seeds: int | None) -> list[Any
 
     from tqdm import tqdm
 
+    from scansnap.kinds.text.service.corpora import encoded_corpus
     from scansnap.paper.items.costs import in_order_of, longest_first
     from scansnap.paper.items.runner import run_item
-    from scansnap.service.corpora import encoded_corpus
     from scansnap.service.executors import LocalExecutor
 
     item = partial(run_item, quick=quick, corpus_loader=encoded_corpus, seeds=seeds)

@@ -3,7 +3,7 @@ a text config file trains in this process with a progress bar, is stored like an
 summary and, with ``--out``, exports config.json, scalars.<fmt> (metric ``attn_entropy`` per
 ``layer``, ...) and attn_maps.npz (:mod:`scansnap.service.export`).
 
-The built-in corpus is a pip dependency (:mod:`scansnap.service.corpora`): nothing is downloaded.
+The built-in corpus is a pip dependency (:mod:`scansnap.kinds.text.service.corpora`): nothing is downloaded.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ class Seed:
 
 def seed_of(store: RunStore, run_id: str) -> Seed:
     """Run ``run_id`` as the server holds it, and its uploaded corpus if it reads one."""
-    from scansnap.service.corpus_access import UPLOAD_SUBDIR
+    from scansnap.kinds.text.service.corpus_access import UPLOAD_SUBDIR
 
     rows = read_rows(store, run_id)
     config = json.loads(rows.run[READ_COLUMNS.index("config_json")])

@@ -23,6 +23,14 @@ import pandas as pd
 from cachetools import LRUCache, TTLCache
 
 from scansnap.core.config import ConfigError
+from scansnap.kinds.text.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS
+from scansnap.kinds.text.service.corpus_access import (
+    CORPUS_DIR_ENV,
+    check_dashboard_data,
+    save_upload,
+    wikitext_folders,
+)
+from scansnap.kinds.text.service.corpus_facts import corpus_facts
 from scansnap.kinds.text.service.runs import SentenceMaps, sentence_maps
 from scansnap.service import grid
 from scansnap.service.access import (
@@ -36,14 +44,6 @@ from scansnap.service.access import (
 )
 from scansnap.service.address import PUBLIC_URL_ENV, is_loopback, lan_address, public_base, with_host
 from scansnap.service.budget import Estimate
-from scansnap.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS
-from scansnap.service.corpus_access import (
-    CORPUS_DIR_ENV,
-    check_dashboard_data,
-    save_upload,
-    wikitext_folders,
-)
-from scansnap.service.corpus_facts import corpus_facts
 from scansnap.service.export import export_size, size_words, zip_export
 from scansnap.service.follow import code_problem, follow_code, followed
 from scansnap.service.health import store_health

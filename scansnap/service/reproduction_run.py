@@ -10,11 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scansnap.core.device import describe_device, resolve_device
+from scansnap.kinds.text.service.corpora import encoded_corpus
 from scansnap.paper.items.result import ItemResult
 from scansnap.paper.items.runner import run_item
 from scansnap.paper.report import write_report
 from scansnap.service.control import RunControl
-from scansnap.service.corpora import encoded_corpus
 from scansnap.service.reproductions import SUBDIR, check_id
 
 log = logging.getLogger(__name__)

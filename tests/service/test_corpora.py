@@ -8,7 +8,7 @@ import pytest
 
 from scansnap.core.config import ConfigError
 from scansnap.kinds.text.science.config import TextDataConfig
-from scansnap.service import corpora
+from scansnap.kinds.text.service import corpora
 
 WIKI_TRAIN = " = Valkyria Chronicles III = \n\n Senjō no Valkyria 3 : <unk> Chronicles is a game . \n" * 50
 WIKI_VALID = " = Tower Building = \n\n The tower is 30 @.@ 5 m high , and <unk> . \n" * 10

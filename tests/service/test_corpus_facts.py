@@ -10,9 +10,9 @@ import pytest
 
 from scansnap.core.config import ConfigError
 from scansnap.kinds.text.science.config import TextDataConfig, TextRunConfig
+from scansnap.kinds.text.service import corpora, corpus_facts
+from scansnap.kinds.text.service.corpus_access import save_upload
 from scansnap.kinds.text.service.runs import check_text_run
-from scansnap.service import corpora, corpus_facts
-from scansnap.service.corpus_access import save_upload
 from scansnap.service.run_kinds import create_run
 from scansnap.service.store import RunStore
 from tests.service.test_corpora import prose

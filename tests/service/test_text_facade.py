@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from scansnap.core.config import ConfigError
+from scansnap.kinds.text.service.corpus_access import CORPUS_DIR_ENV, read_upload, save_upload
 from scansnap.paper.presets import get_preset
-from scansnap.service.corpus_access import CORPUS_DIR_ENV, read_upload, save_upload
 from scansnap.service.facade import Actor, LabService, ServiceError
 from scansnap.service.jobs import JobManager
 from scansnap.service.store import RunStore
@@ -165,7 +165,7 @@ def test_one_browser_keeps_its_share_of_uploads_and_unused_ones_expire(tmp_path,
     import os
     import time
 
-    from scansnap.service.corpus_access import expire_uploads, uploads_dir
+    from scansnap.kinds.text.service.corpus_access import expire_uploads, uploads_dir
 
     monkeypatch.setenv("SCANSNAP_MAX_OWNER_UPLOADS_MB", "0.05")  # 52 KB: one 30 KB text, not two
     text = ("word " * 6000).encode()

@@ -1,7 +1,7 @@
 """Real text: a small causal Transformer language model, its word-level tokenizer,
 its trainer and the attention statistics of Scan & Snap Fig. 7 and JoMA's real-data figure.
 
-Pure torch/numpy; no I/O: the corpora are read by ``scansnap.service.corpora`` and handed in as
+Pure torch/numpy; no I/O: the corpora are read by ``scansnap.kinds.text.service.corpora`` and handed in as
 :class:`scansnap.kinds.text.science.data.CorpusText`.
 """
 

@@ -25,7 +25,7 @@ HF_DATASETS = ("wikitext-2-v1", "wikitext-2-raw-v1", "wikitext-103-v1", "wikitex
 
 class TextDataConfig(FrozenConfig):
     """Which corpus.  ``builtin``: the default corpus shipped as a dependency (see
-    ``scansnap.service.corpora``); ``wikitext-dir``: ``wiki.train.tokens`` / ``wiki.valid.tokens``
+    ``scansnap.kinds.text.service.corpora``); ``wikitext-dir``: ``wiki.train.tokens`` / ``wiki.valid.tokens``
     in the folder ``path``; ``huggingface``: ``hf_dataset`` through the ``datasets`` package
     (online, optional); ``upload``: the user's .txt stored under ``upload_name``.
     Corpora without a validation split use the last ``valid_fraction`` of the text."""

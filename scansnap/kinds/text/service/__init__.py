@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from scansnap.kinds.text.science.config import TextRunConfig
+from scansnap.kinds.text.service.corpus_access import check_dashboard_data
 from scansnap.kinds.text.service.runs import TEXT, check_text_run, text_seconds
-from scansnap.service.corpus_access import check_dashboard_data
 from scansnap.service.kinds import RunKind
 
 

@@ -108,8 +108,8 @@ def estimate(
     longest_word: int | None = None,
 ) -> TextEstimate:
     """The estimate for ``cfg`` on a corpus of ``vocab`` words, ``train_tokens`` and ``val_tokens`` tokens and
-    a longest word of ``longest_word`` characters (as :func:`scansnap.service.corpora.corpus_summary` measures
-    it); unmeasured, the config's caps, a validation split of ``data.valid_fraction`` and 16 characters."""
+    a longest word of ``longest_word`` characters (as :func:`~scansnap.kinds.text.service.corpora.corpus_summary`
+    measures it); unmeasured, the config's caps, a validation split of ``data.valid_fraction`` and 16 characters."""
     m, o, p = cfg.model, cfg.optim, cfg.probe
     V = vocab if vocab is not None else cfg.data.vocab_size
     N = train_tokens if train_tokens is not None else (cfg.data.max_train_tokens or DEFAULT_TRAIN_TOKENS)

@@ -40,9 +40,9 @@ from scansnap.kinds.text.service.budget import (  # the stored maps' sizes, defi
     TextEstimate,
     check_text_budget,
 )
+from scansnap.kinds.text.service.corpus_facts import corpus_facts
 from scansnap.service import scalar_table
 from scansnap.service.budget import PACKED_COPIES, STORE_BYTES_PER_S, checkpoint_seconds
-from scansnap.service.corpus_facts import corpus_facts
 
 TEXT = "text"
 TEXT_SCALARS = scalar_table.declare(TEXT, scalar_table.TEXT_SCALARS)

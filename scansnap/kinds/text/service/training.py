@@ -14,8 +14,8 @@ from scansnap.kinds.text.science.schedule import weight_steps
 from scansnap.kinds.text.science.sentence import attention_weights
 from scansnap.kinds.text.science.trainer import TextSnapshot, TextTrainer
 from scansnap.kinds.text.service.budget import check_text_budget
+from scansnap.kinds.text.service.corpus_access import measured_corpus
 from scansnap.kinds.text.service.runs import VOCAB, store_rows, stored_maps, stored_statics
-from scansnap.service.corpus_access import measured_corpus
 from scansnap.service.store import RunStore
 
 

@@ -31,7 +31,7 @@ def need_loader(name: str, loader: CorpusLoader | None) -> CorpusLoader:
     if loader is None:
         raise ValueError(
             f"item {name!r} trains on real text and needs corpus_loader (the paper layer reads no files): "
-            "pass scansnap.service.corpora.encoded_corpus"
+            "pass scansnap.kinds.text.service.corpora.encoded_corpus"
         )
     return loader
 

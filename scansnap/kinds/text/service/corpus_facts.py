@@ -1,5 +1,5 @@
 """What the web process knows of a real-text corpus: its sizes, vocabulary and most frequent tokens
-(:func:`scansnap.service.corpora.corpus_summary`), measured in a worker process; never its token ids.
+(:func:`scansnap.kinds.text.service.corpora.corpus_summary`), measured in a worker process; never its token ids.
 
 Tokenising a corpus takes seconds (the built-in one about 1 s, a WikiText folder minutes) and holds the
 interpreter lock while it runs: in the web process it stalled every other session of the server.  One
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from scansnap.kinds.text.science.config import TextDataConfig
-from scansnap.service.corpora import corpus_stamp, corpus_summary
-from scansnap.service.corpus_access import measured_corpus
+from scansnap.kinds.text.service.corpora import corpus_stamp, corpus_summary
+from scansnap.kinds.text.service.corpus_access import measured_corpus
 from scansnap.service.writers import die_with
 
 _POOL: ProcessPoolExecutor | None = None

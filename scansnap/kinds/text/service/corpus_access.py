@@ -5,7 +5,7 @@ are offered only when the operator names a corpus directory (``SCANSNAP_CORPUS_D
 config from the dashboard may name only a folder inside it (:func:`check_dashboard_data`; the
 command line reads any folder its user names).  Hugging Face downloads are command-line only.
 
-**Uploads.**  A .txt upload is checked by :func:`scansnap.service.corpora.corpus_from_upload`
+**Uploads.**  A .txt upload is checked by :func:`scansnap.kinds.text.service.corpora.corpus_from_upload`
 (≤ 20 MiB, UTF-8, not binary, ≥ 5,000 word tokens), then kept once by content under
 ``<data_dir>/uploads/text/<sha256[:16]>-<name>``; the config's ``data.upload_name`` is that file
 name, so a stored run, its resume and its re-run read the same bytes.  Uploads are not deleted
@@ -32,7 +32,7 @@ from pathlib import Path
 from scansnap.core.config import ConfigError
 from scansnap.kinds.text.science.config import TextDataConfig
 from scansnap.kinds.text.science.corpus import EncodedCorpus
-from scansnap.service.corpora import WIKITEXT_FILES, WIKITEXT_RAW_FILES, corpus_from_upload, encoded_corpus
+from scansnap.kinds.text.service.corpora import WIKITEXT_FILES, WIKITEXT_RAW_FILES, corpus_from_upload, encoded_corpus
 from scansnap.service.limits import env_number
 from scansnap.service.uploads import TEXT_UPLOAD, check_upload_name
 
