@@ -258,6 +258,14 @@ def local_slots(names: list[str]) -> int:
     return min(len(names), len(os.sched_getaffinity(0)))
 
 
+def run_reproduce_item(name: str, quick: bool, seeds: int | None = None) -> Any:
+    """Reproduce item ``name`` here, its data read as its kind reads it (picklable: a pool's task)."""
+    from scansnap.paper.items.runner import run_item
+    from scansnap.service.run_kinds import item_loader
+
+    return run_item(name, quick=quick, corpus_loader=item_loader(name), seeds=seeds)
+
+
 def reproduce_here(names: list[str], quick: bool, seeds: int | None) -> list[Any]:
     """Every item a task of this machine's worker pool (a process per core; each item on one torch thread,
     as one after the other and on the cluster): the same numbers, in a fraction of the time.  The pool
@@ -266,12 +274,10 @@ def reproduce_here(names: list[str], quick: bool, seeds: int | None) -> list[Any
 
     from tqdm import tqdm
 
-    from scansnap.kinds.text.service.corpora import encoded_corpus
     from scansnap.paper.items.costs import in_order_of, longest_first
-    from scansnap.paper.items.runner import run_item
     from scansnap.service.executors import LocalExecutor
 
-    item = partial(run_item, quick=quick, corpus_loader=encoded_corpus, seeds=seeds)
+    item = partial(run_reproduce_item, quick=quick, seeds=seeds)
     slots = local_slots(names)
     if slots == 1:  # one item, or one core: nothing runs beside it, no pool to start
         return [item(name) for name in names]

@@ -350,10 +350,10 @@ def _grid_worker(data_dir: str, work: queue.SimpleQueue, done: queue.SimpleQueue
 # ------------------------------------------------------------------ reproduce on the cluster
 def _item_task(name: str, quick: bool, seeds: int | None) -> Any:
     """One reproduce item on a node (Fig. 6's panels and a text item's seeds as tasks of their own)."""
-    from scansnap.kinds.text.service.corpora import encoded_corpus
     from scansnap.paper.items.runner import run_item
+    from scansnap.service.run_kinds import item_loader
 
-    return run_item(name, quick, corpus_loader=encoded_corpus, seeds=seeds, pmap=task_map)
+    return run_item(name, quick, corpus_loader=item_loader(name), seeds=seeds, pmap=task_map)
 
 
 def _call(fn: Callable[[Any], Any], item: Any) -> Any:

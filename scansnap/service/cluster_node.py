@@ -5,7 +5,6 @@ the body of the Ray actor), and the controls it mirrors."""
 from __future__ import annotations
 
 import contextlib
-import json
 import queue
 import shutil
 import socket
@@ -40,15 +39,14 @@ class Seed:
 
 
 def seed_of(store: RunStore, run_id: str) -> Seed:
-    """Run ``run_id`` as the server holds it, and its uploaded corpus if it reads one."""
-    from scansnap.kinds.text.service.corpus_access import UPLOAD_SUBDIR
+    """Run ``run_id`` as the server holds it, and the files under the data folder it reads (its kind's
+    ``run_files``: a real-text run's uploaded corpus)."""
+    from scansnap.service.run_kinds import run_files
 
     rows = read_rows(store, run_id)
-    config = json.loads(rows.run[READ_COLUMNS.index("config_json")])
-    upload = (config.get("data") or {}).get("upload_name")
+    info = {c: rows.run[READ_COLUMNS.index(c)] for c in ("kind", "config_json")}
     files = {}
-    if upload:
-        rel = UPLOAD_SUBDIR / Path(upload).name
+    for rel in run_files(info):
         with contextlib.suppress(OSError):  # missing: the node's run fails and says which corpus it lacks
             files[str(rel)] = (store.data_dir / rel).read_bytes()
     return Seed(rows, files)

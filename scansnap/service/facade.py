@@ -16,22 +16,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 from cachetools import LRUCache, TTLCache
 
 from scansnap.core.config import ConfigError
-from scansnap.kinds.text.service.corpora import MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS
-from scansnap.kinds.text.service.corpus_access import (
-    CORPUS_DIR_ENV,
-    check_dashboard_data,
-    save_upload,
-    wikitext_folders,
-)
-from scansnap.kinds.text.service.corpus_facts import corpus_facts
-from scansnap.kinds.text.service.runs import SentenceMaps, sentence_maps
 from scansnap.service import grid
 from scansnap.service.access import (
     OPERATOR_ENV,
@@ -59,7 +50,15 @@ from scansnap.service.reproductions import (
     check_id,
     doc_tally,
 )
-from scansnap.service.run_kinds import check_run, completed_statics, kind_named, kind_of, run_seconds, stored_config
+from scansnap.service.run_kinds import (
+    check_run,
+    completed_statics,
+    kind_named,
+    kind_of,
+    resolve,
+    run_seconds,
+    stored_config,
+)
 from scansnap.service.scheduling import duration
 from scansnap.service.store import ANY_OWNER, RunStore, StoreError
 from scansnap.service.uploads import (
@@ -73,20 +72,14 @@ from scansnap.service.uploads import (
     table_to_csv,
 )
 
-if TYPE_CHECKING:
-    from scansnap.kinds.text.science.config import TextDataConfig
-
 # This module is the pages' only door into scansnap.service (import-linter checks it): besides the service
-# they may name these job states, access rules, addresses, upload limits and the text store layout.
+# they may name these job states, access rules, addresses, upload limits.
 __all__ = [
     "ANY_OWNER",
     "CONFIG_UPLOAD",
-    "CORPUS_DIR_ENV",
     "FULL_REPRODUCTION_IS_THE_OPERATORS",
     "MAX_CONFIG_BYTES",
     "MAX_GRID_CELLS",
-    "MAX_UPLOAD_BYTES",
-    "MIN_UPLOAD_TOKENS",
     "OPERATOR_ENV",
     "OPERATOR_GATE",
     "PUBLIC_URL_ENV",
@@ -102,7 +95,6 @@ __all__ = [
     "ExportPlan",
     "JobStatus",
     "LabService",
-    "SentenceMaps",
     "ServiceError",
     "StoredReproduction",
     "StoredRuns",
@@ -253,21 +245,7 @@ class StoredRuns:
         """The steps of a real-text run whose weights are kept (a typed sentence is read at them)."""
         return self._store.weight_steps(run_id)
 
-    @reads
-    def sentence_maps(self, run_id: str, at: int, text: str) -> SentenceMaps:
-        """Each layer's attention on ``text`` at the latest kept weights at or before step ``at``
-        (ServiceError when the run keeps none that early, or the text has no words)."""
-        with user_errors():
-            kept = [s for s in self._store.weight_steps(run_id) if s <= at]
-            if not kept:
-                raise ValueError(f"no weights kept yet at or before step {at}: they come with the first snapshot")
-            info = self._store.get_run(run_id)
-            if info is None:
-                raise KeyError(f"no run {run_id!r}")
-            cfg = stored_config(info)
-            return sentence_maps(self._weights(run_id, kept[-1]), cfg, kept[-1], text)
-
-    def _weights(self, run_id: str, step: int) -> dict[str, np.ndarray]:
+    def kept_weights(self, run_id: str, step: int) -> dict[str, np.ndarray]:
         """A step's kept weights, read once per process while they are among the most recent ones."""
         key = (run_id, step)
         with _WEIGHTS_LOCK:
@@ -297,6 +275,8 @@ class LabService:
         self.reproductions = Reproductions(self.store.data_dir)
         self._follow_cache: TTLCache[tuple[str, str], dict[str, Any] | None] = TTLCache(maxsize=1024, ttl=1.0)
         self._follow_lock = threading.Lock()
+        self._doors: dict[str, Any] = {}
+        self._doors_lock = threading.Lock()
 
     # ----------------------------------------------------------------- reading
     def store_damage(self) -> str | None:
@@ -475,23 +455,16 @@ class LabService:
                 rows.append(grid.stored_row(info, keys, self.store.scalars(rid)))
         return pd.DataFrame(rows)
 
-    # ----------------------------------------------------------------- real text
-    def text_corpus(self, data: TextDataConfig) -> dict[str, Any]:
-        """Sizes, vocabulary and most frequent tokens of a corpus the dashboard may read."""
-        with user_errors():
-            return corpus_facts(self.store.data_dir, check_dashboard_data(data))
-
-    @writes
-    def save_text_upload(self, name: str, data: bytes, actor: Actor | None = None) -> str:
-        """Check and keep a .txt upload (a visitor's within their share); returns the ``data.upload_name``
-        that names it.  Uploads no stored run names expire first."""
-        owner = actor.owner if actor is not None and not actor.operator else None
-        with user_errors():
-            return save_upload(self.store.data_dir, name, data, owner, self.store.upload_names())
-
-    def wikitext_folders(self) -> list[str]:
-        """The WikiText folders the operator offers (none unless SCANSNAP_CORPUS_DIR is set)."""
-        return wikitext_folders()
+    def door(self, kind: str) -> Any:
+        """Kind ``kind``'s own methods (its ``RunKind.door``, built once with this service): e.g. the real-text
+        kind's corpora and uploads.  ServiceError for a kind without one."""
+        with self._doors_lock:
+            if kind not in self._doors:
+                ref = kind_named(kind).door
+                if ref is None:
+                    raise ServiceError(f"a {kind} run has no methods of its own on the service")
+                self._doors[kind] = resolve(ref)(self)
+            return self._doors[kind]
 
     @writes
     def rerun(self, run_id: str, actor: Actor) -> str:

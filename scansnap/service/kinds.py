@@ -73,7 +73,12 @@ class RunKind:
     the format; reading the store's counts only, :meth:`~scansnap.service.store.RunStore.export_counts`);
     ``tables``: its export's tables as data frames (``"module:function"`` taking the store, the run id and a
     table name; ``table_names``, the first of them the scalars, as the API's ``run.scalars()``); ``verdicts``:
-    what is judged of a stored run, JSON-ready (``"module:function"`` taking the store and the run id)."""
+    what is judged of a stored run, JSON-ready (``"module:function"`` taking the store and the run id);
+    ``item_data``: how its reproduce items read their data (``"module:function"``, e.g. a data config → its
+    encoded corpus: the claims layer reads no files); ``run_files``: the files under the data folder a run
+    reads (``"module:function"`` taking the run's config dict, returning paths relative to the folder: a
+    cluster node is sent them); ``door``: the kind's own methods on the facade (``"module:Class"``, built
+    with the :class:`~scansnap.service.facade.LabService`: ``LabService.door(kind)``)."""
 
     name: str
     config: type[Any]
@@ -91,6 +96,9 @@ class RunKind:
     tables: str | None = None
     table_names: tuple[str, ...] = ()
     verdicts: str | None = None
+    item_data: str | None = None
+    run_files: str | None = None
+    door: str | None = None
 
     def with_seed(self, cfg: Any, seed: int) -> Any:
         """``cfg`` trained at ``seed``."""

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scansnap.core.device import describe_device, resolve_device
-from scansnap.kinds.text.service.corpora import encoded_corpus
 from scansnap.paper.items.result import ItemResult
 from scansnap.paper.items.runner import run_item
 from scansnap.paper.report import write_report
 from scansnap.service.control import RunControl
 from scansnap.service.reproductions import SUBDIR, check_id
+from scansnap.service.run_kinds import item_loader
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def run_and_store(
                 raise StopRequestedError
             current = name
             on_item(name, done)
-            results.append(run_item(name, quick, progress=_progress(control), corpus_loader=encoded_corpus))
+            results.append(run_item(name, quick, progress=_progress(control), corpus_loader=item_loader(name)))
         current = "writing the report"
         on_item(None, len(names))
         write(results, tmp, quick)

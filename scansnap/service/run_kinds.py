@@ -8,11 +8,13 @@ nothing outside this module and the kinds' packages branches on the kind.
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from scansnap.paper.environment import environment
+from scansnap.paper.items.catalog import ITEMS
 from scansnap.registry import kind_packages, kind_part
 from scansnap.service.budget import Estimate
 from scansnap.service.kinds import PENDING_DEVICE, RunKind, Training
@@ -122,6 +124,25 @@ def resolve(ref: str) -> Any:
     """The object a ``"module:name"`` reference names (its module imported now)."""
     module, name = ref.split(":")
     return getattr(importlib.import_module(module), name)
+
+
+def kind_of_item(item: str) -> RunKind:
+    """The kind whose claims layer lists reproduce item ``item`` (its module lies in the kind's package)."""
+    module = ITEMS[item].module
+    package = next(p for p in kind_packages() if module.startswith(p + "."))
+    return kind_named(package.rsplit(".", 1)[-1])
+
+
+def item_loader(item: str) -> Any | None:
+    """How reproduce item ``item`` reads its data: its kind's ``item_data`` (None for a kind with none)."""
+    ref = kind_of_item(item).item_data
+    return resolve(ref) if ref else None
+
+
+def run_files(info: dict[str, Any]) -> list[Path]:
+    """The files under the data folder that stored run ``info`` reads (its kind's ``run_files``; relative)."""
+    ref = kind_named(info["kind"]).run_files
+    return [Path(p) for p in resolve(ref)(json.loads(info["config_json"]))] if ref else []
 
 
 def completed_statics(store: RunStore, run_id: str) -> dict[str, Any]:

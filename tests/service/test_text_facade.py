@@ -118,12 +118,12 @@ def test_wikitext_folders_only_inside_the_operators_corpus_dir(svc, tmp_path, mo
     root = tmp_path / "corpora"
     _wikitext(root / "wikitext-2")
     monkeypatch.setenv(CORPUS_DIR_ENV, str(root))
-    assert svc.wikitext_folders() == ["wikitext-2"]
+    assert svc.door("text").wikitext_folders() == ["wikitext-2"]
     for path in (str(outside), "../elsewhere/wt", "/etc"):
         with pytest.raises(ServiceError, match="is not a WikiText folder of this server; allowed: wikitext-2"):
             svc.check(cfg(**{"data.source": "wikitext-dir", "data.path": path}))
     ok = cfg(**{"data.source": "wikitext-dir", "data.path": "wikitext-2", "data.vocab_size": "50"})
-    assert svc.text_corpus(ok.data)["train_tokens"] > 1000
+    assert svc.door("text").text_corpus(ok.data)["train_tokens"] > 1000
     rid = svc.submit(ok, ME, paused=True)
     assert svc.run(rid)["config_json"].count(str(root / "wikitext-2")) == 1  # stored resolved
     svc.stop(rid, ME)
@@ -136,14 +136,17 @@ def test_huggingface_is_command_line_only(svc):
 
 def test_uploads_are_checked_kept_once_and_read_back_by_name_only(svc, tmp_path):
     words = ("In the beginning the lab trained a small model on plain words . " * 900).encode()
-    name = svc.save_text_upload("my notes.txt", words)
-    assert name.endswith("-my_notes.txt") and svc.save_text_upload("again.txt", words) != name
+    name = svc.door("text").save_upload("my notes.txt", words)
+    assert name.endswith("-my_notes.txt") and svc.door("text").save_upload("again.txt", words) != name
     assert read_upload(svc.store.data_dir, name) == words
-    assert svc.text_corpus(cfg(**{"data.source": "upload", "data.upload_name": name}).data)["train_tokens"] > 5000
+    assert (
+        svc.door("text").text_corpus(cfg(**{"data.source": "upload", "data.upload_name": name}).data)["train_tokens"]
+        > 5000
+    )
     with pytest.raises(ServiceError, match="not UTF-8 text: invalid byte 0xff"):
-        svc.save_text_upload("bad.txt", b"ok \xff\xfe")
+        svc.door("text").save_upload("bad.txt", b"ok \xff\xfe")
     with pytest.raises(ServiceError, match="at least 5,000 are needed"):
-        svc.save_text_upload("short.txt", b"too short")
+        svc.door("text").save_upload("short.txt", b"too short")
     for bad in ("../runs.sqlite", "0123456789abcdef-../../x", "/etc/passwd"):
         with pytest.raises(ConfigError, match="is not the name of an uploaded text"):
             read_upload(svc.store.data_dir, bad)
@@ -185,8 +188,27 @@ def test_one_browser_keeps_its_share_of_uploads_and_unused_ones_expire(tmp_path,
 def test_the_facade_passes_the_visitor_and_the_texts_runs_use(svc, monkeypatch):
     monkeypatch.setenv("SCANSNAP_MAX_OWNER_UPLOADS_MB", "0.05")
     text = ("word " * 6000).encode()
-    name = svc.save_text_upload("a.txt", text, ME)
+    name = svc.door("text").save_upload("a.txt", text, ME)
     svc.submit(cfg(**{"data.source": "upload", "data.upload_name": name}), ME, paused=True)
     assert svc.store.upload_names() == {name}
     with pytest.raises(ServiceError, match="SCANSNAP_MAX_OWNER_UPLOADS_MB"):
-        svc.save_text_upload("b.txt", text + b" b", ME)
+        svc.door("text").save_upload("b.txt", text + b" b", ME)
+
+
+def test_a_kind_reaches_its_own_methods_its_data_and_its_files_through_its_run_kind(svc):
+    """The text kind's door, its items' corpus reader and the files a run reads come from its RunKind; the
+    synthetic kind has no door (a clear ServiceError), its items read no data, its runs no files."""
+    from scansnap.kinds.text.service.corpora import encoded_corpus
+    from scansnap.kinds.text.service.door import TextDoor
+    from scansnap.service.run_kinds import item_loader, run_files
+
+    assert isinstance(svc.door("text"), TextDoor) and svc.door("text") is svc.door("text")
+    with pytest.raises(ServiceError, match="a synthetic run has no methods of its own"):
+        svc.door("synthetic")
+    assert item_loader("fig7") is encoded_corpus and item_loader("joma-real") is encoded_corpus
+    assert item_loader("fig4") is None
+    upload = cfg(**{"data.source": "upload", "data.upload_name": "abc-notes.txt"})
+    assert run_files({"kind": "text", "config_json": upload.to_json()}) == [Path("uploads/text/abc-notes.txt")]
+    assert run_files({"kind": "text", "config_json": cfg().to_json()}) == []
+    syn = get_preset("syn-small").config
+    assert run_files({"kind": "synthetic", "config_json": syn.to_json()}) == []

@@ -4,6 +4,7 @@ stopped-then-resumed run equal to an uninterrupted one, and the export."""
 from __future__ import annotations
 
 import sqlite3
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -171,6 +172,7 @@ def test_a_typed_sentence_is_read_with_the_weights_kept_at_or_before_the_step_on
     import torch
 
     from scansnap.kinds.text.science.tokenizer import basic_english
+    from scansnap.kinds.text.service.door import TextDoor
     from scansnap.service.facade import ServiceError, StoredRuns
     from scansnap.service.runner import RunJob
 
@@ -179,7 +181,7 @@ def test_a_typed_sentence_is_read_with_the_weights_kept_at_or_before_the_step_on
     assert job.run() == "finished"
     rid = job.run_id
     assert store.weight_steps(rid) == [0, 5, 10, 15, 20, 25, 30, 35, 40]  # 9 snapshots: all kept (≤ 12)
-    stored = StoredRuns(store)
+    stored = TextDoor(SimpleNamespace(stored=StoredRuns(store), store=store, data_dir=store.data_dir))
     text = "And God said zyxwv, let there be light: and there was light."
     got = stored.sentence_maps(rid, 40, text)
     n_words = len(basic_english(text))

@@ -26,4 +26,7 @@ KIND = RunKind(
     tables="scansnap.kinds.text.service.export:table",
     table_names=("scalars",),
     verdicts="scansnap.kinds.text.service.export:layer_readings",
+    item_data="scansnap.kinds.text.service.corpora:encoded_corpus",
+    run_files="scansnap.kinds.text.service.corpus_access:run_files",
+    door="scansnap.kinds.text.service.door:TextDoor",
 )

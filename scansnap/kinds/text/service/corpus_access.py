@@ -28,6 +28,7 @@ import time
 from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from scansnap.core.config import ConfigError
 from scansnap.kinds.text.science.config import TextDataConfig
@@ -229,3 +230,9 @@ def measured_corpus(data_dir: str | Path, data: TextDataConfig) -> EncodedCorpus
 def _encoded_upload(data_dir: str, data: TextDataConfig) -> EncodedCorpus:
     # an upload's name is its content's hash: the same name always encodes the same text
     return encoded_corpus(data, read_upload(data_dir, str(data.upload_name)))
+
+
+def run_files(config: dict[str, Any]) -> list[Path]:
+    """The files under the data folder a real-text run reads: its uploaded corpus, if it reads one."""
+    upload = (config.get("data") or {}).get("upload_name")
+    return [UPLOAD_SUBDIR / Path(upload).name] if upload else []

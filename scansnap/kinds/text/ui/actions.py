@@ -14,11 +14,11 @@ from typing import Any
 import streamlit as st
 
 from scansnap.core.config import set_dotted
+from scansnap.kinds.text.ui.door import text_door
 from scansnap.kinds.text.ui.state import TEXT, bump, stale, write_url
 from scansnap.paper.presets import get_preset
 from scansnap.ui.errors import guarded
 from scansnap.ui.knobs import Knob
-from scansnap.ui.resources import service
 from scansnap.ui.run_actions import RunActions
 from scansnap.ui.session import actor
 
@@ -33,7 +33,7 @@ def on_knob(knob: Knob, value: Any, key: str | None = None) -> None:
     set_dotted(cfg, knob.key, value)
     if knob.key == "data.source":
         data = cfg["data"]
-        folders = service().wikitext_folders()
+        folders = text_door().wikitext_folders()
         data["path"] = folders[0] if value == "wikitext-dir" and folders else None
         if value != "upload":
             data["upload_name"] = None
@@ -53,7 +53,7 @@ def on_upload(key: str) -> None:
     f = ss.get(key)
     if f is None or stale(key):
         return
-    ss["text.cfg"]["data"]["upload_name"] = service().save_text_upload(f.name, f.getvalue(), actor())
+    ss["text.cfg"]["data"]["upload_name"] = text_door().save_upload(f.name, f.getvalue(), actor())
     write_url()
 
 

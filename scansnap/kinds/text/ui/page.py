@@ -9,11 +9,12 @@ import streamlit as st
 
 from scansnap.kinds.text.ui import actions as text_actions
 from scansnap.kinds.text.ui import state as text_state
+from scansnap.kinds.text.ui.door import text_door
 from scansnap.kinds.text.ui.live import text_live_area
 from scansnap.kinds.text.ui.state import TEXT_KNOBS
 from scansnap.paper.items.costs import about
 from scansnap.paper.presets import load_presets
-from scansnap.service.facade import CORPUS_DIR_ENV, MAX_UPLOAD_BYTES, MIN_UPLOAD_TOKENS, ServiceError
+from scansnap.service.facade import ServiceError
 from scansnap.ui import follow, run_bar, session
 from scansnap.ui.errors import show_callback_error
 from scansnap.ui.resources import service
@@ -51,7 +52,7 @@ def knobs_ui(section: str, title: str | None) -> None:
 def corpus_ui() -> None:
     """Which text: built-in, an upload, or a folder the operator offers; its sizes once measured."""
     st.subheader("Corpus")
-    folders = service().wikitext_folders()
+    folders = text_door().wikitext_folders()
     options = [s for s in SOURCES if s != "wikitext-dir" or folders]
     source = cfg["data"]["source"] if cfg["data"]["source"] in options else options[0]
     knob = next(k for k in TEXT_KNOBS if k.key == "data.source")
@@ -62,7 +63,7 @@ def corpus_ui() -> None:
         key=W("data.source"),
         format_func=lambda x: SOURCES[x],
         on_change=lambda: text_actions.on_knob(knob, ss[W("data.source")], W("data.source")),
-        help=f"WikiText folders appear when the operator sets {CORPUS_DIR_ENV}",
+        help=f"WikiText folders appear when the operator sets {text_door().CORPUS_DIR_ENV}",
     )
     if source == "wikitext-dir":
         path = str(cfg["data"]["path"] or "")
@@ -82,8 +83,8 @@ def corpus_ui() -> None:
             key=W("upload"),
             on_change=text_actions.on_upload,
             args=(W("upload"),),
-            help=f"at most {upload_mb()} MB here (the server's upload limit) and at least {MIN_UPLOAD_TOKENS:,} "
-            "words; the last 10 % is the validation text",
+            help=f"at most {upload_mb()} MB here (the server's upload limit) and at least "
+            f"{text_door().MIN_UPLOAD_TOKENS:,} words; the last 10 % is the validation text",
         )
         if cfg["data"]["upload_name"]:
             st.caption(f"Training on {code(cfg['data']['upload_name'])}.")
@@ -93,7 +94,7 @@ def corpus_ui() -> None:
 
 def upload_mb() -> int:
     """The largest upload this server takes: Streamlit's server.maxUploadSize, at most the engine's 20 MiB."""
-    return int(min(st.get_option("server.maxUploadSize"), MAX_UPLOAD_BYTES // 2**20))
+    return int(min(st.get_option("server.maxUploadSize"), text_door().MAX_UPLOAD_BYTES // 2**20))
 
 
 def corpus_summary_ui() -> None:
@@ -101,7 +102,7 @@ def corpus_summary_ui() -> None:
     if valid is None:
         return
     try:
-        c = service().text_corpus(valid.data)
+        c = text_door().text_corpus(valid.data)
     except ServiceError as e:
         st.error(plain(str(e)))
         return

@@ -1,6 +1,7 @@
 """Type a sentence, see each layer's attention on it: the maps of a real-text run's model at the step on
 screen (the latest step at or before it whose weights the run keeps), as the probe window's maps are
-drawn.  The forward pass is the service's (:meth:`~scansnap.service.facade.StoredRuns.sentence_maps`)."""
+drawn.  The forward pass is the service's (the kind's door on the facade,
+:meth:`~scansnap.kinds.text.service.door.TextDoor.sentence_maps`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import streamlit as st
 
 from scansnap.kinds.text.science.config import TextRunConfig
 from scansnap.kinds.text.ui import charts as text_charts
+from scansnap.kinds.text.ui.door import text_door
 from scansnap.service.facade import ServiceError
 from scansnap.ui.caches import byte_lru
 from scansnap.ui.live.figure import live_payload, live_plot_ui
@@ -23,7 +25,7 @@ MAX_CHARS = 400
 @byte_lru("text charts")
 def _sentence_charts(rid: str, at: int, text: str, fs: int) -> tuple[int, list[str], tuple[str, ...], int, int]:
     """(the step read, the words outside the vocabulary, one live payload per layer, words shown, words cut)."""
-    got = service().stored.sentence_maps(rid, at, text)
+    got = text_door().sentence_maps(rid, at, text)
     payloads = tuple(
         live_payload(
             text_charts.attention_map(a, got.words, f"layer {k} · your words", fs, f"text-typed-{k}", k == 0),
