@@ -1,7 +1,8 @@
-"""How long the upload checks take on the worst inputs a visitor can send (scansnap.service.uploads and the
-facade's config check): each case at or just past a size limit, timed ``--repeats`` times (the slowest
-kept), set beside the bound the uploads are meant to keep (``QUICK_S``: every parse, valid or not,
-answers within it).  tests/service/test_uploads.py checks what each parse says; this measures how soon.
+"""How long the upload checks take on the worst inputs a visitor can send (scansnap.service.uploads, the
+synthetic kind's table_upload and the facade's config check): each case at or just past a size limit,
+timed ``--repeats`` times (the slowest kept), set beside the bound the uploads are meant to keep
+(``QUICK_S``: every parse, valid or not, answers within it). tests/service/test_uploads.py checks what
+each parse says; this measures how soon.
 
     .venv/bin/python -m bench.upload_checks [--repeats 5]       # prints JSON (bench.run_all keeps it)
 """
@@ -15,10 +16,11 @@ import time
 from collections.abc import Callable
 
 from scansnap.core.config import ConfigError
+from scansnap.kinds.synthetic.service.table_upload import MAX_CSV_BYTES, MAX_CSV_COLUMNS, MAX_CSV_ROWS, table_from_csv
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import get_service
 from scansnap.service.jobs import get_manager
-from scansnap.service.uploads import MAX_CONFIG_BYTES, MAX_CSV_BYTES, MAX_CSV_COLUMNS, MAX_CSV_ROWS, table_from_csv
+from scansnap.service.uploads import MAX_CONFIG_BYTES
 
 QUICK_S = 2.0  # the bound: a visitor's upload is answered within this, whatever it holds
 

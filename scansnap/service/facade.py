@@ -64,12 +64,9 @@ from scansnap.service.store import ANY_OWNER, RunStore, StoreError
 from scansnap.service.uploads import (
     CONFIG_UPLOAD,
     MAX_CONFIG_BYTES,
-    TABLE_UPLOAD,
     UploadKind,
     check_upload_name,
     parse_config_upload,
-    table_from_csv,
-    table_to_csv,
 )
 
 # This module is the pages' only door into scansnap.service (import-linter checks it): besides the service
@@ -88,7 +85,6 @@ __all__ = [
     "SLOWEST_REFRESH_S",
     "STORY",
     "STORY_S",
-    "TABLE_UPLOAD",
     "TERMINAL",
     "XSRF_COOKIE",
     "Actor",
@@ -112,8 +108,6 @@ __all__ = [
     "live_refresh_s",
     "operator_configured",
     "public_base",
-    "table_from_csv",
-    "table_to_csv",
     "with_host",
 ]
 

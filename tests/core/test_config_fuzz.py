@@ -141,7 +141,7 @@ def test_uploaded_config_files(data_dir, d):
     st.booleans(),
 )
 def test_table_csv_uploads(table, psi, header):
-    from scansnap.service.uploads import table_from_csv
+    from scansnap.kinds.synthetic.service.table_upload import table_from_csv
 
     lines = [["psi", *(f"l{j}" for j in range(len(table[0])))]] if header else []
     lines += [[str(q), *(repr(x) for x in row)] for q, row in zip(psi, table, strict=False)]

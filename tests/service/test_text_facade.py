@@ -4,6 +4,7 @@ the operator's corpus folder (a path from a browser never reaches the filesystem
 
 from __future__ import annotations
 
+from dataclasses import replace
 from multiprocessing import forkserver
 from pathlib import Path
 
@@ -195,14 +196,17 @@ def test_the_facade_passes_the_visitor_and_the_texts_runs_use(svc, monkeypatch):
         svc.door("text").save_upload("b.txt", text + b" b", ME)
 
 
-def test_a_kind_reaches_its_own_methods_its_data_and_its_files_through_its_run_kind(svc):
-    """The text kind's door, its items' corpus reader and the files a run reads come from its RunKind; the
-    synthetic kind has no door (a clear ServiceError), its items read no data, its runs no files."""
+def test_a_kind_reaches_its_own_methods_its_data_and_its_files_through_its_run_kind(svc, monkeypatch):
+    """The text kind's door, its items' corpus reader and the files a run reads come from its RunKind; a kind
+    without a door is refused with a clear ServiceError; the synthetic kind's items read no data, its runs no
+    files."""
     from scansnap.kinds.text.service.corpora import encoded_corpus
     from scansnap.kinds.text.service.door import TextDoor
+    from scansnap.service import run_kinds
     from scansnap.service.run_kinds import item_loader, run_files
 
     assert isinstance(svc.door("text"), TextDoor) and svc.door("text") is svc.door("text")
+    monkeypatch.setitem(run_kinds.KINDS, "synthetic", replace(run_kinds.KINDS["synthetic"], door=None))
     with pytest.raises(ServiceError, match="a synthetic run has no methods of its own"):
         svc.door("synthetic")
     assert item_loader("fig7") is encoded_corpus and item_loader("joma-real") is encoded_corpus

@@ -13,15 +13,10 @@ from hypothesis import strategies as st
 
 from scansnap.core.config import ConfigError
 from scansnap.kinds.synthetic.science.config import RunConfig
+from scansnap.kinds.synthetic.service.table_upload import MAX_CSV_BYTES, MAX_CSV_ROWS, table_from_csv, table_to_csv
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import get_service
-from scansnap.service.uploads import (
-    MAX_CONFIG_BYTES,
-    MAX_CSV_BYTES,
-    MAX_CSV_ROWS,
-    table_from_csv,
-    table_to_csv,
-)
+from scansnap.service.uploads import MAX_CONFIG_BYTES
 from tests.apphelp import open_share_box
 from tests.apphelp import run_app as app
 

@@ -40,4 +40,5 @@ KIND = RunKind(
     tables="scansnap.kinds.synthetic.service.export:table",
     table_names=("scalars", "trajectory"),
     verdicts="scansnap.kinds.synthetic.service.export:run_verdicts_of",
+    door="scansnap.kinds.synthetic.service.door:SyntheticDoor",
 )

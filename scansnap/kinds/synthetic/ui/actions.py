@@ -21,11 +21,9 @@ from scansnap.kinds.synthetic.ui.state import LAB, bump, preset_speed, stale, va
 from scansnap.paper.presets import get_preset
 from scansnap.service.facade import (
     CONFIG_UPLOAD,
-    TABLE_UPLOAD,
     ServiceError,
     UploadKind,
     check_upload_name,
-    table_from_csv,
 )
 from scansnap.ui.errors import guarded
 from scansnap.ui.knobs import RATIOS, Knob
@@ -155,12 +153,12 @@ def on_config_upload(wk: str) -> None:
 
 def on_table_upload(wk: str) -> None:
     """Replace P(l|n) and psi by an uploaded CSV (table mode); refused if the run would be over budget."""
-    f = _named_right(wk, TABLE_UPLOAD)
+    f = _named_right(wk, service().door("synthetic").TABLE_UPLOAD)
     if f is None:
         return
     cfg = copy.deepcopy(ss["lab.cfg"])
     try:
-        cfg["data"]["table"], cfg["data"]["psi"] = table_from_csv(f.getvalue())
+        cfg["data"]["table"], cfg["data"]["psi"] = service().door("synthetic").table_from_csv(f.getvalue())
         valid, _ = validate(cfg)  # other knobs may be invalid right now: the page says so already
         if valid is not None:
             service().check(valid)

@@ -10,7 +10,7 @@ from scansnap.kinds.synthetic.ui import state as lab_state
 from scansnap.kinds.synthetic.ui.chart_list import CHART_KEYS, TITLES
 from scansnap.kinds.synthetic.ui.live import live_area
 from scansnap.paper.presets import load_presets
-from scansnap.service.facade import MAX_CONFIG_BYTES, table_to_csv
+from scansnap.service.facade import MAX_CONFIG_BYTES
 from scansnap.ui import follow, run_bar, session
 from scansnap.ui.errors import show_callback_error
 from scansnap.ui.knobs import KNOBS, RATIOS, visible
@@ -127,7 +127,7 @@ def uploads_ui() -> None:
             table, psi = [list(r) for r in valid.data.table], list(valid.data.psi)
             st.download_button(
                 "Download P(l|n) as CSV",
-                data=lambda: table_to_csv(table, psi),
+                data=lambda: service().door("synthetic").table_to_csv(table, psi),
                 file_name="scansnap-P.csv",
                 mime="text/csv",
                 on_click="ignore",
