@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from scansnap.paper.presets import SHELVES, get_preset, load_presets
+from scansnap.paper.presets import SHELVES, any_preset, load_presets
 from scansnap.service.control import ProgressControl
 from scansnap.service.facade import StoredRuns
 from scansnap.service.run_kinds import kind_named, kind_of, resolve, stored_verdicts
@@ -38,10 +38,7 @@ def presets(kind: str | None = None) -> list[str]:
 def config(preset: str, overrides: dict[str, Any] | None = None) -> Any:
     """Preset ``preset``'s config (of whichever kind holds that name) with ``overrides``: dotted keys as
     ``scansnap run --set`` takes them, e.g. ``{"optim.steps": 2000, "optim.eta_y": 10}``."""
-    for kind in SHELVES:
-        if preset in load_presets(kind):
-            return _overridden(get_preset(preset, kind).config, overrides)
-    raise ValueError(f"unknown preset {preset!r}; allowed: {', '.join(presets())}")
+    return _overridden(any_preset(preset).config, overrides)
 
 
 def _overridden(cfg: Any, overrides: dict[str, Any] | None) -> Any:

@@ -18,20 +18,15 @@ DIR/report.html, DIR/verdicts.json and DIR/data/*.parquet.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from scansnap.core.errors import BadInputError
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_DIVERGED, EXIT_VERDICT_FAILED = 0, 1, 2, 3, 4
-
-
-class BadInputError(Exception):
-    """User error: printed as one line, exit code 2."""
 
 
 def parse_sets(items: list[str]) -> dict[str, str]:
@@ -45,8 +40,9 @@ def parse_sets(items: list[str]) -> dict[str, str]:
 
 
 def _load_config(args: argparse.Namespace) -> Any:
-    from scansnap.kinds.synthetic.science.config import RunConfig
-    from scansnap.paper.presets import get_preset
+    """The config ``--config FILE`` or ``--preset NAME`` names (of whichever kind), with the ``--set``s."""
+    from scansnap.paper.presets import any_preset
+    from scansnap.service.run_kinds import config_from_json
 
     if bool(args.config) == bool(args.preset):
         raise BadInputError("give exactly one of --config FILE or --preset NAME (see `python -m scansnap presets`)")
@@ -54,142 +50,69 @@ def _load_config(args: argparse.Namespace) -> Any:
         path = Path(args.config)
         if not path.is_file():
             raise BadInputError(f"config file {path} does not exist")
-        cfg = RunConfig.from_json(path.read_text())
+        cfg = config_from_json(path.read_text())
     else:
-        cfg = get_preset(args.preset).config
-    return cfg.with_overrides(parse_sets(args.set or []))
+        cfg = any_preset(args.preset).config
+    sets = parse_sets(args.set or [])
+    return cfg.with_overrides(sets) if sets else cfg
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from scansnap.cli_text import is_text_request
-
-    if is_text_request(args):
-        return cmd_run_text(args)
+    """Train a config or preset in this process with a progress bar, store it, export it with ``--out`` and print
+    its kind's summary; exit code 3 for a run that diverged."""
     from tqdm import tqdm
 
-    from scansnap.service.runner import RunJob
+    from scansnap.service.control import ProgressControl
+    from scansnap.service.runner import RunJob  # torch: only on this path
     from scansnap.service.store import RunStore
 
     cfg = _load_config(args)
-    store = RunStore(args.data_dir)
-    job = RunJob(cfg, store, name=args.name)
+    job = RunJob(cfg, RunStore(args.data_dir), name=args.name)
     bar = tqdm(total=cfg.optim.steps, unit="step", disable=args.quiet or not sys.stderr.isatty(), file=sys.stderr)
-    first: dict[str, np.ndarray] = {}
-    last_step = [0]
-    last: dict[str, np.ndarray] = {}
+    seen: dict[str, Any] = {}  # the first snapshot and the last
 
     def on_snapshot(s: Any) -> None:
-        if not first:
-            first.update(s.scalars)
-        last.clear()
-        last.update(s.scalars)
-        last_step[0] = s.step
-        bar.update(s.step - bar.n)
+        seen.setdefault("first", s)
+        seen["last"] = s
 
     t0 = time.perf_counter()
-    status = job.run(on_snapshot=on_snapshot)
+    status = job.run(ProgressControl(bar), on_snapshot=on_snapshot)
     wall = time.perf_counter() - t0
     bar.close()
-    if args.out or not args.quiet:  # pandas, pyarrow and scipy: a second of imports a quiet run does without
-        from scansnap.service.export import export_run
-        from scansnap.service.run_kinds import stored_verdicts
-    files = export_run(store, job.run_id, args.out, args.format) if args.out else []
+    files = exported(job, args)
     if not args.quiet:
-        print(summary(job, status, wall, first, last, files, last_step[0]))
-        print(verdict_lines(stored_verdicts(store, job.run_id)))
+        print(summary(job, status, wall, seen.get("first"), seen.get("last")))
+        print("".join(f"wrote {p}\n" for p in files), end="")
     return EXIT_DIVERGED if status == "diverged" else EXIT_OK
 
 
-def cmd_run_text(args: argparse.Namespace) -> int:
-    """A real-text preset or config (scansnap/cli_text.py)."""
-    from scansnap.cli_text import run_text, text_summary
+def exported(job: Any, args: argparse.Namespace) -> list[Path]:
+    """The files ``--out`` asks for (none without it)."""
+    if not args.out:
+        return []
+    from scansnap.service.export import export_run  # pandas and pyarrow: imported where a run is exported
 
-    job, status, wall, first, last, files = run_text(args, parse_sets(args.set or []))
-    if not args.quiet:
-        print(text_summary(job, status, wall, first, last, files))
-    return EXIT_DIVERGED if status == "diverged" else EXIT_OK
-
-
-def summary(
-    job: Any, status: str, wall: float, first: dict, last: dict, files: list[Path], last_step: int | None = None
-) -> str:
-    from scansnap.core.metrics import METRICS
-    from scansnap.kinds.synthetic.science import theory
-
-    cfg, pb = job.cfg, job.trainer.problem
-    steps = job.step
-    lines = [
-        f"run {job.run_id}  {cfg.name or ''}  status={status}" + (f"  ({job.message})" if job.message else ""),
-        f"device {job.device}  replicas {job.trainer.R}  steps {steps}  wall {wall:.2f}s  "
-        f"{steps / wall if wall > 0 else float('inf'):.0f} steps/s",
-        f"data: K={pb.K} classes, Q={pb.Q} queries, M={pb.M} tokens ({pb.M_ctx} contextual), T={cfg.data.T}",
-    ]
-    shown = last_step if last_step is not None else steps
-    if first and last:
-        lines.append(f"{'metric':<20}{'step 0':>12}{f'step {shown}':>12}   (mean over replicas and classes)")
-        for k in (name for name in METRICS if name in first):
-            lines.append(f"{k:<20}{np.nanmean(first[k]):>12.4g}{np.nanmean(last[k]):>12.4g}")
-    eta_y = cfg.lr_pairs[0][0]
-    lines.append(
-        f"theory (M={pb.M}, K={pb.K}, η_Y={eta_y:g}): t'_0 = {theory.t0_prime(pb.M, pb.K, eta_y):.2f}, "
-        f"t_0 = {theory.t0(pb.M, pb.K, eta_y):.2f} (batch-size-1 gradient-flow time, science §2.8)"
-    )
-    lines += [f"wrote {p}" for p in files]
-    return "\n".join(lines)
+    return export_run(job.store, job.run_id, args.out, args.format)
 
 
-def verdict_lines(verdicts: list[dict[str, Any]]) -> str:
-    """One line a verdict: replica, badge label and the text under the Lab's badge (PASS / FAIL /
-    N/A, the number and what was measured beside it; for n/a why, and the failed conditions)."""
-    from scansnap.paper.verdicts import Tally, Verdict, verdict_text
+def summary(job: Any, status: str, wall: float, first: Any, last: Any) -> str:
+    """The run's id, name and status, then what its kind says of it (its RunKind's ``summary``)."""
+    from scansnap.service.run_kinds import kind_of, resolve
 
-    lines = ["verdicts (the claims of Theorems 2–4; pass or fail only where the theorem applies):"]
-    for d in verdicts:
-        v = Verdict.from_dict(d)
-        lines.append(f"  r{d['replica']}  {v.label:<34} {verdict_text(v)}")
-    lines.append(f"  {Tally.of(d['status'] for d in verdicts).sentence}")
-    return "\n".join(lines)
+    cfg, kind = job.cfg, kind_of(job.cfg)
+    head = f"run {job.run_id}  {cfg.name or ''}  status={status}" + (f"  ({job.message})" if job.message else "")
+    said = resolve(kind.summary)(job, wall, first, last) if kind.summary else [f"steps {job.step}  wall {wall:.2f}s"]
+    return "\n".join([head, *said])
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    from scansnap.cli_text import describe_text_presets
-    from scansnap.paper.presets import load_presets
+    """Each kind's presets, shelf by shelf: name, title and description."""
+    from scansnap.paper.presets import SHELVES, load_presets
 
-    for p in load_presets().values():
-        print(f"{p.name:<26}{p.title}\n{'':<26}{p.description}")
-    print("\n# real text (python -m scansnap run --preset NAME --out DIR):")
-    print("\n".join(describe_text_presets()))
-    return EXIT_OK
-
-
-def cmd_theory(args: argparse.Namespace) -> int:
-    from scansnap.kinds.synthetic.science import theory
-
-    for name in ("M", "K"):
-        if getattr(args, name) < (2 if name == "M" else 1):
-            raise BadInputError(f"--{name} must be ≥ {2 if name == 'M' else 1}")
-    t = np.asarray(args.t, dtype=float)
-    if (t < 0).any():
-        raise BadInputError("--t values must be ≥ 0")
-    kw = dict(M=args.M, K=args.K, eta_y=args.eta_y, eta_z=args.eta_z, C0=args.C0)
-    B = theory.B_exact(t, **kw)
-    out = {
-        "M": args.M,
-        "K": args.K,
-        "eta_y": args.eta_y,
-        "eta_z": args.eta_z,
-        "C0": args.C0,
-        "t": t.tolist(),
-        "B_n": np.atleast_1d(B).tolist(),
-        "t0_prime": theory.t0_prime(args.M, args.K, args.eta_y),
-        "t0": theory.t0(args.M, args.K, args.eta_y),
-    }
-    if args.json:
-        print(json.dumps(out))
-    else:
-        print(f"t'_0 = {out['t0_prime']:.4f}   t_0 = {out['t0']:.4f}")
-        for ti, bi in zip(out["t"], out["B_n"], strict=True):
-            print(f"t = {ti:<12g} B_n = {bi:.6f}")
+    for number, kind in enumerate(SHELVES):
+        print(("\n" if number else "") + f"# {kind} runs (python -m scansnap run --preset NAME --out DIR):")
+        for p in load_presets(kind).values():
+            print(f"{p.name:<26}{p.title}\n{'':<26}{p.description}")
     return EXIT_OK
 
 
@@ -357,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start the dashboard. Options after `lab` go to `streamlit run` (e.g. --server.port 8502).",
     )
     lab.set_defaults(func=cmd_lab, streamlit_options=[])
-    r = sub.add_parser("run", help="train a config or preset (synthetic or real text) and store it")
+    r = sub.add_parser("run", help="train a config or a preset of any kind (`scansnap presets`) and store it")
     r.add_argument("--config", help="config JSON file")
     r.add_argument("--preset", help="preset name")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override, e.g. optim.eta_y=10")
@@ -367,15 +290,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
     sub.add_parser("presets", help="list presets").set_defaults(func=cmd_presets)
-    t = sub.add_parser("theory", help="Theorem 4's B_n(t), t'_0 and t_0")
-    t.add_argument("--M", type=int, required=True)
-    t.add_argument("--K", type=int, default=1)
-    t.add_argument("--eta-y", type=float, default=1.0)
-    t.add_argument("--eta-z", type=float, default=1.0)
-    t.add_argument("--C0", type=float, default=1.0)
-    t.add_argument("--t", type=float, nargs="+", required=True)
-    t.add_argument("--json", action="store_true")
-    t.set_defaults(func=cmd_theory)
     sub.add_parser("list", help="list stored runs").set_defaults(func=cmd_list)
     e = sub.add_parser("export", help="export a stored run")
     e.add_argument("run_id")
@@ -384,7 +298,18 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_export)
     add_reproduce_parser(sub)
     add_sweep_parser(sub).set_defaults(func=cmd_sweep)
+    add_kind_commands(sub)
     return ap
+
+
+def add_kind_commands(sub: Any) -> None:
+    """Each kind's own subcommands (its RunKind's ``commands``: the synthetic kind's ``theory``)."""
+    from scansnap.service.run_kinds import KINDS, register_packages, resolve
+
+    register_packages()
+    for kind in KINDS.values():
+        if kind.commands:
+            resolve(kind.commands)(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

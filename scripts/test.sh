@@ -22,7 +22,7 @@ mkdir -p test-artifacts
 # count, after them
 .venv/bin/lint-imports --no-cache >test-artifacts/lint-imports.txt 2>&1 &
 imports_pid=$!
-.venv/bin/mypy -p scansnap.core -p scansnap.paper -p scansnap.service -p scansnap.kinds.text.science -p scansnap.kinds.text.paper -p scansnap.kinds.text.service -p scansnap.kinds.synthetic.science -p scansnap.kinds.synthetic.paper -p scansnap.kinds.synthetic.service -m scansnap.cli -m scansnap.cli_sweep -m scansnap.cli_text -m scansnap.api -m scansnap.registry >test-artifacts/mypy.txt 2>&1 &
+.venv/bin/mypy -p scansnap.core -p scansnap.paper -p scansnap.service -p scansnap.kinds.text.science -p scansnap.kinds.text.paper -p scansnap.kinds.text.service -p scansnap.kinds.synthetic.science -p scansnap.kinds.synthetic.paper -p scansnap.kinds.synthetic.service -m scansnap.cli -m scansnap.cli_sweep -m scansnap.api -m scansnap.registry >test-artifacts/mypy.txt 2>&1 &
 mypy_pid=$!
 select=()
 [ "$tier" = check ] && select=(-m "not browser and not server and not cluster and not e2e")

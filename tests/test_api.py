@@ -111,7 +111,7 @@ def test_a_real_text_run_the_same_way(text_run, tmp_path):
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
-        (lambda: ss.config("nope"), ValueError, "unknown preset 'nope'; allowed: lecture, theorem4"),
+        (lambda: ss.config("nope"), ValueError, "unknown preset 'nope'; available: lecture, theorem4"),
         (lambda: ss.train({"optim": {}}), ValueError, "no run kind takes a dict"),
         (lambda: ss.config("lecture", {"optim.nope": 1}), ValueError, "unknown key 'optim.nope'"),
     ],

@@ -91,7 +91,7 @@ def test_the_fig7_preset_as_shipped_for_its_first_tenth(tmp_path):
 def test_presets_lists_every_text_preset(capsys):
     assert main(["presets"]) == 0
     out = capsys.readouterr().out
-    assert "# real text" in out and all(name in out for name in load_presets("text"))
+    assert "# text runs" in out and all(name in out for name in load_presets("text"))
 
 
 def test_a_bad_override_of_a_text_preset_names_the_key(tmp_path, capsys):

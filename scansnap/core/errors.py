@@ -1,4 +1,4 @@
-"""What every kind's trainer raises."""
+"""What every kind's trainer raises, and what a command says of its user's input."""
 
 
 class DivergedError(RuntimeError):
@@ -8,3 +8,7 @@ class DivergedError(RuntimeError):
     def __init__(self, step: int, message: str):
         self.step = step
         super().__init__(message)
+
+
+class BadInputError(Exception):
+    """A command's input is wrong (a kind's command may raise it too): printed as one line, exit code 2."""

@@ -119,6 +119,15 @@ def get_preset(name: str, kind: str = "synthetic") -> Preset:
     return presets[name]
 
 
+def any_preset(name: str) -> Preset:
+    """The preset ``name`` from whichever kind's shelf holds it (the shelves in the registry's order)."""
+    for kind in SHELVES:
+        if name in load_presets(kind):
+            return load_presets(kind)[name]
+    every = [n for kind in SHELVES for n in load_presets(kind)]
+    raise ConfigError(f"unknown preset {name!r}; available: {', '.join(every)}")
+
+
 def preset_config(preset: str, overrides: dict[str, Any] | None = None, kind: str = "synthetic") -> Any:
     """A preset's config (from ``kind``'s shelf) with dotted overrides (values as JSON text or Python values)."""
     cfg = get_preset(preset, kind).config

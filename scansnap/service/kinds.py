@@ -58,27 +58,31 @@ def no_statics(_cfg: Any) -> dict[str, np.ndarray]:
 class RunKind:
     """One kind of run.
 
-    ``name``: its store name; ``config``: its config class (``to_json``/``from_json``, ``optim.steps``);
-    ``seconds(data_dir, cfg)``: its slot seconds for the queue; ``training``: its worker side
-    (``"module:factory"``); ``export``: its export writer (``"module:function"`` taking the store, the
-    run id, the folder, the config text and the format); ``check(data_dir, cfg)``: its memory and work
-    estimate, or ConfigError when a run is over the server's limits (checked before a run is created);
-    ``statics(cfg)``: what its row stores from the config alone; ``default_name``: a run's name when it
-    is given none; ``admit``: what the dashboard admits of a visitor's config (the config to train, or
-    ConfigError); ``backfill``: for runs stored before the kind kept a derived static, how it is derived
-    once when it is first read (``"module:function"`` taking the store, the run's row and its statics,
-    returning them completed); ``seed_key``: the dotted key of a run's seed (a list of seeds where
-    ``seed_list``: a grid's seeds, :mod:`scansnap.service.grid`); ``export_size``: an estimate of the bytes of
-    its zipped export tables, at least their size (``"module:function"`` taking the store, the run's row and
-    the format; reading the store's counts only, :meth:`~scansnap.service.store.RunStore.export_counts`);
-    ``tables``: its export's tables as data frames (``"module:function"`` taking the store, the run id and a
-    table name; ``table_names``, the first of them the scalars, as the API's ``run.scalars()``); ``verdicts``:
-    what is judged of a stored run, JSON-ready (``"module:function"`` taking the store and the run id);
-    ``item_data``: how its reproduce items read their data (``"module:function"``, e.g. a data config → its
-    encoded corpus: the claims layer reads no files); ``run_files``: the files under the data folder a run
-    reads (``"module:function"`` taking the run's config dict, returning paths relative to the folder: a
-    cluster node is sent them); ``door``: the kind's own methods on the facade (``"module:Class"``, built
-    with the :class:`~scansnap.service.facade.LabService`: ``LabService.door(kind)``)."""
+        ``name``: its store name; ``config``: its config class (``to_json``/``from_json``, ``optim.steps``);
+        ``seconds(data_dir, cfg)``: its slot seconds for the queue; ``training``: its worker side
+        (``"module:factory"``); ``export``: its export writer (``"module:function"`` taking the store, the
+        run id, the folder, the config text and the format); ``check(data_dir, cfg)``: its memory and work
+        estimate, or ConfigError when a run is over the server's limits (checked before a run is created);
+        ``statics(cfg)``: what its row stores from the config alone; ``default_name``: a run's name when it
+        is given none; ``admit``: what the dashboard admits of a visitor's config (the config to train, or
+        ConfigError); ``backfill``: for runs stored before the kind kept a derived static, how it is derived
+        once when it is first read (``"module:function"`` taking the store, the run's row and its statics,
+        returning them completed); ``seed_key``: the dotted key of a run's seed (a list of seeds where
+        ``seed_list``: a grid's seeds, :mod:`scansnap.service.grid`); ``export_size``: an estimate of the bytes of
+        its zipped export tables, at least their size (``"module:function"`` taking the store, the run's row and
+        the format; reading the store's counts only, :meth:`~scansnap.service.store.RunStore.export_counts`);
+        ``tables``: its export's tables as data frames (``"module:function"`` taking the store, the run id and a
+        table name; ``table_names``, the first of them the scalars, as the API's ``run.scalars()``); ``verdicts``:
+        what is judged of a stored run, JSON-ready (``"module:function"`` taking the store and the run id);
+        ``item_data``: how its reproduce items read their data (``"module:function"``, e.g. a data config → its
+        encoded corpus: the claims layer reads no files); ``run_files``: the files under the data folder a run
+        reads (``"module:function"`` taking the run's config dict, returning paths relative to the folder: a
+        cluster node is sent them); ``door``: the kind's own methods on the facade (``"module:Class"``, built
+        with the :class:`~scansnap.service.facade.LabService`: ``LabService.door(kind)``); ``summary``: what the
+    command line prints of a run it trained, after its first line (``"module:function"`` taking the job, the wall
+    seconds and the first and last snapshots, or None, returning lines); ``commands``: the kind's own
+    subcommands of ``scansnap`` (``"module:function"`` taking argparse's subparsers; each sets ``func``, which
+    returns the exit code)."""
 
     name: str
     config: type[Any]
@@ -99,6 +103,8 @@ class RunKind:
     item_data: str | None = None
     run_files: str | None = None
     door: str | None = None
+    summary: str | None = None
+    commands: str | None = None
 
     def with_seed(self, cfg: Any, seed: int) -> Any:
         """``cfg`` trained at ``seed``."""

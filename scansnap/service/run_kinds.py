@@ -77,6 +77,29 @@ def kind_of(cfg: Any) -> RunKind:
     return kind
 
 
+def _sections(config: type[Any]) -> set[str]:
+    """The top-level sections a config class reads (a pydantic model's fields; none for another class)."""
+    return set(getattr(config, "model_fields", {}))
+
+
+def kind_of_json(text: str) -> RunKind:
+    """The kind a config file is for: the one whose config class names the most of the file's top-level
+    sections (ties, and text that is no JSON object, go to the first kind listed, whose reader then says
+    what is wrong)."""
+    register_packages()
+    try:
+        sections = set(json.loads(text))
+    except (ValueError, TypeError, RecursionError):
+        sections = set()
+    kinds = list(KINDS.values())
+    return max(kinds, key=lambda kind: (len(sections & _sections(kind.config)), -kinds.index(kind)))
+
+
+def config_from_json(text: str) -> Any:
+    """A config file's text as its kind's config (:func:`kind_of_json`); ConfigError says what is wrong."""
+    return kind_of_json(text).config.from_json(text)
+
+
 def stored_config(info: dict[str, Any]) -> Any:
     """A stored run's config, read with its kind's config class."""
     return kind_named(info["kind"]).config.from_json(info["config_json"])

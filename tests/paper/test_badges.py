@@ -27,7 +27,6 @@ import math
 
 import pytest
 
-from scansnap.cli import verdict_lines
 from scansnap.kinds.synthetic.paper import claims
 from scansnap.kinds.synthetic.paper.claims import CURVE_TOL, verdict_text
 from scansnap.kinds.synthetic.paper.items.common import observed_from_snapshots, train
@@ -36,6 +35,7 @@ from scansnap.kinds.synthetic.paper.run_theory import failed_conditions, replica
 from scansnap.kinds.synthetic.science import calibration as cal
 from scansnap.kinds.synthetic.science.config import RunConfig
 from scansnap.kinds.synthetic.science.data import build_problem
+from scansnap.kinds.synthetic.service.commands import verdict_lines
 from scansnap.kinds.synthetic.service.export import verdicts_json
 from scansnap.kinds.synthetic.ui import live as area
 from scansnap.kinds.synthetic.ui.exports import html_report

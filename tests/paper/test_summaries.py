@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 import pytest
 
 from scansnap import cli
-from scansnap.cli import EXIT_VERDICT_FAILED, main, verdict_lines
+from scansnap.cli import EXIT_VERDICT_FAILED, main
+from scansnap.kinds.synthetic.service.commands import verdict_lines
 from scansnap.paper.items.result import ItemResult
 from scansnap.paper.report import write_report
 from scansnap.paper.verdicts import Tally, judge, not_applicable, tally

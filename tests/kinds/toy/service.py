@@ -96,4 +96,18 @@ def toy_seconds(_data_dir: Any, cfg: ToyConfig) -> float:
     return 0.001 * cfg.optim.steps
 
 
-KIND = RunKind(NAME, ToyConfig, toy_seconds, f"{__name__}:ToyTraining", f"{__name__}:export_toy")
+def add_toy_commands(sub: Any) -> None:
+    """``toy-half-life --rate r``: the steps in which x halves, ln 2 / −ln(1 − r)."""
+    command = sub.add_parser("toy-half-life", help="the toy's half-life in steps")
+    command.add_argument("--rate", type=float, required=True)
+    command.set_defaults(func=lambda args: print(f"{np.log(2) / -np.log1p(-args.rate):.4f} steps") or 0)
+
+
+KIND = RunKind(
+    NAME,
+    ToyConfig,
+    toy_seconds,
+    f"{__name__}:ToyTraining",
+    f"{__name__}:export_toy",
+    commands=f"{__name__}:add_toy_commands",
+)

@@ -57,6 +57,21 @@ def test_a_toy_kind_is_found_by_its_config_and_its_store_name(tmp_path):
         assert info["kind"] == "toy" and stored_config(info) == cfg
 
 
+def test_the_command_line_trains_a_toy_config_file_and_offers_the_toys_own_command(tmp_path, capsys):
+    """``scansnap run --config F`` finds the kind by the file's sections (``rate`` is the toy's alone) and prints
+    what every run's summary holds; the kind's ``commands`` add ``toy-half-life`` to ``scansnap``."""
+    from scansnap.cli import main
+
+    (tmp_path / "toy.json").write_text(json.dumps({"rate": 0.5, "optim": {"steps": 10}}))
+    assert main(["--data-dir", str(tmp_path / "data"), "run", "--config", str(tmp_path / "toy.json")]) == 0
+    said = capsys.readouterr().out
+    assert "status=finished" in said and "steps 10" in said
+    [info] = RunStore(tmp_path / "data").list_runs()
+    assert info["kind"] == "toy" and info["last_step"] == 10
+    assert main(["toy-half-life", "--rate", "0.5"]) == 0
+    assert capsys.readouterr().out == "1.0000 steps\n"  # (1 − 0.5)^1 = 1/2
+
+
 def test_a_toy_kind_trains_in_process_and_resumes_from_its_checkpoint(tmp_path):
     """RunJob, the one runner, drives the toy's trainer; a resume restores its checkpoint."""
     cfg = toy.ToyConfig(rate=0.5, optim={"steps": 20})

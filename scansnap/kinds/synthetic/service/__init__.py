@@ -41,4 +41,6 @@ KIND = RunKind(
     table_names=("scalars", "trajectory"),
     verdicts="scansnap.kinds.synthetic.service.export:run_verdicts_of",
     door="scansnap.kinds.synthetic.service.door:SyntheticDoor",
+    summary="scansnap.kinds.synthetic.service.commands:summary",
+    commands="scansnap.kinds.synthetic.service.commands:add_commands",
 )

@@ -29,4 +29,5 @@ KIND = RunKind(
     item_data="scansnap.kinds.text.service.corpora:encoded_corpus",
     run_files="scansnap.kinds.text.service.corpus_access:run_files",
     door="scansnap.kinds.text.service.door:TextDoor",
+    summary="scansnap.kinds.text.service.commands:summary",
 )
